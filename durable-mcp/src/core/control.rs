@@ -1,0 +1,253 @@
+//! The control plane's decisions: create, poll, answer, cancel. Pure functions from the loaded
+//! state and `now` to the writes a store applies.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::error::EngineError;
+use super::journal::{StepKind, StepStatus, TaskState, Write};
+use super::limits::Limits;
+use super::task::{TaskFailure, TaskRecord, TaskStatus};
+use super::time::Timestamp;
+
+/// What a new task is created with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewTask {
+    /// The opaque id (128 random bits, from the host).
+    pub task_id: String,
+    /// The registered task whose body runs.
+    pub tool_name: String,
+    /// The input, as JSON text already checked against the limits.
+    pub input: String,
+    /// Retention from creation; `None` keeps the task forever.
+    pub ttl: Option<Duration>,
+    /// The poll interval suggested to clients.
+    pub poll_interval: Duration,
+    /// The principal the task is bound to.
+    pub principal: Option<String>,
+}
+
+/// The row of a freshly created task: working, due to run at once.
+pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
+    TaskRecord {
+        task_id: new.task_id,
+        tool_name: new.tool_name,
+        input: new.input,
+        status: TaskStatus::Working,
+        status_message: None,
+        status_meta: None,
+        status_published: 0,
+        created_at: now,
+        last_updated_at: now,
+        finished_at: None,
+        ttl: new.ttl,
+        poll_interval: new.poll_interval,
+        result: None,
+        error: None,
+        cancel_requested: false,
+        run_attempt: 0,
+        generation: 0,
+        next_run_at: Some(now),
+        cut_next_sleep: false,
+        principal: new.principal,
+        version: 0,
+    }
+}
+
+/// Checks that an existing row with the same id was created for the same tool.
+pub fn check_duplicate_create(existing: &TaskRecord, requested: &NewTask) -> Result<(), EngineError> {
+    if existing.tool_name != requested.tool_name {
+        return Err(EngineError::TaskIdConflict {
+            task_id: existing.task_id.clone(),
+            existing: existing.tool_name.clone(),
+            requested: requested.tool_name.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Everything a poller may see of a task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskSnapshot {
+    /// The opaque id.
+    pub task_id: String,
+    /// The registered task.
+    pub tool_name: String,
+    /// The status.
+    pub status: TaskStatus,
+    /// The last published message.
+    pub status_message: Option<String>,
+    /// The last published meta object.
+    pub status_meta: Option<Value>,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Last visible change.
+    pub last_updated_at: Timestamp,
+    /// Retention from creation.
+    pub ttl: Option<Duration>,
+    /// Suggested poll interval.
+    pub poll_interval: Duration,
+    /// The result (completed tasks).
+    pub result: Option<Value>,
+    /// The failure (failed tasks).
+    pub error: Option<TaskFailure>,
+    /// Unanswered elicitations, oldest first, while `input_required`.
+    pub input_requests: Vec<(String, Value)>,
+}
+
+fn parse_stored(text: &str) -> Value {
+    // Only the engine writes these columns, always from serde_json; a corrupt row shows as null.
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The snapshot of a loaded task.
+pub fn snapshot(state: &TaskState) -> TaskSnapshot {
+    let task = &state.task;
+    let mut waiting: Vec<_> = state
+        .inputs
+        .values()
+        .filter(|i| i.blocking && !i.answered && task.status == TaskStatus::InputRequired)
+        .collect();
+    waiting.sort_by_key(|input| input.seq);
+    TaskSnapshot {
+        task_id: task.task_id.clone(),
+        tool_name: task.tool_name.clone(),
+        status: task.status,
+        status_message: task.status_message.clone(),
+        status_meta: task.status_meta.as_deref().map(parse_stored),
+        created_at: task.created_at,
+        last_updated_at: task.last_updated_at,
+        ttl: task.ttl,
+        poll_interval: task.poll_interval,
+        result: task.result.as_deref().map(parse_stored),
+        error: task.error.clone(),
+        input_requests: waiting
+            .into_iter()
+            .map(|i| (i.key.clone(), parse_stored(&i.request)))
+            .collect(),
+    }
+}
+
+/// Validates a `tasks/update` payload: an object whose values are objects, each within limits.
+pub fn validate_responses(
+    responses: &Value,
+    limits: &Limits,
+) -> Result<Vec<(String, String)>, EngineError> {
+    let invalid = |reason: String| EngineError::InvalidResponses { reason };
+    let Value::Object(map) = responses else {
+        return Err(invalid(format!("got {}", type_name(responses))));
+    };
+    let mut parsed = Vec::with_capacity(map.len());
+    for (key, value) in map {
+        if !value.is_object() {
+            return Err(invalid(format!("the response to {key:?} is {}", type_name(value))));
+        }
+        let json = value.to_string();
+        limits.check_value(|| format!("the response to {key:?}"), &json)?;
+        parsed.push((key.clone(), json));
+    }
+    Ok(parsed)
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The writes that record input responses: first answer wins, unknown keys are ignored.
+///
+/// An answered elicitation resumes an `input_required` task once none is left unanswered; an
+/// answered offer cuts the task's latest pending sleep short (or, with none pending, the next
+/// one it records). A terminal task takes no answers.
+pub fn plan_update(state: &TaskState, responses: &[(String, String)], now: Timestamp) -> Vec<Write> {
+    let task = &state.task;
+    if task.status.is_terminal() {
+        return Vec::new();
+    }
+    let mut writes = Vec::new();
+    let (mut blocking_answered, mut offer_answered) = (false, false);
+    for (key, response) in responses {
+        let Some(input) = state.inputs.get(key) else {
+            continue;
+        };
+        if input.answered || input.consumed {
+            continue;
+        }
+        let mut input = input.clone();
+        input.answered = true;
+        input.answered_at = Some(now);
+        input.response = Some(response.clone());
+        if input.blocking {
+            blocking_answered = true;
+        } else {
+            offer_answered = true;
+        }
+        writes.push(Write::PutInput(input));
+    }
+    if writes.is_empty() {
+        return writes;
+    }
+    let mut record = task.clone();
+    record.last_updated_at = now;
+    if blocking_answered && record.status == TaskStatus::InputRequired {
+        let answered: Vec<&str> = responses.iter().map(|(k, _)| k.as_str()).collect();
+        let still_waiting = state
+            .inputs
+            .values()
+            .any(|i| i.blocking && !i.answered && !answered.contains(&i.key.as_str()));
+        if !still_waiting {
+            record.transition(TaskStatus::Working, now);
+            record.next_run_at = Some(earliest(record.next_run_at, now));
+        }
+    }
+    if offer_answered && record.status == TaskStatus::Working {
+        let latest_sleep = state
+            .steps
+            .values()
+            .filter(|s| s.kind == StepKind::Sleep && s.status == StepStatus::Pending)
+            .max_by_key(|s| s.seq);
+        match latest_sleep {
+            Some(sleep) => {
+                let mut sleep = sleep.clone();
+                sleep.status = StepStatus::Completed;
+                sleep.completed_at = Some(now);
+                writes.push(Write::PutStep(sleep));
+            }
+            None => record.cut_next_sleep = true,
+        }
+        record.next_run_at = Some(earliest(record.next_run_at, now));
+    }
+    writes.push(Write::PutTask(record));
+    writes
+}
+
+/// The writes that request cancellation of a live task (none for a terminal one).
+pub fn plan_cancel(state: &TaskState, now: Timestamp) -> Vec<Write> {
+    let mut task = state.task.clone();
+    if task.status.is_terminal() || task.cancel_requested {
+        return Vec::new();
+    }
+    task.cancel_requested = true;
+    task.last_updated_at = now;
+    task.next_run_at = Some(earliest(task.next_run_at, now));
+    vec![Write::PutTask(task)]
+}
+
+fn earliest(current: Option<Timestamp>, now: Timestamp) -> Timestamp {
+    current.map_or(now, |at| at.min(now))
+}
+
+/// Parses stored JSON text back into a value map entry (used by snapshots and the driver).
+pub fn parse_object(text: &str) -> Option<Map<String, Value>> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}

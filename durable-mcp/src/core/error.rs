@@ -1,0 +1,144 @@
+//! The engine's typed errors.
+
+use std::time::Duration;
+
+use super::journal::StepKind;
+use super::time::{DurationError, format_duration};
+
+/// A failure of the engine rather than of the user's code.
+///
+/// Any of these that reaches a running task fails the task (status `failed`, with the message as
+/// a JSON-RPC error): the body may see one, but cannot swallow it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The body asked the journal for a key under another kind than the one recorded.
+    #[error(
+        "non-determinism at journal key {key:?}: it was recorded as `{recorded}` but the body now \
+         asks for `{requested}`; task bodies must call the same steps in the same order on every \
+         replay (keep branching on step results, not on clocks or randomness)"
+    )]
+    Nondeterminism {
+        /// The journal key.
+        key: String,
+        /// What the journal holds.
+        recorded: StepKind,
+        /// What the body asked for.
+        requested: StepKind,
+    },
+    /// A value is larger than the limit for stored values.
+    #[error("{what} is {size} bytes of JSON, more than the limit of {limit} bytes")]
+    ValueTooLarge {
+        /// What the value is ("the result of step \"fetch\"").
+        what: String,
+        /// Its serialised size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A value cannot be stored as JSON and read back.
+    #[error("{what} cannot be stored as JSON and read back: {reason}")]
+    NotSerialisable {
+        /// What the value is.
+        what: String,
+        /// What serde said.
+        reason: String,
+    },
+    /// A step name, sleep name or input key the journal cannot use.
+    #[error(
+        "invalid journal name {name:?}: {reason} (names are non-empty and must not contain '#', \
+         which marks repeated occurrences)"
+    )]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A duration given to a step cannot be used.
+    #[error("{what}: {source}")]
+    InvalidDuration {
+        /// Where it was given.
+        what: String,
+        /// The parse error.
+        source: DurationError,
+    },
+    /// A retry policy given to a task or step cannot be used.
+    #[error("the retry policy of {what} is invalid: {reason}")]
+    InvalidPolicy {
+        /// Where it was given.
+        what: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `check_input` named a key with no standing offer.
+    #[error(
+        "check_input({key:?}): {reason}; call cx.offer({key:?}, request) before checking for an \
+         answer"
+    )]
+    NoOffer {
+        /// The key.
+        key: String,
+        /// Why it cannot be checked.
+        reason: &'static str,
+    },
+    /// A status meta object is too large or not an object.
+    #[error("status meta {reason}")]
+    InvalidStatusMeta {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A write was refused because a newer activation holds the task.
+    #[error("stale lease for task {task_id:?}: a newer activation or a terminal status owns it")]
+    StaleLease {
+        /// The task.
+        task_id: String,
+    },
+    /// No task with this id (or not one the caller may see).
+    #[error("task {task_id:?} not found")]
+    NotFound {
+        /// The id asked for.
+        task_id: String,
+    },
+    /// No task of this name is registered.
+    #[error("no task named {name:?} is registered")]
+    UnknownTask {
+        /// The name asked for.
+        name: String,
+    },
+    /// A task id was reused for another tool.
+    #[error("task {task_id:?} was created for {existing:?}, not {requested:?}")]
+    TaskIdConflict {
+        /// The id.
+        task_id: String,
+        /// The tool it was created for.
+        existing: String,
+        /// The tool asked for now.
+        requested: String,
+    },
+    /// The input responses of an update are not an object of objects.
+    #[error("input responses must be a JSON object mapping request keys to objects: {reason}")]
+    InvalidResponses {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A task was still live when its time to live ran out.
+    #[error("task expired after {}", format_duration(*ttl))]
+    Expired {
+        /// The time to live.
+        ttl: Duration,
+    },
+    /// The store failed.
+    #[error("store error: {0}")]
+    Store(String),
+}
+
+impl EngineError {
+    /// The error for a value that could not be serialised or read back.
+    pub fn not_serialisable(what: impl Into<String>, error: &serde_json::Error) -> Self {
+        EngineError::NotSerialisable {
+            what: what.into(),
+            reason: error.to_string(),
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The pure engine: records, journal, replay decisions, scheduling, retry arithmetic, limits and
+//! errors.
+//!
+//! Nothing here does I/O, reads a clock, or depends on an async runtime or a platform crate:
+//! time is passed in as a [`Timestamp`], and every decision is a function from loaded rows to
+//! the writes a store applies. It builds for `wasm32-unknown-unknown` as well as natively.
+
+pub mod control;
+pub mod error;
+pub mod journal;
+pub mod limits;
+pub mod retry;
+pub mod schedule;
+pub mod schema;
+pub mod task;
+pub mod time;
+
+pub use control::{NewTask, TaskSnapshot};
+pub use error::EngineError;
+pub use journal::{
+    Applied, Guard, InputRow, LoadScope, StepKind, StepRow, StepStatus, TaskState, Write,
+};
+pub use limits::Limits;
+pub use retry::{Backoff, RetryPolicy};
+pub use task::{TaskFailure, TaskRecord, TaskStatus};
+pub use time::{DurationError, Timestamp, format_duration, parse_duration};

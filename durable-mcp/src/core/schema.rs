@@ -1,0 +1,461 @@
+//! The SQL text of every store that speaks SQLite, and the mapping between rows and records.
+//!
+//! The native store (rusqlite) and the Durable Object store execute exactly these statements,
+//! bind parameters from [`SqlValue`]s and read rows through [`SqlRow`], so the two can never
+//! drift apart in meaning.
+
+use std::time::Duration;
+
+use super::journal::{InputRow, StepKind, StepRow, StepStatus, Write};
+use super::task::{TaskFailure, TaskRecord, TaskStatus};
+use super::time::{Timestamp, duration_millis};
+
+/// The schema. Idempotent: run it on every open.
+pub const CREATE_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS task (
+    task_id TEXT PRIMARY KEY NOT NULL,
+    tool_name TEXT NOT NULL,
+    input TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    status_meta TEXT,
+    status_published INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_updated_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    ttl_ms INTEGER,
+    poll_interval_ms INTEGER NOT NULL,
+    result TEXT,
+    error_code INTEGER,
+    error_message TEXT,
+    cancel_requested INTEGER NOT NULL,
+    run_attempt INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    next_run_at INTEGER,
+    cut_next_sleep INTEGER NOT NULL,
+    principal TEXT,
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS steps (
+    task_id TEXT NOT NULL,
+    step_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    attempt INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    wake_at INTEGER,
+    last_error TEXT,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    completed_at INTEGER,
+    PRIMARY KEY (task_id, step_key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS input_requests (
+    task_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT,
+    answered INTEGER NOT NULL,
+    answered_at INTEGER,
+    timeout_at INTEGER,
+    timed_out INTEGER NOT NULL,
+    blocking INTEGER NOT NULL,
+    consumed INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (task_id, key)
+) WITHOUT ROWID;
+";
+
+/// The columns of `task`, in the order of [`task_params`] and [`task_from_row`].
+#[cfg(test)]
+const TASK_COLUMNS: &str = "task_id, tool_name, input, status, status_message, status_meta, \
+    status_published, created_at, last_updated_at, finished_at, ttl_ms, poll_interval_ms, result, \
+    error_code, error_message, cancel_requested, run_attempt, generation, next_run_at, \
+    cut_next_sleep, principal, version";
+
+macro_rules! select_task {
+    () => {
+        "SELECT task_id, tool_name, input, status, status_message, status_meta, \
+         status_published, created_at, last_updated_at, finished_at, ttl_ms, poll_interval_ms, \
+         result, error_code, error_message, cancel_requested, run_attempt, generation, \
+         next_run_at, cut_next_sleep, principal, version FROM task WHERE task_id = ?1"
+    };
+}
+
+/// Reads one task row. Parameter: task id.
+pub const SELECT_TASK: &str = select_task!();
+
+/// Inserts a task unless one with the id exists. Parameters: [`task_params`].
+pub const INSERT_TASK: &str = "INSERT OR IGNORE INTO task (task_id, tool_name, input, status, \
+    status_message, status_meta, status_published, created_at, last_updated_at, finished_at, \
+    ttl_ms, poll_interval_ms, result, error_code, error_message, cancel_requested, run_attempt, \
+    generation, next_run_at, cut_next_sleep, principal, version) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+    ?20, ?21, ?22)";
+
+/// Replaces every column of a task row but its id and version. Parameters: [`task_params`].
+pub const PUT_TASK: &str = "UPDATE task SET tool_name = ?2, input = ?3, status = ?4, \
+    status_message = ?5, status_meta = ?6, status_published = ?7, created_at = ?8, \
+    last_updated_at = ?9, finished_at = ?10, ttl_ms = ?11, poll_interval_ms = ?12, result = ?13, \
+    error_code = ?14, error_message = ?15, cancel_requested = ?16, run_attempt = ?17, \
+    generation = ?18, next_run_at = ?19, cut_next_sleep = ?20, principal = ?21 \
+    WHERE task_id = ?1";
+
+/// Checks a guard and bumps the version in one statement. Parameters: task id, expected version
+/// (or NULL), expected generation (or NULL). Returns `cancel_requested` when the guard holds.
+pub const GUARD: &str = "UPDATE task SET version = version + 1 WHERE task_id = ?1 \
+    AND (?2 IS NULL OR version = ?2) AND (?3 IS NULL OR generation = ?3) \
+    RETURNING cancel_requested";
+
+/// Publishes a status message. Parameters: task id, message, meta (NULL keeps), ordinal, time.
+pub const PUBLISH_STATUS: &str = "UPDATE task SET status_message = ?2, \
+    status_meta = COALESCE(?3, status_meta), status_published = ?4, last_updated_at = ?5 \
+    WHERE task_id = ?1";
+
+/// Moves a working task to `input_required`. Parameters: task id, time.
+pub const AWAIT_INPUT: &str = "UPDATE task SET status = 'input_required', last_updated_at = ?2 \
+    WHERE task_id = ?1 AND status = 'working'";
+
+/// Clears the cut-next-sleep flag. Parameter: task id.
+pub const CLEAR_SLEEP_CUT: &str = "UPDATE task SET cut_next_sleep = 0 WHERE task_id = ?1";
+
+/// Inserts or replaces a step row. Parameters: task id, then [`step_params`].
+pub const PUT_STEP: &str = "INSERT OR REPLACE INTO steps (task_id, step_key, kind, status, \
+    result, attempt, next_attempt_at, wake_at, last_error, seq, created_at, completed_at) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+/// Inserts or replaces an input request row. Parameters: task id, then [`input_params`].
+pub const PUT_INPUT: &str = "INSERT OR REPLACE INTO input_requests (task_id, key, request, \
+    response, answered, answered_at, timeout_at, timed_out, blocking, consumed, seq, created_at) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+macro_rules! select_steps {
+    ($filter:literal) => {
+        concat!(
+            "SELECT step_key, kind, status, result, attempt, next_attempt_at, wake_at, \
+             last_error, seq, created_at, completed_at FROM steps WHERE task_id = ?1",
+            $filter
+        )
+    };
+}
+
+/// Every step row of a task. Parameter: task id.
+pub const SELECT_STEPS: &str = select_steps!("");
+
+/// The pending step rows of a task. Parameter: task id.
+pub const SELECT_PENDING_STEPS: &str = select_steps!(" AND status = 'pending'");
+
+macro_rules! select_inputs {
+    ($filter:literal) => {
+        concat!(
+            "SELECT key, request, response, answered, answered_at, timeout_at, timed_out, \
+             blocking, consumed, seq, created_at FROM input_requests WHERE task_id = ?1",
+            $filter
+        )
+    };
+}
+
+/// Every input request row of a task. Parameter: task id.
+pub const SELECT_INPUTS: &str = select_inputs!("");
+
+/// One input request row. Parameters: task id, key.
+pub const SELECT_INPUT: &str = select_inputs!(" AND key = ?2");
+
+/// Deletes every row of a task, one statement per table. Parameter: task id.
+pub const PURGE: [&str; 3] = [
+    "DELETE FROM steps WHERE task_id = ?1",
+    "DELETE FROM input_requests WHERE task_id = ?1",
+    "DELETE FROM task WHERE task_id = ?1",
+];
+
+/// The ids of every stored task. No parameters.
+pub const SELECT_TASK_IDS: &str = "SELECT task_id FROM task ORDER BY created_at, task_id";
+
+/// A value bound to a statement parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SqlValue {
+    /// NULL.
+    Null,
+    /// An INTEGER.
+    Integer(i64),
+    /// A TEXT.
+    Text(String),
+}
+
+impl From<Option<String>> for SqlValue {
+    fn from(value: Option<String>) -> Self {
+        value.map_or(SqlValue::Null, SqlValue::Text)
+    }
+}
+
+impl From<&str> for SqlValue {
+    fn from(value: &str) -> Self {
+        SqlValue::Text(value.to_owned())
+    }
+}
+
+fn int(value: u64) -> SqlValue {
+    SqlValue::Integer(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+fn opt_time(value: Option<Timestamp>) -> SqlValue {
+    value.map_or(SqlValue::Null, |t| int(t.as_millis()))
+}
+
+fn flag(value: bool) -> SqlValue {
+    SqlValue::Integer(i64::from(value))
+}
+
+/// A row being read: the column at `index` as an integer or text (`None` for NULL).
+pub trait SqlRow {
+    /// The integer in column `index`, `None` if NULL.
+    fn integer(&self, index: usize) -> Result<Option<i64>, RowError>;
+    /// The text in column `index`, `None` if NULL.
+    fn text(&self, index: usize) -> Result<Option<String>, RowError>;
+}
+
+/// A row that does not hold what the schema says.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("corrupt row: column {column}: {reason}")]
+pub struct RowError {
+    /// The column index.
+    pub column: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+struct Reader<'r, R: SqlRow + ?Sized>(&'r R);
+
+impl<R: SqlRow + ?Sized> Reader<'_, R> {
+    fn missing(column: usize) -> RowError {
+        RowError {
+            column,
+            reason: "unexpected NULL".into(),
+        }
+    }
+    fn text(&self, i: usize) -> Result<String, RowError> {
+        self.0.text(i)?.ok_or_else(|| Self::missing(i))
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>, RowError> {
+        self.0.text(i)
+    }
+    fn uint(&self, i: usize) -> Result<u64, RowError> {
+        self.opt_uint(i)?.ok_or_else(|| Self::missing(i))
+    }
+    fn opt_uint(&self, i: usize) -> Result<Option<u64>, RowError> {
+        self.0.integer(i)?
+            .map(|v| {
+                u64::try_from(v).map_err(|_| RowError {
+                    column: i,
+                    reason: format!("negative value {v}"),
+                })
+            })
+            .transpose()
+    }
+    fn u32(&self, i: usize) -> Result<u32, RowError> {
+        let v = self.uint(i)?;
+        u32::try_from(v).map_err(|_| RowError {
+            column: i,
+            reason: format!("{v} is out of range"),
+        })
+    }
+    fn flag(&self, i: usize) -> Result<bool, RowError> {
+        Ok(self.uint(i)? != 0)
+    }
+    fn time(&self, i: usize) -> Result<Timestamp, RowError> {
+        self.uint(i).map(Timestamp)
+    }
+    fn opt_time(&self, i: usize) -> Result<Option<Timestamp>, RowError> {
+        Ok(self.opt_uint(i)?.map(Timestamp))
+    }
+    fn parsed<T>(&self, i: usize, parse: impl Fn(&str) -> Option<T>) -> Result<T, RowError> {
+        let text = self.text(i)?;
+        parse(&text).ok_or_else(|| RowError {
+            column: i,
+            reason: format!("unknown value {text:?}"),
+        })
+    }
+}
+
+/// The parameters of [`INSERT_TASK`] and [`PUT_TASK`].
+pub fn task_params(task: &TaskRecord) -> Vec<SqlValue> {
+    vec![
+        task.task_id.as_str().into(),
+        task.tool_name.as_str().into(),
+        task.input.as_str().into(),
+        task.status.as_str().into(),
+        task.status_message.clone().into(),
+        task.status_meta.clone().into(),
+        int(u64::from(task.status_published)),
+        int(task.created_at.as_millis()),
+        int(task.last_updated_at.as_millis()),
+        opt_time(task.finished_at),
+        task.ttl.map_or(SqlValue::Null, |t| int(duration_millis(t))),
+        int(duration_millis(task.poll_interval)),
+        task.result.clone().into(),
+        task.error.as_ref().map_or(SqlValue::Null, |e| SqlValue::Integer(e.code)),
+        task.error.as_ref().map(|e| e.message.clone()).into(),
+        flag(task.cancel_requested),
+        int(u64::from(task.run_attempt)),
+        int(task.generation),
+        opt_time(task.next_run_at),
+        flag(task.cut_next_sleep),
+        task.principal.clone().into(),
+        int(task.version),
+    ]
+}
+
+/// Reads a row of [`SELECT_TASK`].
+pub fn task_from_row(row: &(impl SqlRow + ?Sized)) -> Result<TaskRecord, RowError> {
+    let r = Reader(row);
+    let error = match (r.0.integer(13)?, r.opt_text(14)?) {
+        (Some(code), Some(message)) => Some(TaskFailure { code, message }),
+        _ => None,
+    };
+    Ok(TaskRecord {
+        task_id: r.text(0)?,
+        tool_name: r.text(1)?,
+        input: r.text(2)?,
+        status: r.parsed(3, TaskStatus::parse)?,
+        status_message: r.opt_text(4)?,
+        status_meta: r.opt_text(5)?,
+        status_published: r.u32(6)?,
+        created_at: r.time(7)?,
+        last_updated_at: r.time(8)?,
+        finished_at: r.opt_time(9)?,
+        ttl: r.opt_uint(10)?.map(Duration::from_millis),
+        poll_interval: Duration::from_millis(r.uint(11)?),
+        result: r.opt_text(12)?,
+        error,
+        cancel_requested: r.flag(15)?,
+        run_attempt: r.u32(16)?,
+        generation: r.uint(17)?,
+        next_run_at: r.opt_time(18)?,
+        cut_next_sleep: r.flag(19)?,
+        principal: r.opt_text(20)?,
+        version: r.uint(21)?,
+    })
+}
+
+/// The parameters of [`PUT_STEP`].
+pub fn step_params(task_id: &str, step: &StepRow) -> Vec<SqlValue> {
+    vec![
+        task_id.into(),
+        step.key.as_str().into(),
+        step.kind.as_str().into(),
+        step.status.as_str().into(),
+        step.result.clone().into(),
+        int(u64::from(step.attempt)),
+        opt_time(step.next_attempt_at),
+        opt_time(step.wake_at),
+        step.last_error.clone().into(),
+        int(step.seq),
+        int(step.created_at.as_millis()),
+        opt_time(step.completed_at),
+    ]
+}
+
+/// Reads a row of [`SELECT_STEPS`].
+pub fn step_from_row(row: &(impl SqlRow + ?Sized)) -> Result<StepRow, RowError> {
+    let r = Reader(row);
+    Ok(StepRow {
+        key: r.text(0)?,
+        kind: r.parsed(1, StepKind::parse_step)?,
+        status: r.parsed(2, StepStatus::parse)?,
+        result: r.opt_text(3)?,
+        attempt: r.u32(4)?,
+        next_attempt_at: r.opt_time(5)?,
+        wake_at: r.opt_time(6)?,
+        last_error: r.opt_text(7)?,
+        seq: r.uint(8)?,
+        created_at: r.time(9)?,
+        completed_at: r.opt_time(10)?,
+    })
+}
+
+/// The parameters of [`PUT_INPUT`].
+pub fn input_params(task_id: &str, input: &InputRow) -> Vec<SqlValue> {
+    vec![
+        task_id.into(),
+        input.key.as_str().into(),
+        input.request.as_str().into(),
+        input.response.clone().into(),
+        flag(input.answered),
+        opt_time(input.answered_at),
+        opt_time(input.timeout_at),
+        flag(input.timed_out),
+        flag(input.blocking),
+        flag(input.consumed),
+        int(input.seq),
+        int(input.created_at.as_millis()),
+    ]
+}
+
+/// Reads a row of [`SELECT_INPUTS`].
+pub fn input_from_row(row: &(impl SqlRow + ?Sized)) -> Result<InputRow, RowError> {
+    let r = Reader(row);
+    Ok(InputRow {
+        key: r.text(0)?,
+        request: r.text(1)?,
+        response: r.opt_text(2)?,
+        answered: r.flag(3)?,
+        answered_at: r.opt_time(4)?,
+        timeout_at: r.opt_time(5)?,
+        timed_out: r.flag(6)?,
+        blocking: r.flag(7)?,
+        consumed: r.flag(8)?,
+        seq: r.uint(9)?,
+        created_at: r.time(10)?,
+    })
+}
+
+/// The statement and parameters that carry out one write on a SQL store.
+pub fn write_statement(task_id: &str, write: &Write) -> (&'static str, Vec<SqlValue>) {
+    match write {
+        Write::PutTask(task) => (PUT_TASK, task_params(task)),
+        Write::PutStep(step) => (PUT_STEP, step_params(task_id, step)),
+        Write::PutInput(input) => (PUT_INPUT, input_params(task_id, input)),
+        Write::PublishStatus {
+            message,
+            meta,
+            published,
+            at,
+        } => (
+            PUBLISH_STATUS,
+            vec![
+                task_id.into(),
+                message.as_str().into(),
+                meta.clone().into(),
+                int(u64::from(*published)),
+                int(at.as_millis()),
+            ],
+        ),
+        Write::AwaitInput { at } => (AWAIT_INPUT, vec![task_id.into(), int(at.as_millis())]),
+        Write::ClearSleepCut => (CLEAR_SLEEP_CUT, vec![task_id.into()]),
+    }
+}
+
+/// The parameters of [`GUARD`].
+pub fn guard_params(task_id: &str, guard: super::journal::Guard) -> Vec<SqlValue> {
+    vec![
+        task_id.into(),
+        guard.version.map_or(SqlValue::Null, int),
+        guard.generation.map_or(SqlValue::Null, int),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn task_statements_list_every_column_once() {
+        let columns: Vec<&str> = super::TASK_COLUMNS.split(", ").collect();
+        assert_eq!(columns.len(), 22);
+        for column in &columns {
+            assert!(super::SELECT_TASK.contains(column), "{column}");
+            assert!(super::INSERT_TASK.contains(column), "{column}");
+            assert!(super::CREATE_SCHEMA.contains(column), "{column}");
+        }
+    }
+}

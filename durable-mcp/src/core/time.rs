@@ -1,0 +1,186 @@
+//! Points in time and the duration grammar.
+//!
+//! The core never reads a clock: every function that needs "now" takes a [`Timestamp`].
+
+use std::fmt;
+use std::time::Duration;
+
+/// Milliseconds since the Unix epoch. Passed in by the host's clock, never read here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub u64);
+
+impl Timestamp {
+    /// The timestamp `millis` milliseconds after the epoch.
+    pub const fn from_millis(millis: u64) -> Self {
+        Timestamp(millis)
+    }
+
+    /// Milliseconds since the epoch.
+    pub const fn as_millis(self) -> u64 {
+        self.0
+    }
+
+    /// This point plus `duration`, saturating at the far future.
+    pub fn saturating_add(self, duration: Duration) -> Self {
+        Timestamp(self.0.saturating_add(duration_millis(duration)))
+    }
+
+    /// The time from `earlier` to `self`, zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: Timestamp) -> Duration {
+        Duration::from_millis(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}ms", self.0)
+    }
+}
+
+/// A duration in whole milliseconds, saturating at `u64::MAX`.
+pub fn duration_millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Why a duration string was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid duration {input:?}: {reason}; write a number followed by ms, s, m, h or d \
+     (\"250ms\", \"30s\", \"5m\", \"1h\", \"2d\") or plain milliseconds (\"1500\")"
+)]
+pub struct DurationError {
+    /// The text that was given.
+    pub input: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+/// Parses the one duration grammar of durable-mcp.
+///
+/// A duration is a non-negative decimal number followed by a unit (`ms`, `s`, `m`, `h`, `d`), or
+/// a plain integer of milliseconds. Fractions are rounded to the nearest millisecond
+/// (`"1.5s"` is 1500 ms, `"0.4ms"` is 0 ms). The macros validate literals against the same table
+/// of cases at compile time.
+///
+/// ```
+/// use durable_mcp::core::parse_duration;
+/// use std::time::Duration;
+/// assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+/// assert_eq!(parse_duration("1500"), Ok(Duration::from_millis(1500)));
+/// assert!(parse_duration("5 minutes").is_err());
+/// ```
+pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
+    let error = |reason| DurationError {
+        input: input.to_owned(),
+        reason,
+    };
+    let digits_end = input
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(input.len());
+    let (number, unit) = input.split_at(digits_end);
+    if number.is_empty() {
+        return Err(error("it does not start with a number"));
+    }
+    let unit_millis: u64 = match unit {
+        "" if number.contains('.') => return Err(error("plain milliseconds must be an integer")),
+        "" | "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(error("the unit is not one of ms, s, m, h, d")),
+    };
+    let (whole, fraction) = match number.split_once('.') {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (number, ""),
+    };
+    if whole.is_empty() || fraction.contains('.') || (number.contains('.') && fraction.is_empty())
+    {
+        return Err(error("the number is malformed"));
+    }
+    let too_large = || error("it is too large");
+    let whole: u64 = whole.parse().map_err(|_| too_large())?;
+    let mut millis = whole.checked_mul(unit_millis).ok_or_else(too_large)?;
+    if !fraction.is_empty() {
+        // Exact decimal arithmetic on at most 9 fractional digits, rounded half up.
+        let digits = &fraction[..fraction.len().min(9)];
+        let scale = 10u128.pow(digits.len() as u32);
+        let numerator = digits.parse::<u128>().map_err(|_| too_large())? * u128::from(unit_millis);
+        let rounded = (numerator * 2 + scale) / (scale * 2);
+        millis = millis
+            .checked_add(u64::try_from(rounded).map_err(|_| too_large())?)
+            .ok_or_else(too_large)?;
+    }
+    Ok(Duration::from_millis(millis))
+}
+
+/// Formats a duration in the grammar [`parse_duration`] reads, with the largest exact unit.
+pub fn format_duration(duration: Duration) -> String {
+    let millis = duration_millis(duration);
+    for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)] {
+        if millis != 0 && millis % size == 0 {
+            return format!("{}{unit}", millis / size);
+        }
+    }
+    format!("{millis}ms")
+}
+
+/// The shared table of duration cases: text, and the milliseconds it means or `None` if refused.
+///
+/// The runtime parser is tested against it here; the macros crate tests its compile-time
+/// validation against the same table.
+pub const DURATION_CASES: &[(&str, Option<u64>)] = &[
+    ("250ms", Some(250)),
+    ("0ms", Some(0)),
+    ("30s", Some(30_000)),
+    ("5m", Some(300_000)),
+    ("1h", Some(3_600_000)),
+    ("2d", Some(172_800_000)),
+    ("1500", Some(1_500)),
+    ("0", Some(0)),
+    ("1.5s", Some(1_500)),
+    ("0.5ms", Some(1)),
+    ("0.4ms", Some(0)),
+    ("0.25m", Some(15_000)),
+    ("", None),
+    ("s", None),
+    ("5", Some(5)),
+    ("-5s", None),
+    ("5 s", None),
+    ("5sec", None),
+    ("5 minutes", None),
+    ("1.5", None),
+    (".5s", None),
+    ("5.s", None),
+    ("1.2.3s", None),
+    ("5S", None),
+    ("99999999999999999999d", None),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_shared_table() {
+        for (text, expected) in DURATION_CASES {
+            let parsed = parse_duration(text).ok().map(duration_millis);
+            assert_eq!(parsed, *expected, "case {text:?}");
+        }
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for millis in [0, 1, 999, 1_000, 90_000, 3_600_000, 86_400_000, 86_400_001] {
+            let duration = Duration::from_millis(millis);
+            assert_eq!(parse_duration(&format_duration(duration)), Ok(duration));
+        }
+    }
+
+    #[test]
+    fn error_message_says_how_to_fix() {
+        let message = parse_duration("5 minutes").unwrap_err().to_string();
+        assert!(message.contains("\"5 minutes\""), "{message}");
+        assert!(message.contains("\"30s\""), "{message}");
+    }
+}

@@ -1,0 +1,270 @@
+//! The SQLite store of the native host: one file (WAL), every task's rows keyed by task id.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::types::{Value as SqliteValue, ValueRef};
+use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
+
+use crate::core::schema::{self, RowError, SqlRow, SqlValue};
+use crate::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use crate::runtime::{Store, StoreError};
+
+/// A [`Store`] on a SQLite database file, through rusqlite (bundled SQLite).
+///
+/// The database runs in WAL mode with `synchronous = NORMAL`: a commit survives the process
+/// being killed at any point; a power loss may take the last commits back, never corrupt the
+/// file. Statements are prepared once and cached.
+pub struct SqliteStore {
+    connection: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database at `path` and its schema.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let connection = Connection::open(path).map_err(|e| {
+            StoreError(format!(
+                "cannot open the SQLite database {}: {e}; check that its directory exists and is \
+                 writable",
+                path.display()
+            ))
+        })?;
+        Self::with_connection(connection)
+    }
+
+    /// A store on a fresh in-memory database (for tests).
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::with_connection(Connection::open_in_memory().map_err(sql_error)?)
+    }
+
+    fn with_connection(connection: Connection) -> Result<Self, StoreError> {
+        configure(&connection)?;
+        connection
+            .execute_batch(schema::CREATE_SCHEMA)
+            .map_err(sql_error)?;
+        connection.set_prepared_statement_cache_capacity(32);
+        Ok(SqliteStore {
+            connection: Mutex::new(connection),
+        })
+    }
+
+    fn connection(&self) -> MutexGuard<'_, Connection> {
+        // rusqlite rolls an open transaction back when it is dropped, so a panic inside a
+        // transaction leaves no partial write behind a poisoned lock.
+        self.connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The connection settings the store (and the benchmark's bare insert) run with.
+pub fn configure(connection: &Connection) -> Result<(), StoreError> {
+    connection
+        .pragma_update(None, "journal_mode", "WAL")
+        .map_err(sql_error)?;
+    connection
+        .pragma_update(None, "synchronous", "NORMAL")
+        .map_err(sql_error)?;
+    connection
+        .pragma_update(None, "busy_timeout", 5_000)
+        .map_err(sql_error)?;
+    Ok(())
+}
+
+fn sql_error(error: rusqlite::Error) -> StoreError {
+    StoreError(format!("SQLite: {error}"))
+}
+
+fn row_error(error: RowError) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        error.column,
+        rusqlite::types::Type::Null,
+        Box::new(error),
+    )
+}
+
+fn bind(values: Vec<SqlValue>) -> impl Iterator<Item = SqliteValue> {
+    values.into_iter().map(|value| match value {
+        SqlValue::Null => SqliteValue::Null,
+        SqlValue::Integer(i) => SqliteValue::Integer(i),
+        SqlValue::Text(t) => SqliteValue::Text(t),
+    })
+}
+
+struct Columns<'r, 's>(&'r Row<'s>);
+
+impl SqlRow for Columns<'_, '_> {
+    fn integer(&self, index: usize) -> Result<Option<i64>, RowError> {
+        match self.0.get_ref(index) {
+            Ok(ValueRef::Null) => Ok(None),
+            Ok(ValueRef::Integer(i)) => Ok(Some(i)),
+            Ok(other) => Err(RowError {
+                column: index,
+                reason: format!("expected an integer, found {:?}", other.data_type()),
+            }),
+            Err(e) => Err(RowError {
+                column: index,
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    fn text(&self, index: usize) -> Result<Option<String>, RowError> {
+        match self.0.get_ref(index) {
+            Ok(ValueRef::Null) => Ok(None),
+            Ok(ValueRef::Text(t)) => Ok(Some(String::from_utf8_lossy(t).into_owned())),
+            Ok(other) => Err(RowError {
+                column: index,
+                reason: format!("expected text, found {:?}", other.data_type()),
+            }),
+            Err(e) => Err(RowError {
+                column: index,
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
+fn load_task(connection: &Connection, task_id: &str) -> rusqlite::Result<Option<TaskRecord>> {
+    connection
+        .prepare_cached(schema::SELECT_TASK)?
+        .query_row([task_id], |row| {
+            schema::task_from_row(&Columns(row)).map_err(row_error)
+        })
+        .optional()
+}
+
+impl Store for SqliteStore {
+    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(schema::INSERT_TASK)
+            .and_then(|mut s| s.execute(params_from_iter(bind(schema::task_params(task)))))
+            .map_err(sql_error)?;
+        load_task(&connection, &task.task_id)
+            .map_err(sql_error)?
+            .ok_or_else(|| StoreError("the task row vanished right after its insert".into()))
+    }
+
+    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
+        let mut connection = self.connection();
+        // One read transaction: the task and its journal as of one instant.
+        let tx = connection.transaction().map_err(sql_error)?;
+        let Some(task) = load_task(&tx, task_id).map_err(sql_error)? else {
+            return Ok(None);
+        };
+        let steps_sql = match scope {
+            LoadScope::Full => schema::SELECT_STEPS,
+            LoadScope::Control => schema::SELECT_PENDING_STEPS,
+        };
+        let mut steps = std::collections::BTreeMap::new();
+        let mut statement = tx.prepare_cached(steps_sql).map_err(sql_error)?;
+        let rows = statement
+            .query_map([task_id], |row| {
+                schema::step_from_row(&Columns(row)).map_err(row_error)
+            })
+            .map_err(sql_error)?;
+        for row in rows {
+            let row = row.map_err(sql_error)?;
+            steps.insert(row.key.clone(), row);
+        }
+        drop(statement);
+        let mut inputs = std::collections::BTreeMap::new();
+        let mut statement = tx.prepare_cached(schema::SELECT_INPUTS).map_err(sql_error)?;
+        let rows = statement
+            .query_map([task_id], |row| {
+                schema::input_from_row(&Columns(row)).map_err(row_error)
+            })
+            .map_err(sql_error)?;
+        for row in rows {
+            let row = row.map_err(sql_error)?;
+            inputs.insert(row.key.clone(), row);
+        }
+        drop(statement);
+        tx.commit().map_err(sql_error)?;
+        Ok(Some(TaskState {
+            task,
+            steps,
+            inputs,
+        }))
+    }
+
+    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
+        let connection = self.connection();
+        connection
+            .prepare_cached(schema::SELECT_INPUT)
+            .and_then(|mut s| {
+                s.query_row([task_id, key], |row| {
+                    schema::input_from_row(&Columns(row)).map_err(row_error)
+                })
+                .optional()
+            })
+            .map_err(sql_error)
+    }
+
+    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
+        let mut connection = self.connection();
+        let tx = connection.transaction().map_err(sql_error)?;
+        let cancel_requested: Option<i64> = tx
+            .prepare_cached(schema::GUARD)
+            .and_then(|mut s| {
+                s.query_row(params_from_iter(bind(schema::guard_params(task_id, guard))), |r| {
+                    r.get(0)
+                })
+                .optional()
+            })
+            .map_err(sql_error)?;
+        if cancel_requested.is_none() {
+            // Dropping the transaction rolls back: nothing was written.
+            return Ok(Applied::Stale);
+        }
+        for write in writes {
+            let (sql, params) = schema::write_statement(task_id, write);
+            tx.prepare_cached(sql)
+                .and_then(|mut s| s.execute(params_from_iter(bind(params))))
+                .map_err(sql_error)?;
+        }
+        // The flag as of the commit: the guard read it, and only a task-row write changes it.
+        let cancel_requested = writes
+            .iter()
+            .rev()
+            .find_map(|write| match write {
+                Write::PutTask(task) => Some(task.cancel_requested),
+                _ => None,
+            })
+            .unwrap_or(cancel_requested != Some(0));
+        tx.commit().map_err(sql_error)?;
+        Ok(Applied::Done { cancel_requested })
+    }
+
+    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
+        let mut connection = self.connection();
+        let tx = connection.transaction().map_err(sql_error)?;
+        for sql in schema::PURGE {
+            tx.prepare_cached(sql)
+                .and_then(|mut s| s.execute([task_id]))
+                .map_err(sql_error)?;
+        }
+        tx.commit().map_err(sql_error)
+    }
+
+    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection
+            .prepare_cached(schema::SELECT_TASK_IDS)
+            .map_err(sql_error)?;
+        let ids = statement
+            .query_map([], |row| row.get(0))
+            .map_err(sql_error)?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(sql_error);
+        ids
+    }
+}

@@ -1,0 +1,427 @@
+//! The engine's control surface: create, get, update, cancel, and the tick a host calls when a
+//! task's wake-up fires.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::context::Suspension;
+use super::driver::{RunOutcome, run_body, settle_guard, settled_record};
+use super::host::Host;
+use super::ports::StoreError;
+use super::registry::{TaskDefinition, TaskRegistry};
+use crate::core::control::{self, NewTask, TaskSnapshot};
+use crate::core::limits::to_stored_json;
+use crate::core::schedule::{self, TickDecision};
+use crate::core::{
+    Applied, EngineError, Guard, Limits, LoadScope, TaskRecord, TaskState, TaskStatus, Write,
+};
+
+/// How many times a control-plane operation re-reads and retries when a concurrent write
+/// changed the task under it. Each retry means another writer made progress.
+const MAX_CONFLICT_RETRIES: usize = 64;
+
+/// What [`Engine::create_task`] creates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateTask {
+    /// The registered task to run.
+    pub tool_name: String,
+    /// Its input.
+    pub input: Value,
+    /// Retention override; the definition's when `None`.
+    pub ttl: Option<Option<Duration>>,
+    /// The principal the task is bound to.
+    pub principal: Option<String>,
+    /// A caller-chosen id (for idempotent creation); 128 random bits when `None`.
+    pub task_id: Option<String>,
+}
+
+impl CreateTask {
+    /// A task of `tool_name` with `input` and the definition's options.
+    pub fn new(tool_name: impl Into<String>, input: Value) -> Self {
+        CreateTask {
+            tool_name: tool_name.into(),
+            input,
+            ttl: None,
+            principal: None,
+            task_id: None,
+        }
+    }
+}
+
+/// The durable task engine of one host.
+///
+/// Hosts call [`tick`](Engine::tick) for a task when the wake-up they were given through their
+/// [`Scheduler`](super::Scheduler) fires, and [`recover`](Engine::recover) once at start.
+pub struct Engine {
+    host: Host,
+    registry: Rc<TaskRegistry>,
+    limits: Limits,
+    lease: Duration,
+    in_flight: RefCell<HashSet<String>>,
+}
+
+/// How long after an activation starts the body is run again if that activation never settles
+/// (its host died). A host's in-flight bookkeeping keeps a live activation from being doubled.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+
+impl Engine {
+    /// An engine running `registry`'s tasks on `host`.
+    pub fn new(registry: TaskRegistry, host: Host) -> Self {
+        Engine {
+            host,
+            registry: Rc::new(registry),
+            limits: Limits::DEFAULT,
+            lease: DEFAULT_LEASE,
+            in_flight: RefCell::default(),
+        }
+    }
+
+    /// Replaces the size limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Replaces the redelivery lease ([`DEFAULT_LEASE`]).
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The registered tasks.
+    pub fn registry(&self) -> &TaskRegistry {
+        &self.registry
+    }
+
+    /// The host's ports.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Creates a task of `tool_name` with `input` and returns its snapshot. The task is stored
+    /// and scheduled when this returns.
+    pub fn create(&self, tool_name: &str, input: Value) -> Result<TaskSnapshot, EngineError> {
+        self.create_task(CreateTask::new(tool_name, input))
+    }
+
+    /// Creates a task as `request` says. Creating again with the same id and tool returns the
+    /// existing task unchanged; with another tool it is an error.
+    pub fn create_task(&self, request: CreateTask) -> Result<TaskSnapshot, EngineError> {
+        let definition = self.definition(&request.tool_name)?;
+        let input = to_stored_json(&self.limits, || "the task input".to_owned(), &request.input)?;
+        let options = definition.task_options();
+        let new = NewTask {
+            task_id: match request.task_id {
+                Some(id) => id,
+                None => new_task_id()?,
+            },
+            tool_name: request.tool_name,
+            input,
+            ttl: request.ttl.unwrap_or(options.ttl),
+            poll_interval: options.poll_interval,
+            principal: request.principal,
+        };
+        let record = control::new_task_record(new.clone(), self.host.clock.now());
+        let stored = self.host.store.create(&record).map_err(store_error)?;
+        control::check_duplicate_create(&stored, &new)?;
+        let state = TaskState {
+            task: stored,
+            steps: Default::default(),
+            inputs: Default::default(),
+        };
+        let state = if state.task == record {
+            state
+        } else {
+            self.load(&new.task_id, LoadScope::Control)?.unwrap_or(state)
+        };
+        self.reschedule(&state);
+        Ok(control::snapshot(&state))
+    }
+
+    /// The task's snapshot as `caller` may see it. Never writes.
+    pub fn get(&self, task_id: &str, caller: Option<&str>) -> Result<TaskSnapshot, EngineError> {
+        self.visible(task_id, caller).map(|state| control::snapshot(&state))
+    }
+
+    /// Records input responses (`{key: response object}`): the first answer to a key wins,
+    /// unknown keys are ignored, a finished task ignores them all. A malformed payload is refused
+    /// before anything is written.
+    pub fn update(
+        &self,
+        task_id: &str,
+        responses: &Value,
+        caller: Option<&str>,
+    ) -> Result<(), EngineError> {
+        let responses = control::validate_responses(responses, &self.limits)?;
+        self.control_write(task_id, caller, |state, now| {
+            control::plan_update(state, &responses, now)
+        })
+    }
+
+    /// Asks a live task to stop; it is `cancelled` once that is observed (at once when nothing
+    /// runs, else at the body's next step boundary). Idempotent; a finished task stays as it is.
+    pub fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), EngineError> {
+        self.control_write(task_id, caller, control::plan_cancel)?;
+        // A task that is not running can be settled right away.
+        if !self.in_flight.borrow().contains(task_id) {
+            let state = self.load(task_id, LoadScope::Control)?;
+            if let (Some(state), now) = (state, self.host.clock.now())
+                && state.task.cancel_requested
+            {
+                let write = schedule::finish(&state, now, |_| TaskStatus::Cancelled);
+                let guard = Guard {
+                    version: Some(state.task.version),
+                    generation: None,
+                };
+                if let Applied::Done { .. } = self.apply(task_id, guard, &[write])? {
+                    self.reschedule_by_id(task_id)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the host calls when the task's wake-up fires: purges, expires, settles a
+    /// cancellation, times out elicitations, or runs the body, as due. Calling it when nothing
+    /// is due, twice, or while the task runs elsewhere on this engine is harmless.
+    pub async fn tick(&self, task_id: &str) -> Result<(), EngineError> {
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let state = self.load(task_id, LoadScope::Control)?;
+            let now = self.host.clock.now();
+            match schedule::decide_tick(state.as_ref(), now) {
+                TickDecision::Missing => {
+                    self.host.scheduler.schedule(task_id, None);
+                    return Ok(());
+                }
+                TickDecision::Purge => {
+                    self.host.store.purge(task_id).map_err(store_error)?;
+                    self.host.scheduler.schedule(task_id, None);
+                    return Ok(());
+                }
+                TickDecision::Idle => {
+                    if let Some(state) = &state {
+                        self.reschedule(state);
+                    }
+                    return Ok(());
+                }
+                TickDecision::Write(writes) => {
+                    let guard = version_guard(state.as_ref());
+                    self.apply(task_id, guard, &writes)?;
+                }
+                TickDecision::Run => {
+                    if self.in_flight.borrow().contains(task_id) {
+                        return Ok(());
+                    }
+                    let Some(state) = state else { return Ok(()) };
+                    let claimed = schedule::claim(&state, now, self.lease);
+                    let guard = version_guard(Some(&state));
+                    let write = Write::PutTask(claimed.clone());
+                    if let Applied::Done { .. } = self.apply(task_id, guard, &[write])? {
+                        self.run_claimed(claimed).await?;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Err(conflict(task_id))
+    }
+
+    /// Re-arms every stored task after a restart. A task whose activation died with the host
+    /// (or that was due meanwhile) runs at once. Returns how many tasks were found.
+    pub fn recover(&self) -> Result<usize, EngineError> {
+        let ids = self.host.store.task_ids().map_err(store_error)?;
+        let now = self.host.clock.now();
+        for id in &ids {
+            if let Some(state) = self.load(id, LoadScope::Control)? {
+                let wake = schedule::next_wake(&state);
+                let live = !state.task.status.is_terminal();
+                let died_running = live && state.task.next_run_at.is_some();
+                let at = if died_running { Some(now) } else { wake };
+                self.host.scheduler.schedule(id, at);
+            }
+        }
+        Ok(ids.len())
+    }
+
+    /// The task and its whole journal, for tests and inspection. Never writes.
+    pub fn journal(&self, task_id: &str) -> Result<Option<TaskState>, EngineError> {
+        self.load(task_id, LoadScope::Full)
+    }
+
+    /// Whether an activation of the task is running on this engine.
+    pub fn is_running(&self, task_id: &str) -> bool {
+        self.in_flight.borrow().contains(task_id)
+    }
+
+    // ---- internals ----
+
+    async fn run_claimed(&self, claimed: TaskRecord) -> Result<(), EngineError> {
+        let task_id = claimed.task_id.clone();
+        let Ok(definition) = self.definition(&claimed.tool_name).cloned() else {
+            return self.fail_unknown_task(&claimed);
+        };
+        let journal = self.load(&task_id, LoadScope::Full)?;
+        let Some(journal) = journal.filter(|j| j.task.generation == claimed.generation) else {
+            return Ok(());
+        };
+        let _running = InFlight::enter(&self.in_flight, &task_id);
+        let outcome = run_body(&self.host, &definition, journal, self.limits).await;
+        if let RunOutcome::Suspended(Suspension::StoreUnavailable(message)) = outcome {
+            // Nothing can be settled; the claim's redelivery anchor runs the body again.
+            return Err(EngineError::Store(message));
+        }
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let Some(current) = self.load(&task_id, LoadScope::Control)? else {
+                return Ok(());
+            };
+            if current.task.generation != claimed.generation {
+                self.reschedule(&current);
+                return Ok(());
+            }
+            let now = self.host.clock.now();
+            let Some(record) = settled_record(&current.task, &claimed, &outcome, &self.limits, now)
+            else {
+                return Ok(());
+            };
+            let guard = settle_guard(&current.task, &claimed);
+            if let Applied::Done { .. } = self.apply(&task_id, guard, &[Write::PutTask(record)])? {
+                return self.reschedule_by_id(&task_id);
+            }
+        }
+        Err(conflict(&task_id))
+    }
+
+    fn fail_unknown_task(&self, claimed: &TaskRecord) -> Result<(), EngineError> {
+        let error = EngineError::UnknownTask {
+            name: claimed.tool_name.clone(),
+        };
+        let now = self.host.clock.now();
+        let state = TaskState {
+            task: claimed.clone(),
+            steps: Default::default(),
+            inputs: Default::default(),
+        };
+        let write = schedule::finish(&state, now, |task| {
+            task.error = Some(crate::core::TaskFailure::internal(error.to_string()));
+            TaskStatus::Failed
+        });
+        let guard = Guard {
+            version: None,
+            generation: Some(claimed.generation),
+        };
+        self.apply(&claimed.task_id, guard, &[write])?;
+        self.reschedule_by_id(&claimed.task_id)
+    }
+
+    fn definition(&self, name: &str) -> Result<&TaskDefinition, EngineError> {
+        self.registry.get(name).ok_or_else(|| EngineError::UnknownTask {
+            name: name.to_owned(),
+        })
+    }
+
+    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, EngineError> {
+        self.host.store.load(task_id, scope).map_err(store_error)
+    }
+
+    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, EngineError> {
+        self.host
+            .store
+            .apply(task_id, guard, writes)
+            .map_err(store_error)
+    }
+
+    fn visible(&self, task_id: &str, caller: Option<&str>) -> Result<TaskState, EngineError> {
+        self.load(task_id, LoadScope::Control)?
+            .filter(|state| state.task.visible_to(caller))
+            .ok_or_else(|| EngineError::NotFound {
+                task_id: task_id.to_owned(),
+            })
+    }
+
+    /// Read, decide, write under the version read; again if another writer came first.
+    fn control_write(
+        &self,
+        task_id: &str,
+        caller: Option<&str>,
+        plan: impl Fn(&TaskState, crate::core::Timestamp) -> Vec<Write>,
+    ) -> Result<(), EngineError> {
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let state = self.visible(task_id, caller)?;
+            let writes = plan(&state, self.host.clock.now());
+            if writes.is_empty() {
+                return Ok(());
+            }
+            if let Applied::Done { .. } = self.apply(task_id, version_guard(Some(&state)), &writes)? {
+                return self.reschedule_by_id(task_id);
+            }
+        }
+        Err(conflict(task_id))
+    }
+
+    fn reschedule_by_id(&self, task_id: &str) -> Result<(), EngineError> {
+        match self.load(task_id, LoadScope::Control)? {
+            Some(state) => self.reschedule(&state),
+            None => self.host.scheduler.schedule(task_id, None),
+        }
+        Ok(())
+    }
+
+    fn reschedule(&self, state: &TaskState) {
+        let wake = schedule::next_wake(state);
+        self.host.scheduler.schedule(&state.task.task_id, wake);
+    }
+}
+
+fn version_guard(state: Option<&TaskState>) -> Guard {
+    Guard {
+        version: state.map(|s| s.task.version),
+        generation: None,
+    }
+}
+
+fn store_error(error: StoreError) -> EngineError {
+    EngineError::Store(error.0)
+}
+
+fn conflict(task_id: &str) -> EngineError {
+    EngineError::Store(format!(
+        "task {task_id:?} kept changing under {MAX_CONFLICT_RETRIES} attempts to write it"
+    ))
+}
+
+/// 128 random bits from the operating system, as 32 lowercase hex digits.
+pub fn new_task_id() -> Result<String, EngineError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        EngineError::Store(format!("the OS random source failed: {error}"))
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Marks a task as running on this engine for as long as it lives.
+struct InFlight<'a> {
+    set: &'a RefCell<HashSet<String>>,
+    task_id: String,
+}
+
+impl<'a> InFlight<'a> {
+    fn enter(set: &'a RefCell<HashSet<String>>, task_id: &str) -> Self {
+        set.borrow_mut().insert(task_id.to_owned());
+        InFlight {
+            set,
+            task_id: task_id.to_owned(),
+        }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.set.borrow_mut().remove(&self.task_id);
+    }
+}

@@ -1,0 +1,116 @@
+//! The errors a task body and its step closures deal in.
+
+use std::fmt;
+
+/// A failure a task body sees and may handle: a step that failed for good, or its own.
+///
+/// Returning one from the body completes the task with a tool error (`isError: true`). Engine
+/// failures (non-determinism, a value that cannot be stored) never reach the body as a value:
+/// they end the run and fail the task.
+///
+/// Any error type converts into it with `?`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// A step failed and will not be tried again.
+    StepFailed {
+        /// The step's journal key.
+        step: String,
+        /// How many attempts ran.
+        attempts: u32,
+        /// The last attempt's error.
+        message: String,
+    },
+    /// The body's own failure.
+    Failed(String),
+}
+
+impl TaskError {
+    /// A failure of the body with this message.
+    pub fn failed(message: impl fmt::Display) -> Self {
+        TaskError::Failed(message.to_string())
+    }
+}
+
+impl fmt::Display for TaskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TaskError::StepFailed {
+                step,
+                attempts,
+                message,
+            } => {
+                let plural = if *attempts == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "step {step:?} failed after {attempts} attempt{plural}: {message}"
+                )
+            }
+            TaskError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+impl<E: std::error::Error> From<E> for TaskError {
+    fn from(error: E) -> Self {
+        TaskError::Failed(error.to_string())
+    }
+}
+
+/// The error of one step attempt: retried under the step's policy unless marked non-retryable.
+///
+/// Any error type converts into a retryable one with `?`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepError {
+    message: String,
+    retryable: bool,
+}
+
+impl StepError {
+    /// A failure worth another attempt.
+    pub fn retryable(message: impl fmt::Display) -> Self {
+        StepError {
+            message: message.to_string(),
+            retryable: true,
+        }
+    }
+
+    /// A failure that no other attempt can fix: the step fails at once.
+    pub fn non_retryable(message: impl fmt::Display) -> Self {
+        StepError {
+            message: message.to_string(),
+            retryable: false,
+        }
+    }
+
+    /// Whether the step's policy may try again.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl<E: std::error::Error> From<E> for StepError {
+    fn from(error: E) -> Self {
+        StepError::retryable(error)
+    }
+}
+
+/// What a timed elicitation ends with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ElicitOutcome {
+    /// The client answered with this response object.
+    Answered(serde_json::Value),
+    /// The deadline passed first; a later answer is ignored.
+    TimedOut,
+}

@@ -1,0 +1,20 @@
+//! The async layer: the step API task bodies use, the activation driver, the engine's control
+//! surface, and the ports hosts implement. Executor-agnostic, with no `Send` bound anywhere.
+
+mod context;
+mod driver;
+mod engine;
+mod error;
+mod host;
+mod ports;
+mod registry;
+mod step;
+
+pub use context::{IntoDelay, Step, TaskContext};
+pub use driver::tool_error_result;
+pub(crate) use step::panic_message as panic_text;
+pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};
+pub use error::{ElicitOutcome, StepError, TaskError};
+pub use host::Host;
+pub use ports::{Clock, LocalBoxFuture, Scheduler, Store, StoreError, Timer};
+pub use registry::{TaskDefinition, TaskHandler, TaskOptions, TaskRegistry};

@@ -1,0 +1,335 @@
+//! The store conformance suite: one set of checks every [`Store`] must pass.
+//!
+//! Each check runs on a fresh store from the factory and compares what the store returns with
+//! what [`TaskState::apply`] (the in-memory reference) computes from the same writes.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::core::{
+    Applied, Guard, InputRow, LoadScope, StepKind, StepRow, StepStatus, TaskFailure, TaskRecord,
+    TaskState, TaskStatus, Timestamp, Write,
+};
+use crate::runtime::Store;
+
+/// Runs every check against stores made by `make`, panicking with the check's name on the
+/// first difference.
+pub fn store_conformance<S: Store>(make: impl Fn() -> S) {
+    let checks: &[(&str, fn(&dyn Store))] = &[
+        ("create inserts once and returns the stored row", create_is_insert_or_get),
+        ("reads of a missing task write nothing", missing_task_reads_write_nothing),
+        ("every write applies as the reference applies it", writes_match_reference),
+        ("a control load returns only pending steps", control_scope),
+        ("guards refuse stale writes and write nothing", guards_refuse),
+        ("each apply bumps the version once", version_bumps),
+        ("the cancel flag is reported as of the commit", cancel_flag_reported),
+        ("status meta is kept when none is given", status_meta_kept),
+        ("only a working task moves to input_required", await_input_from_working_only),
+        ("purge deletes one task's rows only", purge_is_scoped),
+        ("task ids come oldest first", task_ids_ordered),
+        ("one input row reads back fresh", load_input_reads_one_row),
+        ("tasks with the same step keys stay apart", same_keys_in_two_tasks),
+        ("values round-trip exactly", values_round_trip),
+    ];
+    for (name, check) in checks {
+        let store = make();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&store)));
+        if let Err(panic) = outcome {
+            let message = crate::runtime::panic_text(&*panic);
+            panic!("store conformance check failed: {name}: {message}");
+        }
+    }
+}
+
+fn task(id: &str, created_at: u64) -> TaskRecord {
+    TaskRecord {
+        task_id: id.to_owned(),
+        tool_name: "tool".to_owned(),
+        input: r#"{"to":"ada@example.org"}"#.to_owned(),
+        status: TaskStatus::Working,
+        status_message: None,
+        status_meta: None,
+        status_published: 0,
+        created_at: Timestamp(created_at),
+        last_updated_at: Timestamp(created_at),
+        finished_at: None,
+        ttl: Some(Duration::from_secs(3600)),
+        poll_interval: Duration::from_secs(5),
+        result: None,
+        error: None,
+        cancel_requested: false,
+        run_attempt: 0,
+        generation: 0,
+        next_run_at: Some(Timestamp(created_at)),
+        cut_next_sleep: false,
+        principal: None,
+        version: 0,
+    }
+}
+
+fn step(key: &str, kind: StepKind, status: StepStatus, seq: u64) -> StepRow {
+    StepRow {
+        key: key.to_owned(),
+        kind,
+        status,
+        result: (status == StepStatus::Completed).then(|| format!(r#"{{"seq":{seq}}}"#)),
+        attempt: 1,
+        next_attempt_at: (status == StepStatus::Pending).then_some(Timestamp(5_000 + seq)),
+        wake_at: (kind == StepKind::Sleep).then_some(Timestamp(9_000 + seq)),
+        last_error: (status != StepStatus::Completed).then(|| "boom".to_owned()),
+        seq,
+        created_at: Timestamp(1_000 + seq),
+        completed_at: (status != StepStatus::Pending).then_some(Timestamp(2_000 + seq)),
+    }
+}
+
+fn input(key: &str, blocking: bool, seq: u64) -> InputRow {
+    InputRow {
+        key: key.to_owned(),
+        request: r#"{"message":"approve?"}"#.to_owned(),
+        response: None,
+        answered: false,
+        answered_at: None,
+        timeout_at: blocking.then_some(Timestamp(60_000)),
+        timed_out: false,
+        blocking,
+        consumed: false,
+        seq,
+        created_at: Timestamp(1_000 + seq),
+    }
+}
+
+fn reference(task: &TaskRecord) -> TaskState {
+    TaskState {
+        task: task.clone(),
+        steps: BTreeMap::new(),
+        inputs: BTreeMap::new(),
+    }
+}
+
+fn load(store: &dyn Store, id: &str, scope: LoadScope) -> Option<TaskState> {
+    store.load(id, scope).expect("load")
+}
+
+fn apply(store: &dyn Store, id: &str, guard: Guard, writes: &[Write]) -> Applied {
+    store.apply(id, guard, writes).expect("apply")
+}
+
+fn create_is_insert_or_get(store: &dyn Store) {
+    let first = task("t1", 10);
+    assert_eq!(store.create(&first).expect("create"), first);
+    let mut second = task("t1", 20);
+    second.tool_name = "other".into();
+    assert_eq!(store.create(&second).expect("create again"), first);
+    assert_eq!(load(store, "t1", LoadScope::Full), Some(reference(&first)));
+}
+
+fn missing_task_reads_write_nothing(store: &dyn Store) {
+    assert_eq!(load(store, "nope", LoadScope::Full), None);
+    assert_eq!(load(store, "nope", LoadScope::Control), None);
+    assert_eq!(store.load_input("nope", "k").expect("load_input"), None);
+    let write = Write::PutStep(step("s", StepKind::Do, StepStatus::Completed, 1));
+    assert_eq!(apply(store, "nope", Guard::default(), &[write]), Applied::Stale);
+    assert_eq!(store.task_ids().expect("task_ids"), Vec::<String>::new());
+    assert_eq!(load(store, "nope", LoadScope::Full), None);
+}
+
+fn writes_match_reference(store: &dyn Store) {
+    let created = task("t1", 10);
+    store.create(&created).expect("create");
+    let mut expected = reference(&created);
+    let mut changed = created.clone();
+    changed.status = TaskStatus::Failed;
+    changed.error = Some(TaskFailure::internal("task expired after 1h"));
+    changed.finished_at = Some(Timestamp(99));
+    changed.principal = Some("alice".into());
+    changed.ttl = None;
+    changed.status_published = 3;
+    changed.run_attempt = 7;
+    changed.generation = 4;
+    changed.cut_next_sleep = true;
+    changed.next_run_at = None;
+    let mut answered = input("approve", true, 5);
+    answered.answered = true;
+    answered.answered_at = Some(Timestamp(77));
+    answered.response = Some(r#"{"action":"accept"}"#.into());
+    let batches = vec![
+        vec![
+            Write::PutStep(step("fetch", StepKind::Do, StepStatus::Completed, 1)),
+            Write::PutStep(step("fetch#2", StepKind::Do, StepStatus::Pending, 2)),
+        ],
+        vec![Write::PutStep(step("nap", StepKind::Sleep, StepStatus::Pending, 3))],
+        vec![
+            Write::PutInput(input("approve", true, 5)),
+            Write::AwaitInput { at: Timestamp(50) },
+        ],
+        vec![Write::PutInput(input("note", false, 6))],
+        vec![Write::PutStep(step("peek", StepKind::Check, StepStatus::Completed, 7))],
+        vec![Write::PublishStatus {
+            message: "fetching".into(),
+            meta: Some(r#"{"done":1}"#.into()),
+            published: 1,
+            at: Timestamp(60),
+        }],
+        vec![Write::PutInput(answered)],
+        vec![Write::PutStep(step("fetch#2", StepKind::Do, StepStatus::Failed, 2))],
+        vec![Write::ClearSleepCut, Write::PutTask(changed), Write::ClearSleepCut],
+    ];
+    for (index, batch) in batches.iter().enumerate() {
+        let guard = Guard {
+            version: Some(expected.task.version),
+            generation: Some(expected.task.generation),
+        };
+        let reference_applied = expected.apply_guarded(guard, batch);
+        assert_eq!(apply(store, "t1", guard, batch), reference_applied, "batch {index}");
+        assert_eq!(load(store, "t1", LoadScope::Full).as_ref(), Some(&expected), "batch {index}");
+    }
+}
+
+fn control_scope(store: &dyn Store) {
+    let created = task("t1", 10);
+    store.create(&created).expect("create");
+    let writes = [
+        Write::PutStep(step("a", StepKind::Do, StepStatus::Completed, 1)),
+        Write::PutStep(step("b", StepKind::Do, StepStatus::Pending, 2)),
+        Write::PutStep(step("c", StepKind::Sleep, StepStatus::Pending, 3)),
+        Write::PutStep(step("d", StepKind::Do, StepStatus::Failed, 4)),
+        Write::PutInput(input("e", true, 5)),
+    ];
+    apply(store, "t1", Guard::default(), &writes);
+    let full = load(store, "t1", LoadScope::Full).expect("task");
+    let control = load(store, "t1", LoadScope::Control).expect("task");
+    assert_eq!(full.steps.keys().collect::<Vec<_>>(), ["a", "b", "c", "d"]);
+    assert_eq!(control.steps.keys().collect::<Vec<_>>(), ["b", "c"]);
+    assert_eq!(control, full.scoped(LoadScope::Control));
+    assert_eq!(control.inputs.len(), 1);
+}
+
+fn guards_refuse(store: &dyn Store) {
+    let created = task("t1", 10);
+    store.create(&created).expect("create");
+    let write = [Write::PutStep(step("a", StepKind::Do, StepStatus::Completed, 1))];
+    let stale_version = Guard {
+        version: Some(5),
+        generation: None,
+    };
+    let stale_generation = Guard {
+        version: None,
+        generation: Some(1),
+    };
+    assert_eq!(apply(store, "t1", stale_version, &write), Applied::Stale);
+    assert_eq!(apply(store, "t1", stale_generation, &write), Applied::Stale);
+    assert_eq!(load(store, "t1", LoadScope::Full), Some(reference(&created)));
+    let both = Guard {
+        version: Some(0),
+        generation: Some(0),
+    };
+    assert!(matches!(apply(store, "t1", both, &write), Applied::Done { .. }));
+}
+
+fn version_bumps(store: &dyn Store) {
+    store.create(&task("t1", 10)).expect("create");
+    for expected in 1..=3 {
+        apply(store, "t1", Guard::default(), &[]);
+        assert_eq!(load(store, "t1", LoadScope::Control).expect("task").task.version, expected);
+    }
+}
+
+fn cancel_flag_reported(store: &dyn Store) {
+    let mut created = task("t1", 10);
+    store.create(&created).expect("create");
+    let no_op = apply(store, "t1", Guard::default(), &[]);
+    assert_eq!(no_op, Applied::Done { cancel_requested: false });
+    created.cancel_requested = true;
+    let set = apply(store, "t1", Guard::default(), &[Write::PutTask(created)]);
+    assert_eq!(set, Applied::Done { cancel_requested: true });
+    let later = apply(store, "t1", Guard::default(), &[Write::ClearSleepCut]);
+    assert_eq!(later, Applied::Done { cancel_requested: true });
+}
+
+fn status_meta_kept(store: &dyn Store) {
+    store.create(&task("t1", 10)).expect("create");
+    let publish = |message: &str, meta: Option<&str>, published| Write::PublishStatus {
+        message: message.into(),
+        meta: meta.map(str::to_owned),
+        published,
+        at: Timestamp(40),
+    };
+    apply(store, "t1", Guard::default(), &[publish("one", Some(r#"{"n":1}"#), 1)]);
+    apply(store, "t1", Guard::default(), &[publish("two", None, 2)]);
+    let task = load(store, "t1", LoadScope::Control).expect("task").task;
+    assert_eq!(task.status_message.as_deref(), Some("two"));
+    assert_eq!(task.status_meta.as_deref(), Some(r#"{"n":1}"#));
+    assert_eq!(task.status_published, 2);
+    assert_eq!(task.last_updated_at, Timestamp(40));
+}
+
+fn await_input_from_working_only(store: &dyn Store) {
+    let mut done = task("t1", 10);
+    done.status = TaskStatus::Completed;
+    store.create(&done).expect("create");
+    apply(store, "t1", Guard::default(), &[Write::AwaitInput { at: Timestamp(50) }]);
+    let task = load(store, "t1", LoadScope::Control).expect("task").task;
+    assert_eq!(task.status, TaskStatus::Completed);
+    assert_eq!(task.last_updated_at, Timestamp(10));
+}
+
+fn purge_is_scoped(store: &dyn Store) {
+    for id in ["t1", "t2"] {
+        store.create(&task(id, 10)).expect("create");
+        let writes = [
+            Write::PutStep(step("a", StepKind::Do, StepStatus::Completed, 1)),
+            Write::PutInput(input("b", false, 2)),
+        ];
+        apply(store, id, Guard::default(), &writes);
+    }
+    store.purge("t1").expect("purge");
+    store.purge("t1").expect("purge again");
+    store.purge("never").expect("purge missing");
+    assert_eq!(load(store, "t1", LoadScope::Full), None);
+    assert_eq!(store.load_input("t1", "b").expect("load_input"), None);
+    let kept = load(store, "t2", LoadScope::Full).expect("t2 kept");
+    assert_eq!((kept.steps.len(), kept.inputs.len()), (1, 1));
+    assert_eq!(store.task_ids().expect("task_ids"), ["t2"]);
+}
+
+fn task_ids_ordered(store: &dyn Store) {
+    for (id, at) in [("c", 30), ("a", 10), ("b", 20)] {
+        store.create(&task(id, at)).expect("create");
+    }
+    assert_eq!(store.task_ids().expect("task_ids"), ["a", "b", "c"]);
+}
+
+fn load_input_reads_one_row(store: &dyn Store) {
+    store.create(&task("t1", 10)).expect("create");
+    let row = input("k", false, 1);
+    apply(store, "t1", Guard::default(), &[Write::PutInput(row.clone())]);
+    assert_eq!(store.load_input("t1", "k").expect("load_input"), Some(row.clone()));
+    assert_eq!(store.load_input("t1", "other").expect("load_input"), None);
+    let mut answered = row;
+    answered.answered = true;
+    answered.response = Some("{}".into());
+    apply(store, "t1", Guard::default(), &[Write::PutInput(answered.clone())]);
+    assert_eq!(store.load_input("t1", "k").expect("load_input"), Some(answered));
+}
+
+fn same_keys_in_two_tasks(store: &dyn Store) {
+    for (id, seq) in [("t1", 1), ("t2", 2)] {
+        store.create(&task(id, 10)).expect("create");
+        let writes = [Write::PutStep(step("same", StepKind::Do, StepStatus::Completed, seq))];
+        apply(store, id, Guard::default(), &writes);
+    }
+    let seq = |id| load(store, id, LoadScope::Full).expect("task").steps["same"].seq;
+    assert_eq!((seq("t1"), seq("t2")), (1, 2));
+}
+
+fn values_round_trip(store: &dyn Store) {
+    let mut unusual = task("t-ünïcødé 🚀", 10);
+    unusual.input = format!(r#"{{"text":"{}","quote":"\"'\\n"}}"#, "x".repeat(100_000));
+    unusual.status_message = Some(String::new());
+    unusual.generation = i64::MAX as u64;
+    unusual.ttl = Some(Duration::from_millis(u64::from(u32::MAX) * 1000));
+    store.create(&unusual).expect("create");
+    let loaded = load(store, &unusual.task_id, LoadScope::Full).expect("task");
+    assert_eq!(loaded.task, unusual);
+}

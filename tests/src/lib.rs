@@ -1,0 +1,1 @@
+//! Behaviour tests of durable-mcp live in `tests/`; this library is empty.
