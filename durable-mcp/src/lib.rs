@@ -50,5 +50,5 @@ pub mod native;
 pub mod testing;
 
 pub use runtime::{
-    Engine, ElicitOutcome, StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry,
+    ElicitOutcome, Engine, StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry,
 };

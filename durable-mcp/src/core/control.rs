@@ -56,7 +56,10 @@ pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
 }
 
 /// Checks that an existing row with the same id was created for the same tool.
-pub fn check_duplicate_create(existing: &TaskRecord, requested: &NewTask) -> Result<(), EngineError> {
+pub fn check_duplicate_create(
+    existing: &TaskRecord,
+    requested: &NewTask,
+) -> Result<(), EngineError> {
     if existing.tool_name != requested.tool_name {
         return Err(EngineError::TaskIdConflict {
             task_id: existing.task_id.clone(),
@@ -141,7 +144,10 @@ pub fn validate_responses(
     let mut parsed = Vec::with_capacity(map.len());
     for (key, value) in map {
         if !value.is_object() {
-            return Err(invalid(format!("the response to {key:?} is {}", type_name(value))));
+            return Err(invalid(format!(
+                "the response to {key:?} is {}",
+                type_name(value)
+            )));
         }
         let json = value.to_string();
         limits.check_value(|| format!("the response to {key:?}"), &json)?;
@@ -166,7 +172,11 @@ fn type_name(value: &Value) -> &'static str {
 /// An answered elicitation resumes an `input_required` task once none is left unanswered; an
 /// answered offer cuts the task's latest pending sleep short (or, with none pending, the next
 /// one it records). A terminal task takes no answers.
-pub fn plan_update(state: &TaskState, responses: &[(String, String)], now: Timestamp) -> Vec<Write> {
+pub fn plan_update(
+    state: &TaskState,
+    responses: &[(String, String)],
+    now: Timestamp,
+) -> Vec<Write> {
     let task = &state.task;
     if task.status.is_terminal() {
         return Vec::new();

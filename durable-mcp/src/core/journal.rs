@@ -75,9 +75,13 @@ impl StepStatus {
 
     /// The status named `name`.
     pub fn parse(name: &str) -> Option<Self> {
-        [StepStatus::Pending, StepStatus::Completed, StepStatus::Failed]
-            .into_iter()
-            .find(|status| status.as_str() == name)
+        [
+            StepStatus::Pending,
+            StepStatus::Completed,
+            StepStatus::Failed,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == name)
     }
 }
 

@@ -20,7 +20,11 @@ impl Limits {
     };
 
     /// Checks a serialised value against the value limit.
-    pub fn check_value(&self, what: impl FnOnce() -> String, json: &str) -> Result<(), EngineError> {
+    pub fn check_value(
+        &self,
+        what: impl FnOnce() -> String,
+        json: &str,
+    ) -> Result<(), EngineError> {
         if json.len() > self.max_value_bytes {
             return Err(EngineError::ValueTooLarge {
                 what: what(),

@@ -151,9 +151,10 @@ fn time_out_inputs(state: &TaskState, now: Timestamp) -> Vec<Write> {
     if writes.is_empty() {
         return writes;
     }
-    let still_waiting = state.inputs.values().any(|i| {
-        i.blocking && !i.answered && !i.timeout_at.is_some_and(|at| at <= now)
-    });
+    let still_waiting = state
+        .inputs
+        .values()
+        .any(|i| i.blocking && !i.answered && i.timeout_at.is_none_or(|at| at > now));
     let mut task = state.task.clone();
     task.last_updated_at = now;
     if task.status == TaskStatus::InputRequired && !still_waiting {

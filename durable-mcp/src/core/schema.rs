@@ -95,7 +95,8 @@ pub const INSERT_TASK: &str = "INSERT OR IGNORE INTO task (task_id, tool_name, i
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
     ?20, ?21, ?22)";
 
-/// Replaces every column of a task row but its id and version. Parameters: [`task_params`].
+/// Replaces every column of a task row but its id and version. Parameters: [`task_params`]
+/// without the last (`version`).
 pub const PUT_TASK: &str = "UPDATE task SET tool_name = ?2, input = ?3, status = ?4, \
     status_message = ?5, status_meta = ?6, status_published = ?7, created_at = ?8, \
     last_updated_at = ?9, finished_at = ?10, ttl_ms = ?11, poll_interval_ms = ?12, result = ?13, \
@@ -245,7 +246,8 @@ impl<R: SqlRow + ?Sized> Reader<'_, R> {
         self.opt_uint(i)?.ok_or_else(|| Self::missing(i))
     }
     fn opt_uint(&self, i: usize) -> Result<Option<u64>, RowError> {
-        self.0.integer(i)?
+        self.0
+            .integer(i)?
             .map(|v| {
                 u64::try_from(v).map_err(|_| RowError {
                     column: i,
@@ -295,7 +297,9 @@ pub fn task_params(task: &TaskRecord) -> Vec<SqlValue> {
         task.ttl.map_or(SqlValue::Null, |t| int(duration_millis(t))),
         int(duration_millis(task.poll_interval)),
         task.result.clone().into(),
-        task.error.as_ref().map_or(SqlValue::Null, |e| SqlValue::Integer(e.code)),
+        task.error
+            .as_ref()
+            .map_or(SqlValue::Null, |e| SqlValue::Integer(e.code)),
         task.error.as_ref().map(|e| e.message.clone()).into(),
         flag(task.cancel_requested),
         int(u64::from(task.run_attempt)),
@@ -414,7 +418,12 @@ pub fn input_from_row(row: &(impl SqlRow + ?Sized)) -> Result<InputRow, RowError
 /// The statement and parameters that carry out one write on a SQL store.
 pub fn write_statement(task_id: &str, write: &Write) -> (&'static str, Vec<SqlValue>) {
     match write {
-        Write::PutTask(task) => (PUT_TASK, task_params(task)),
+        Write::PutTask(task) => {
+            // PUT_TASK leaves `version` (the last parameter) to the guard.
+            let mut params = task_params(task);
+            params.pop();
+            (PUT_TASK, params)
+        }
         Write::PutStep(step) => (PUT_STEP, step_params(task_id, step)),
         Write::PutInput(input) => (PUT_INPUT, input_params(task_id, input)),
         Write::PublishStatus {

@@ -94,8 +94,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
         Some((whole, fraction)) => (whole, fraction),
         None => (number, ""),
     };
-    if whole.is_empty() || fraction.contains('.') || (number.contains('.') && fraction.is_empty())
-    {
+    if whole.is_empty() || fraction.contains('.') || (number.contains('.') && fraction.is_empty()) {
         return Err(error("the number is malformed"));
     }
     let too_large = || error("it is too large");
@@ -117,8 +116,13 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
 /// Formats a duration in the grammar [`parse_duration`] reads, with the largest exact unit.
 pub fn format_duration(duration: Duration) -> String {
     let millis = duration_millis(duration);
-    for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)] {
-        if millis != 0 && millis % size == 0 {
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+    ] {
+        if millis != 0 && millis.is_multiple_of(size) {
             return format!("{}{unit}", millis / size);
         }
     }

@@ -177,7 +177,9 @@ impl Store for SqliteStore {
         }
         drop(statement);
         let mut inputs = std::collections::BTreeMap::new();
-        let mut statement = tx.prepare_cached(schema::SELECT_INPUTS).map_err(sql_error)?;
+        let mut statement = tx
+            .prepare_cached(schema::SELECT_INPUTS)
+            .map_err(sql_error)?;
         let rows = statement
             .query_map([task_id], |row| {
                 schema::input_from_row(&Columns(row)).map_err(row_error)
@@ -215,9 +217,10 @@ impl Store for SqliteStore {
         let cancel_requested: Option<i64> = tx
             .prepare_cached(schema::GUARD)
             .and_then(|mut s| {
-                s.query_row(params_from_iter(bind(schema::guard_params(task_id, guard))), |r| {
-                    r.get(0)
-                })
+                s.query_row(
+                    params_from_iter(bind(schema::guard_params(task_id, guard))),
+                    |r| r.get(0),
+                )
                 .optional()
             })
             .map_err(sql_error)?;
@@ -260,11 +263,10 @@ impl Store for SqliteStore {
         let mut statement = connection
             .prepare_cached(schema::SELECT_TASK_IDS)
             .map_err(sql_error)?;
-        let ids = statement
+        statement
             .query_map([], |row| row.get(0))
             .map_err(sql_error)?
             .collect::<Result<Vec<String>, _>>()
-            .map_err(sql_error);
-        ids
+            .map_err(sql_error)
     }
 }

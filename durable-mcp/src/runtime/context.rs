@@ -154,7 +154,9 @@ impl TaskContext {
             Ok(duration) => duration,
             Err(source) => {
                 let what = format!("the duration of sleep {key:?}");
-                return self.fail(EngineError::InvalidDuration { what, source }).await;
+                return self
+                    .fail(EngineError::InvalidDuration { what, source })
+                    .await;
             }
         };
         let wake_at = self.now().saturating_add(duration);
@@ -220,9 +222,9 @@ impl TaskContext {
         match self.elicit_inner(name, &request, None).await {
             ElicitOutcome::Answered(response) => Ok(response),
             // Only a deadline times an elicitation out, and this one has none.
-            ElicitOutcome::TimedOut => Err(TaskError::failed(format!(
-                "elicitation {name:?} timed out"
-            ))),
+            ElicitOutcome::TimedOut => {
+                Err(TaskError::failed(format!("elicitation {name:?} timed out")))
+            }
         }
     }
 
@@ -239,7 +241,9 @@ impl TaskContext {
             Ok(timeout) => timeout,
             Err(source) => {
                 let what = format!("the timeout of elicitation {name:?}");
-                return self.fail(EngineError::InvalidDuration { what, source }).await;
+                return self
+                    .fail(EngineError::InvalidDuration { what, source })
+                    .await;
             }
         };
         Ok(self.elicit_inner(name, &request, Some(timeout)).await)
@@ -255,7 +259,11 @@ impl TaskContext {
         match self.recorded_input(&key, StepKind::Elicit).await {
             Some(row) if row.timed_out => return ElicitOutcome::TimedOut,
             Some(row) if row.answered => {
-                let response = row.response.as_deref().map(parse_json).unwrap_or(Value::Null);
+                let response = row
+                    .response
+                    .as_deref()
+                    .map(parse_json)
+                    .unwrap_or(Value::Null);
                 return ElicitOutcome::Answered(response);
             }
             Some(_) => return self.stop(Suspension::Wait).await,
@@ -265,7 +273,11 @@ impl TaskContext {
         let what = || format!("the request of elicitation {key:?}");
         let request = match request.to_value() {
             Ok(value) => value,
-            Err(error) => return self.fail(EngineError::not_serialisable(what(), &error)).await,
+            Err(error) => {
+                return self
+                    .fail(EngineError::not_serialisable(what(), &error))
+                    .await;
+            }
         };
         let request = match to_stored_json(&self.limits, what, &request) {
             Ok(json) => json,
@@ -446,11 +458,12 @@ impl TaskContext {
 
     /// Records why the run stops and never completes. The first reason stands.
     pub(crate) async fn stop<T>(&self, why: Suspension) -> T {
-        let mut slot = self.suspension.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(why);
+        {
+            let mut slot = self.suspension.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(why);
+            }
         }
-        drop(slot);
         std::future::pending().await
     }
 
@@ -569,7 +582,9 @@ impl TaskContext {
         let timeout = timeout.unwrap_or(self.step_timeout);
         let outcome = step::attempt(&*self.host.timer, closure(), timeout).await;
         let now = self.now();
-        let seq = recorded.as_ref().map_or_else(|| self.take_seq(), |row| row.seq);
+        let seq = recorded
+            .as_ref()
+            .map_or_else(|| self.take_seq(), |row| row.seq);
         let created_at = recorded.as_ref().map_or(now, |row| row.created_at);
         let mut row = StepRow {
             key,

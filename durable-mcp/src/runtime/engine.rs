@@ -138,7 +138,8 @@ impl Engine {
         let state = if state.task == record {
             state
         } else {
-            self.load(&new.task_id, LoadScope::Control)?.unwrap_or(state)
+            self.load(&new.task_id, LoadScope::Control)?
+                .unwrap_or(state)
         };
         self.reschedule(&state);
         Ok(control::snapshot(&state))
@@ -146,7 +147,8 @@ impl Engine {
 
     /// The task's snapshot as `caller` may see it. Never writes.
     pub fn get(&self, task_id: &str, caller: Option<&str>) -> Result<TaskSnapshot, EngineError> {
-        self.visible(task_id, caller).map(|state| control::snapshot(&state))
+        self.visible(task_id, Access::Caller(caller))
+            .map(|state| control::snapshot(&state))
     }
 
     /// Records input responses (`{key: response object}`): the first answer to a key wins,
@@ -159,7 +161,7 @@ impl Engine {
         caller: Option<&str>,
     ) -> Result<(), EngineError> {
         let responses = control::validate_responses(responses, &self.limits)?;
-        self.control_write(task_id, caller, |state, now| {
+        self.control_write(task_id, Access::Caller(caller), |state, now| {
             control::plan_update(state, &responses, now)
         })
     }
@@ -167,7 +169,7 @@ impl Engine {
     /// Asks a live task to stop; it is `cancelled` once that is observed (at once when nothing
     /// runs, else at the body's next step boundary). Idempotent; a finished task stays as it is.
     pub fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), EngineError> {
-        self.control_write(task_id, caller, control::plan_cancel)?;
+        self.control_write(task_id, Access::Caller(caller), control::plan_cancel)?;
         // A task that is not running can be settled right away.
         if !self.in_flight.borrow().contains(task_id) {
             let state = self.load(task_id, LoadScope::Control)?;
@@ -233,18 +235,22 @@ impl Engine {
     }
 
     /// Re-arms every stored task after a restart. A task whose activation died with the host
-    /// (or that was due meanwhile) runs at once. Returns how many tasks were found.
+    /// runs again at once rather than at its redelivery anchor. Returns how many tasks were
+    /// found.
     pub fn recover(&self) -> Result<usize, EngineError> {
         let ids = self.host.store.task_ids().map_err(store_error)?;
-        let now = self.host.clock.now();
         for id in &ids {
-            if let Some(state) = self.load(id, LoadScope::Control)? {
-                let wake = schedule::next_wake(&state);
-                let live = !state.task.status.is_terminal();
-                let died_running = live && state.task.next_run_at.is_some();
-                let at = if died_running { Some(now) } else { wake };
-                self.host.scheduler.schedule(id, at);
-            }
+            // Only a claim sets `next_run_at` in the future; after a restart nothing runs, so
+            // that claim's activation is dead and its redelivery is due now.
+            self.control_write(id, Access::Engine, |state, now| {
+                let mut task = state.task.clone();
+                if task.status.is_terminal() || task.next_run_at.is_none_or(|at| at <= now) {
+                    return Vec::new();
+                }
+                task.next_run_at = Some(now);
+                vec![Write::PutTask(task)]
+            })?;
+            self.reschedule_by_id(id)?;
         }
         Ok(ids.len())
     }
@@ -320,9 +326,11 @@ impl Engine {
     }
 
     fn definition(&self, name: &str) -> Result<&TaskDefinition, EngineError> {
-        self.registry.get(name).ok_or_else(|| EngineError::UnknownTask {
-            name: name.to_owned(),
-        })
+        self.registry
+            .get(name)
+            .ok_or_else(|| EngineError::UnknownTask {
+                name: name.to_owned(),
+            })
     }
 
     fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, EngineError> {
@@ -336,9 +344,12 @@ impl Engine {
             .map_err(store_error)
     }
 
-    fn visible(&self, task_id: &str, caller: Option<&str>) -> Result<TaskState, EngineError> {
+    fn visible(&self, task_id: &str, access: Access<'_>) -> Result<TaskState, EngineError> {
         self.load(task_id, LoadScope::Control)?
-            .filter(|state| state.task.visible_to(caller))
+            .filter(|state| match access {
+                Access::Engine => true,
+                Access::Caller(caller) => state.task.visible_to(caller),
+            })
             .ok_or_else(|| EngineError::NotFound {
                 task_id: task_id.to_owned(),
             })
@@ -348,16 +359,18 @@ impl Engine {
     fn control_write(
         &self,
         task_id: &str,
-        caller: Option<&str>,
+        access: Access<'_>,
         plan: impl Fn(&TaskState, crate::core::Timestamp) -> Vec<Write>,
     ) -> Result<(), EngineError> {
         for _ in 0..MAX_CONFLICT_RETRIES {
-            let state = self.visible(task_id, caller)?;
+            let state = self.visible(task_id, access)?;
             let writes = plan(&state, self.host.clock.now());
             if writes.is_empty() {
                 return Ok(());
             }
-            if let Applied::Done { .. } = self.apply(task_id, version_guard(Some(&state)), &writes)? {
+            if let Applied::Done { .. } =
+                self.apply(task_id, version_guard(Some(&state)), &writes)?
+            {
                 return self.reschedule_by_id(task_id);
             }
         }
@@ -376,6 +389,13 @@ impl Engine {
         let wake = schedule::next_wake(state);
         self.host.scheduler.schedule(&state.task.task_id, wake);
     }
+}
+
+/// Who reads a task: a caller, checked against the task's principal, or the engine itself.
+#[derive(Clone, Copy)]
+enum Access<'a> {
+    Engine,
+    Caller(Option<&'a str>),
 }
 
 fn version_guard(state: Option<&TaskState>) -> Guard {
@@ -398,9 +418,8 @@ fn conflict(task_id: &str) -> EngineError {
 /// 128 random bits from the operating system, as 32 lowercase hex digits.
 pub fn new_task_id() -> Result<String, EngineError> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|error| {
-        EngineError::Store(format!("the OS random source failed: {error}"))
-    })?;
+    getrandom::fill(&mut bytes)
+        .map_err(|error| EngineError::Store(format!("the OS random source failed: {error}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

@@ -12,23 +12,47 @@ use crate::core::{
 };
 use crate::runtime::Store;
 
+/// One check of the suite, run on a fresh store.
+type Check = fn(&dyn Store);
+
 /// Runs every check against stores made by `make`, panicking with the check's name on the
 /// first difference.
 pub fn store_conformance<S: Store>(make: impl Fn() -> S) {
-    let checks: &[(&str, fn(&dyn Store))] = &[
-        ("create inserts once and returns the stored row", create_is_insert_or_get),
-        ("reads of a missing task write nothing", missing_task_reads_write_nothing),
-        ("every write applies as the reference applies it", writes_match_reference),
+    let checks: &[(&str, Check)] = &[
+        (
+            "create inserts once and returns the stored row",
+            create_is_insert_or_get,
+        ),
+        (
+            "reads of a missing task write nothing",
+            missing_task_reads_write_nothing,
+        ),
+        (
+            "every write applies as the reference applies it",
+            writes_match_reference,
+        ),
         ("a control load returns only pending steps", control_scope),
-        ("guards refuse stale writes and write nothing", guards_refuse),
+        (
+            "guards refuse stale writes and write nothing",
+            guards_refuse,
+        ),
         ("each apply bumps the version once", version_bumps),
-        ("the cancel flag is reported as of the commit", cancel_flag_reported),
+        (
+            "the cancel flag is reported as of the commit",
+            cancel_flag_reported,
+        ),
         ("status meta is kept when none is given", status_meta_kept),
-        ("only a working task moves to input_required", await_input_from_working_only),
+        (
+            "only a working task moves to input_required",
+            await_input_from_working_only,
+        ),
         ("purge deletes one task's rows only", purge_is_scoped),
         ("task ids come oldest first", task_ids_ordered),
         ("one input row reads back fresh", load_input_reads_one_row),
-        ("tasks with the same step keys stay apart", same_keys_in_two_tasks),
+        (
+            "tasks with the same step keys stay apart",
+            same_keys_in_two_tasks,
+        ),
         ("values round-trip exactly", values_round_trip),
     ];
     for (name, check) in checks {
@@ -129,7 +153,10 @@ fn missing_task_reads_write_nothing(store: &dyn Store) {
     assert_eq!(load(store, "nope", LoadScope::Control), None);
     assert_eq!(store.load_input("nope", "k").expect("load_input"), None);
     let write = Write::PutStep(step("s", StepKind::Do, StepStatus::Completed, 1));
-    assert_eq!(apply(store, "nope", Guard::default(), &[write]), Applied::Stale);
+    assert_eq!(
+        apply(store, "nope", Guard::default(), &[write]),
+        Applied::Stale
+    );
     assert_eq!(store.task_ids().expect("task_ids"), Vec::<String>::new());
     assert_eq!(load(store, "nope", LoadScope::Full), None);
 }
@@ -158,13 +185,23 @@ fn writes_match_reference(store: &dyn Store) {
             Write::PutStep(step("fetch", StepKind::Do, StepStatus::Completed, 1)),
             Write::PutStep(step("fetch#2", StepKind::Do, StepStatus::Pending, 2)),
         ],
-        vec![Write::PutStep(step("nap", StepKind::Sleep, StepStatus::Pending, 3))],
+        vec![Write::PutStep(step(
+            "nap",
+            StepKind::Sleep,
+            StepStatus::Pending,
+            3,
+        ))],
         vec![
             Write::PutInput(input("approve", true, 5)),
             Write::AwaitInput { at: Timestamp(50) },
         ],
         vec![Write::PutInput(input("note", false, 6))],
-        vec![Write::PutStep(step("peek", StepKind::Check, StepStatus::Completed, 7))],
+        vec![Write::PutStep(step(
+            "peek",
+            StepKind::Check,
+            StepStatus::Completed,
+            7,
+        ))],
         vec![Write::PublishStatus {
             message: "fetching".into(),
             meta: Some(r#"{"done":1}"#.into()),
@@ -172,8 +209,17 @@ fn writes_match_reference(store: &dyn Store) {
             at: Timestamp(60),
         }],
         vec![Write::PutInput(answered)],
-        vec![Write::PutStep(step("fetch#2", StepKind::Do, StepStatus::Failed, 2))],
-        vec![Write::ClearSleepCut, Write::PutTask(changed), Write::ClearSleepCut],
+        vec![Write::PutStep(step(
+            "fetch#2",
+            StepKind::Do,
+            StepStatus::Failed,
+            2,
+        ))],
+        vec![
+            Write::ClearSleepCut,
+            Write::PutTask(changed),
+            Write::ClearSleepCut,
+        ],
     ];
     for (index, batch) in batches.iter().enumerate() {
         let guard = Guard {
@@ -181,8 +227,16 @@ fn writes_match_reference(store: &dyn Store) {
             generation: Some(expected.task.generation),
         };
         let reference_applied = expected.apply_guarded(guard, batch);
-        assert_eq!(apply(store, "t1", guard, batch), reference_applied, "batch {index}");
-        assert_eq!(load(store, "t1", LoadScope::Full).as_ref(), Some(&expected), "batch {index}");
+        assert_eq!(
+            apply(store, "t1", guard, batch),
+            reference_applied,
+            "batch {index}"
+        );
+        assert_eq!(
+            load(store, "t1", LoadScope::Full).as_ref(),
+            Some(&expected),
+            "batch {index}"
+        );
     }
 }
 
@@ -208,7 +262,12 @@ fn control_scope(store: &dyn Store) {
 fn guards_refuse(store: &dyn Store) {
     let created = task("t1", 10);
     store.create(&created).expect("create");
-    let write = [Write::PutStep(step("a", StepKind::Do, StepStatus::Completed, 1))];
+    let write = [Write::PutStep(step(
+        "a",
+        StepKind::Do,
+        StepStatus::Completed,
+        1,
+    ))];
     let stale_version = Guard {
         version: Some(5),
         generation: None,
@@ -219,19 +278,31 @@ fn guards_refuse(store: &dyn Store) {
     };
     assert_eq!(apply(store, "t1", stale_version, &write), Applied::Stale);
     assert_eq!(apply(store, "t1", stale_generation, &write), Applied::Stale);
-    assert_eq!(load(store, "t1", LoadScope::Full), Some(reference(&created)));
+    assert_eq!(
+        load(store, "t1", LoadScope::Full),
+        Some(reference(&created))
+    );
     let both = Guard {
         version: Some(0),
         generation: Some(0),
     };
-    assert!(matches!(apply(store, "t1", both, &write), Applied::Done { .. }));
+    assert!(matches!(
+        apply(store, "t1", both, &write),
+        Applied::Done { .. }
+    ));
 }
 
 fn version_bumps(store: &dyn Store) {
     store.create(&task("t1", 10)).expect("create");
     for expected in 1..=3 {
         apply(store, "t1", Guard::default(), &[]);
-        assert_eq!(load(store, "t1", LoadScope::Control).expect("task").task.version, expected);
+        assert_eq!(
+            load(store, "t1", LoadScope::Control)
+                .expect("task")
+                .task
+                .version,
+            expected
+        );
     }
 }
 
@@ -239,12 +310,27 @@ fn cancel_flag_reported(store: &dyn Store) {
     let mut created = task("t1", 10);
     store.create(&created).expect("create");
     let no_op = apply(store, "t1", Guard::default(), &[]);
-    assert_eq!(no_op, Applied::Done { cancel_requested: false });
+    assert_eq!(
+        no_op,
+        Applied::Done {
+            cancel_requested: false
+        }
+    );
     created.cancel_requested = true;
     let set = apply(store, "t1", Guard::default(), &[Write::PutTask(created)]);
-    assert_eq!(set, Applied::Done { cancel_requested: true });
+    assert_eq!(
+        set,
+        Applied::Done {
+            cancel_requested: true
+        }
+    );
     let later = apply(store, "t1", Guard::default(), &[Write::ClearSleepCut]);
-    assert_eq!(later, Applied::Done { cancel_requested: true });
+    assert_eq!(
+        later,
+        Applied::Done {
+            cancel_requested: true
+        }
+    );
 }
 
 fn status_meta_kept(store: &dyn Store) {
@@ -255,7 +341,12 @@ fn status_meta_kept(store: &dyn Store) {
         published,
         at: Timestamp(40),
     };
-    apply(store, "t1", Guard::default(), &[publish("one", Some(r#"{"n":1}"#), 1)]);
+    apply(
+        store,
+        "t1",
+        Guard::default(),
+        &[publish("one", Some(r#"{"n":1}"#), 1)],
+    );
     apply(store, "t1", Guard::default(), &[publish("two", None, 2)]);
     let task = load(store, "t1", LoadScope::Control).expect("task").task;
     assert_eq!(task.status_message.as_deref(), Some("two"));
@@ -268,7 +359,12 @@ fn await_input_from_working_only(store: &dyn Store) {
     let mut done = task("t1", 10);
     done.status = TaskStatus::Completed;
     store.create(&done).expect("create");
-    apply(store, "t1", Guard::default(), &[Write::AwaitInput { at: Timestamp(50) }]);
+    apply(
+        store,
+        "t1",
+        Guard::default(),
+        &[Write::AwaitInput { at: Timestamp(50) }],
+    );
     let task = load(store, "t1", LoadScope::Control).expect("task").task;
     assert_eq!(task.status, TaskStatus::Completed);
     assert_eq!(task.last_updated_at, Timestamp(10));
@@ -303,20 +399,41 @@ fn task_ids_ordered(store: &dyn Store) {
 fn load_input_reads_one_row(store: &dyn Store) {
     store.create(&task("t1", 10)).expect("create");
     let row = input("k", false, 1);
-    apply(store, "t1", Guard::default(), &[Write::PutInput(row.clone())]);
-    assert_eq!(store.load_input("t1", "k").expect("load_input"), Some(row.clone()));
+    apply(
+        store,
+        "t1",
+        Guard::default(),
+        &[Write::PutInput(row.clone())],
+    );
+    assert_eq!(
+        store.load_input("t1", "k").expect("load_input"),
+        Some(row.clone())
+    );
     assert_eq!(store.load_input("t1", "other").expect("load_input"), None);
     let mut answered = row;
     answered.answered = true;
     answered.response = Some("{}".into());
-    apply(store, "t1", Guard::default(), &[Write::PutInput(answered.clone())]);
-    assert_eq!(store.load_input("t1", "k").expect("load_input"), Some(answered));
+    apply(
+        store,
+        "t1",
+        Guard::default(),
+        &[Write::PutInput(answered.clone())],
+    );
+    assert_eq!(
+        store.load_input("t1", "k").expect("load_input"),
+        Some(answered)
+    );
 }
 
 fn same_keys_in_two_tasks(store: &dyn Store) {
     for (id, seq) in [("t1", 1), ("t2", 2)] {
         store.create(&task(id, 10)).expect("create");
-        let writes = [Write::PutStep(step("same", StepKind::Do, StepStatus::Completed, seq))];
+        let writes = [Write::PutStep(step(
+            "same",
+            StepKind::Do,
+            StepStatus::Completed,
+            seq,
+        ))];
         apply(store, id, Guard::default(), &writes);
     }
     let seq = |id| load(store, id, LoadScope::Full).expect("task").steps["same"].seq;

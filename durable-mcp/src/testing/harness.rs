@@ -12,9 +12,7 @@ use super::clock::{RecordingScheduler, VirtualClock, VirtualTimer};
 use super::memory::MemoryStore;
 use crate::core::control::TaskSnapshot;
 use crate::core::{EngineError, TaskState, TaskStatus, Timestamp};
-use crate::runtime::{
-    CreateTask, Engine, Host, IntoDelay, LocalBoxFuture, Store, TaskRegistry,
-};
+use crate::runtime::{CreateTask, Engine, Host, IntoDelay, LocalBoxFuture, Store, TaskRegistry};
 
 /// How long [`Harness::run_until_idle`] waits for a step that awaits something outside
 /// virtual time (real I/O) before it calls the task stalled.
@@ -39,8 +37,8 @@ struct Activation {
 /// look at the journal. A task body is unit-tested in milliseconds this way.
 ///
 /// Ticks fire exactly when the engine scheduled them; virtual time moves only in
-/// [`advance`](Harness::advance). Engine errors from ticks are collected in
-/// [`tick_errors`](Harness::tick_errors).
+/// [`advance`](Harness::advance). An engine error from a tick (a failing store) panics, so a
+/// test never passes over one.
 pub struct Harness {
     clock: Rc<VirtualClock>,
     store: Rc<dyn Store>,
@@ -48,7 +46,6 @@ pub struct Harness {
     registry: TaskRegistry,
     engine: Rc<Engine>,
     running: Vec<Activation>,
-    errors: Vec<EngineError>,
 }
 
 impl Harness {
@@ -69,7 +66,6 @@ impl Harness {
             registry,
             engine,
             running: Vec::new(),
-            errors: Vec::new(),
         }
     }
 
@@ -279,11 +275,6 @@ impl Harness {
         }
     }
 
-    /// Engine errors returned by ticks so far.
-    pub fn tick_errors(&self) -> &[EngineError] {
-        &self.errors
-    }
-
     fn poll_running(&mut self) -> bool {
         let mut progressed = false;
         let mut index = 0;
@@ -295,11 +286,15 @@ impl Harness {
             }
             progressed = true;
             let waker = Waker::from(activation.woken.clone());
-            match activation.future.as_mut().poll(&mut Context::from_waker(&waker)) {
+            match activation
+                .future
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+            {
                 Poll::Ready(result) => {
-                    self.running.swap_remove(index);
+                    let activation = self.running.swap_remove(index);
                     if let Err(error) = result {
-                        self.errors.push(error);
+                        panic!("the tick of task {:?} failed: {error}", activation.task_id);
                     }
                 }
                 Poll::Pending => index += 1,

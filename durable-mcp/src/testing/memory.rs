@@ -22,18 +22,22 @@ impl MemoryStore {
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, TaskState>> {
         // Applying writes cannot panic halfway, so a poisoned lock still guards whole rows.
-        self.tasks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.tasks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
 impl Store for MemoryStore {
     fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
         let mut tasks = self.tasks();
-        let state = tasks.entry(task.task_id.clone()).or_insert_with(|| TaskState {
-            task: task.clone(),
-            steps: BTreeMap::new(),
-            inputs: BTreeMap::new(),
-        });
+        let state = tasks
+            .entry(task.task_id.clone())
+            .or_insert_with(|| TaskState {
+                task: task.clone(),
+                steps: BTreeMap::new(),
+                inputs: BTreeMap::new(),
+            });
         Ok(state.task.clone())
     }
 

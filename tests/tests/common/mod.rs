@@ -1,0 +1,207 @@
+//! Helpers shared by the behaviour tests.
+#![allow(dead_code)]
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use durable_mcp::core::{
+    Applied, Guard, InputRow, LoadScope, StepKind, StepStatus, TaskRecord, TaskState, Write,
+};
+use durable_mcp::runtime::{LocalBoxFuture, Store, StoreError};
+use durable_mcp::testing::{Harness, MemoryStore};
+use durable_mcp::{TaskContext, TaskDefinition, TaskError, TaskRegistry};
+use serde_json::Value;
+
+/// Counts runs of something (a closure, a side effect) across replays.
+#[derive(Clone, Debug, Default)]
+pub struct Counter(Rc<Cell<u32>>);
+
+impl Counter {
+    pub fn hit(&self) -> u32 {
+        self.0.set(self.0.get() + 1);
+        self.0.get()
+    }
+    pub fn get(&self) -> u32 {
+        self.0.get()
+    }
+}
+
+/// A log of events in order, shared with task bodies.
+#[derive(Clone, Debug, Default)]
+pub struct Log(Rc<RefCell<Vec<String>>>);
+
+impl Log {
+    pub fn push(&self, event: impl Into<String>) {
+        self.0.borrow_mut().push(event.into());
+    }
+    pub fn events(&self) -> Vec<String> {
+        self.0.borrow().clone()
+    }
+}
+
+/// A task definition from a closure returning a boxed body future.
+pub fn task(
+    name: &str,
+    body: impl for<'a> Fn(&'a TaskContext, Value) -> LocalBoxFuture<'a, Result<Value, TaskError>>
+    + 'static,
+) -> TaskDefinition {
+    TaskDefinition::new(name, body)
+}
+
+/// The text of a tool result's first content block.
+pub fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// The keys of the journal's step rows of `kind`, oldest first.
+pub fn step_keys(state: &TaskState, kind: StepKind) -> Vec<String> {
+    let mut rows: Vec<_> = state.steps.values().filter(|s| s.kind == kind).collect();
+    rows.sort_by_key(|s| s.seq);
+    rows.into_iter().map(|s| s.key.clone()).collect()
+}
+
+/// The status of the step row under `key`.
+pub fn step_status(state: &TaskState, key: &str) -> Option<StepStatus> {
+    state.steps.get(key).map(|s| s.status)
+}
+
+/// A tool result with one text block.
+pub fn reply(text: impl Into<String>) -> Value {
+    serde_json::json!({ "content": [{ "type": "text", "text": text.into() }] })
+}
+
+/// A harness and the temporary directory its store lives in (if any).
+pub struct Env {
+    pub harness: Harness,
+    pub store: Rc<CountingStore>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl std::ops::Deref for Env {
+    type Target = Harness;
+    fn deref(&self) -> &Harness {
+        &self.harness
+    }
+}
+
+impl std::ops::DerefMut for Env {
+    fn deref_mut(&mut self) -> &mut Harness {
+        &mut self.harness
+    }
+}
+
+/// Makes an environment for one task definition.
+pub type Setup = fn(TaskDefinition) -> Env;
+
+/// The in-memory store.
+pub fn memory(definition: TaskDefinition) -> Env {
+    env(definition, Box::new(MemoryStore::new()), None)
+}
+
+/// A SQLite store in a temporary file.
+pub fn sqlite(definition: TaskDefinition) -> Env {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = durable_mcp::native::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
+    env(definition, Box::new(store), Some(dir))
+}
+
+fn env(definition: TaskDefinition, inner: Box<dyn Store>, dir: Option<tempfile::TempDir>) -> Env {
+    let store = Rc::new(CountingStore {
+        inner,
+        applies: Cell::new(0),
+        publishes: Cell::new(0),
+    });
+    let harness = Harness::with_store(TaskRegistry::new().register(definition), store.clone());
+    Env {
+        harness,
+        store,
+        _dir: dir,
+    }
+}
+
+/// A store that counts the writes passing through to another store.
+pub struct CountingStore {
+    inner: Box<dyn Store>,
+    applies: Cell<u32>,
+    publishes: Cell<u32>,
+}
+
+impl CountingStore {
+    /// Calls of `apply` and `create` so far.
+    pub fn writes(&self) -> u32 {
+        self.applies.get()
+    }
+    /// Status publications so far.
+    pub fn publishes(&self) -> u32 {
+        self.publishes.get()
+    }
+}
+
+impl Store for CountingStore {
+    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
+        self.applies.set(self.applies.get() + 1);
+        self.inner.create(task)
+    }
+    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
+        self.inner.load(task_id, scope)
+    }
+    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
+        self.inner.load_input(task_id, key)
+    }
+    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
+        self.applies.set(self.applies.get() + 1);
+        let applied = self.inner.apply(task_id, guard, writes)?;
+        if matches!(applied, Applied::Done { .. }) {
+            let published = writes
+                .iter()
+                .filter(|w| matches!(w, Write::PublishStatus { .. }))
+                .count();
+            self.publishes.set(self.publishes.get() + published as u32);
+        }
+        Ok(applied)
+    }
+    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
+        self.applies.set(self.applies.get() + 1);
+        self.inner.purge(task_id)
+    }
+    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.task_ids()
+    }
+}
+
+/// A future that stays pending until the gate is opened.
+#[derive(Clone, Default)]
+pub struct Gate(Rc<RefCell<(bool, Option<std::task::Waker>)>>);
+
+impl Gate {
+    pub fn open(&self) {
+        let mut state = self.0.borrow_mut();
+        state.0 = true;
+        if let Some(waker) = state.1.take() {
+            waker.wake();
+        }
+    }
+    pub async fn wait(&self) {
+        std::future::poll_fn(|cx| {
+            let mut state = self.0.borrow_mut();
+            if state.0 {
+                std::task::Poll::Ready(())
+            } else {
+                state.1 = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+/// Polls a future that must finish without waiting (an engine tick with nothing to run).
+pub fn block_on_ready<T>(future: impl std::future::Future<Output = T>) -> T {
+    let waker = std::task::Waker::noop();
+    let mut context = std::task::Context::from_waker(waker);
+    let mut future = std::pin::pin!(future);
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(value) => value,
+        std::task::Poll::Pending => panic!("the future did not finish at once"),
+    }
+}
