@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::EngineError;
 use super::journal::{StepKind, StepStatus, TaskState, Write};
@@ -254,10 +254,130 @@ fn earliest(current: Option<Timestamp>, now: Timestamp) -> Timestamp {
     current.map_or(now, |at| at.min(now))
 }
 
-/// Parses stored JSON text back into a value map entry (used by snapshots and the driver).
-pub fn parse_object(text: &str) -> Option<Map<String, Value>> {
-    match serde_json::from_str(text) {
-        Ok(Value::Object(map)) => Some(map),
-        _ => None,
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::core::journal::InputRow;
+    use serde_json::json;
+
+    fn state(status: TaskStatus, inputs: &[(&str, bool)]) -> TaskState {
+        let new = NewTask {
+            task_id: "t".into(),
+            tool_name: "tool".into(),
+            input: "{}".into(),
+            ttl: None,
+            poll_interval: Duration::from_secs(5),
+            principal: None,
+        };
+        let mut task = new_task_record(new, Timestamp(0));
+        task.status = status;
+        task.next_run_at = None;
+        let inputs = inputs
+            .iter()
+            .enumerate()
+            .map(|(seq, (key, blocking))| {
+                let row = InputRow {
+                    key: (*key).into(),
+                    request: "{}".into(),
+                    response: None,
+                    answered: false,
+                    answered_at: None,
+                    timeout_at: None,
+                    timed_out: false,
+                    blocking: *blocking,
+                    consumed: false,
+                    seq: seq as u64 + 1,
+                    created_at: Timestamp(0),
+                };
+                ((*key).to_owned(), row)
+            })
+            .collect();
+        TaskState {
+            task,
+            steps: BTreeMap::new(),
+            inputs,
+        }
+    }
+
+    fn responses(value: serde_json::Value) -> Vec<(String, String)> {
+        validate_responses(&value, &Limits::DEFAULT).expect("valid")
+    }
+
+    fn task_write(writes: &[Write]) -> &TaskRecord {
+        writes
+            .iter()
+            .find_map(|w| match w {
+                Write::PutTask(t) => Some(t),
+                _ => None,
+            })
+            .expect("a task write")
+    }
+
+    #[test]
+    fn the_last_blocking_answer_resumes_the_task() {
+        let s = state(TaskStatus::InputRequired, &[("a", true), ("b", true)]);
+        let partial = plan_update(&s, &responses(json!({ "a": {} })), Timestamp(9));
+        assert_eq!(task_write(&partial).status, TaskStatus::InputRequired);
+        let both = plan_update(&s, &responses(json!({ "a": {}, "b": {} })), Timestamp(9));
+        let task = task_write(&both);
+        assert_eq!(
+            (task.status, task.next_run_at),
+            (TaskStatus::Working, Some(Timestamp(9)))
+        );
+    }
+
+    #[test]
+    fn answered_unknown_and_terminal_are_ignored() {
+        let mut s = state(TaskStatus::InputRequired, &[("a", true)]);
+        assert!(plan_update(&s, &responses(json!({ "zzz": {} })), Timestamp(1)).is_empty());
+        s.inputs.get_mut("a").expect("row").answered = true;
+        assert!(plan_update(&s, &responses(json!({ "a": {} })), Timestamp(1)).is_empty());
+        let done = state(TaskStatus::Completed, &[("a", true)]);
+        assert!(plan_update(&done, &responses(json!({ "a": {} })), Timestamp(1)).is_empty());
+    }
+
+    #[test]
+    fn responses_must_be_objects() {
+        for bad in [
+            json!(null),
+            json!([]),
+            json!({ "a": [] }),
+            json!({ "a": "yes" }),
+        ] {
+            assert!(validate_responses(&bad, &Limits::DEFAULT).is_err(), "{bad}");
+        }
+        assert!(validate_responses(&json!({}), &Limits::DEFAULT).is_ok());
+    }
+
+    #[test]
+    fn cancel_is_requested_once_and_never_on_a_terminal_task() {
+        let s = state(TaskStatus::Working, &[]);
+        let writes = plan_cancel(&s, Timestamp(3));
+        let task = task_write(&writes);
+        assert!(task.cancel_requested);
+        assert_eq!(task.next_run_at, Some(Timestamp(3)));
+        let mut requested = s.clone();
+        requested.task.cancel_requested = true;
+        assert!(plan_cancel(&requested, Timestamp(4)).is_empty());
+        assert!(plan_cancel(&state(TaskStatus::Failed, &[]), Timestamp(4)).is_empty());
+    }
+
+    #[test]
+    fn snapshots_list_only_unanswered_elicitations_in_order() {
+        let mut s = state(
+            TaskStatus::InputRequired,
+            &[("b", true), ("a", true), ("o", false)],
+        );
+        s.inputs.get_mut("a").expect("row").request = r#"{"n":2}"#.into();
+        let keys: Vec<_> = snapshot(&s)
+            .input_requests
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(keys, ["b", "a"]);
+        s.task.status = TaskStatus::Working;
+        assert!(snapshot(&s).input_requests.is_empty());
     }
 }

@@ -15,8 +15,9 @@ pub enum EngineError {
     /// The body asked the journal for a key under another kind than the one recorded.
     #[error(
         "non-determinism at journal key {key:?}: it was recorded as `{recorded}` but the body now \
-         asks for `{requested}`; task bodies must call the same steps in the same order on every \
-         replay (keep branching on step results, not on clocks or randomness)"
+         asks for `{requested}`; a key names one kind of operation, so give each step, sleep and \
+         input its own name, and call them in the same order on every replay (branch on step \
+         results, never on clocks or randomness read outside a step)"
     )]
     Nondeterminism {
         /// The journal key.

@@ -174,3 +174,170 @@ pub fn claim(state: &TaskState, now: Timestamp, lease: Duration) -> super::task:
     task.next_run_at = Some(now.saturating_add(lease));
     task
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::core::control::{NewTask, new_task_record};
+    use crate::core::journal::{InputRow, StepRow};
+
+    const T0: Timestamp = Timestamp(1_000_000);
+
+    fn at(offset: u64) -> Timestamp {
+        Timestamp(T0.0 + offset)
+    }
+
+    fn state() -> TaskState {
+        let new = NewTask {
+            task_id: "t".into(),
+            tool_name: "tool".into(),
+            input: "{}".into(),
+            ttl: Some(Duration::from_secs(3600)),
+            poll_interval: Duration::from_secs(5),
+            principal: None,
+        };
+        let mut task = new_task_record(new, T0);
+        task.next_run_at = None;
+        TaskState {
+            task,
+            steps: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+        }
+    }
+
+    fn pending(key: &str, kind: StepKind, when: Timestamp) -> StepRow {
+        StepRow {
+            key: key.into(),
+            kind,
+            status: StepStatus::Pending,
+            result: None,
+            attempt: 1,
+            next_attempt_at: (kind == StepKind::Do).then_some(when),
+            wake_at: (kind == StepKind::Sleep).then_some(when),
+            last_error: None,
+            seq: 1,
+            created_at: T0,
+            completed_at: None,
+        }
+    }
+
+    fn elicit(key: &str, timeout_at: Option<Timestamp>) -> InputRow {
+        InputRow {
+            key: key.into(),
+            request: "{}".into(),
+            response: None,
+            answered: false,
+            answered_at: None,
+            timeout_at,
+            timed_out: false,
+            blocking: true,
+            consumed: false,
+            seq: 2,
+            created_at: T0,
+        }
+    }
+
+    #[test]
+    fn the_next_wake_is_the_earliest_candidate() {
+        let mut s = state();
+        assert_eq!(next_wake(&s), Some(at(3_600_000)), "only the deadline");
+        s.steps
+            .insert("nap".into(), pending("nap", StepKind::Sleep, at(500)));
+        s.steps
+            .insert("retry".into(), pending("retry", StepKind::Do, at(300)));
+        assert_eq!(next_wake(&s), Some(at(300)));
+        s.task.next_run_at = Some(at(100));
+        assert_eq!(next_wake(&s), Some(at(100)));
+    }
+
+    #[test]
+    fn waiting_for_input_wakes_only_for_deadlines_and_requests() {
+        let mut s = state();
+        s.task.status = TaskStatus::InputRequired;
+        s.steps
+            .insert("nap".into(), pending("nap", StepKind::Sleep, at(500)));
+        s.inputs.insert("q".into(), elicit("q", Some(at(900))));
+        assert_eq!(next_wake(&s), Some(at(900)));
+        s.task.next_run_at = Some(at(10));
+        assert_eq!(next_wake(&s), Some(at(10)));
+    }
+
+    #[test]
+    fn terminal_tasks_wake_only_to_be_purged() {
+        let mut s = state();
+        s.task.transition(TaskStatus::Completed, at(10));
+        assert_eq!(next_wake(&s), Some(at(3_600_000)));
+        assert_eq!(decide_tick(Some(&s), at(3_599_999)), TickDecision::Idle);
+        assert_eq!(decide_tick(Some(&s), at(3_600_000)), TickDecision::Purge);
+        s.task.ttl = None;
+        assert_eq!(next_wake(&s), None);
+    }
+
+    #[test]
+    fn expiry_comes_before_everything_else() {
+        let mut s = state();
+        s.task.cancel_requested = true;
+        let TickDecision::Write(writes) = decide_tick(Some(&s), at(3_600_000)) else {
+            panic!("expected an expiry write");
+        };
+        let [Write::PutTask(task)] = writes.as_slice() else {
+            panic!("one task write");
+        };
+        assert_eq!(task.status, TaskStatus::Failed);
+        assert_eq!(task.generation, s.task.generation + 1, "the lease moves on");
+        assert_eq!(
+            task.error.as_ref().map(|e| e.message.as_str()),
+            Some("task expired after 1h")
+        );
+    }
+
+    #[test]
+    fn a_requested_cancel_settles_on_the_tick() {
+        let mut s = state();
+        s.task.cancel_requested = true;
+        let TickDecision::Write(writes) = decide_tick(Some(&s), at(1)) else {
+            panic!("expected a write");
+        };
+        assert!(matches!(&writes[..], [Write::PutTask(t)] if t.status == TaskStatus::Cancelled));
+    }
+
+    #[test]
+    fn elicitation_deadlines_time_out_and_resume() {
+        let mut s = state();
+        s.task.status = TaskStatus::InputRequired;
+        s.inputs.insert("q".into(), elicit("q", Some(at(900))));
+        assert_eq!(decide_tick(Some(&s), at(899)), TickDecision::Idle);
+        let TickDecision::Write(writes) = decide_tick(Some(&s), at(900)) else {
+            panic!("expected a write");
+        };
+        assert!(matches!(&writes[0], Write::PutInput(i) if i.timed_out && i.answered));
+        assert!(matches!(&writes[1], Write::PutTask(t)
+            if t.status == TaskStatus::Working && t.next_run_at == Some(at(900))));
+    }
+
+    #[test]
+    fn runs_only_when_something_is_due() {
+        let mut s = state();
+        assert_eq!(decide_tick(Some(&s), at(1)), TickDecision::Idle);
+        s.steps
+            .insert("nap".into(), pending("nap", StepKind::Sleep, at(500)));
+        assert_eq!(decide_tick(Some(&s), at(499)), TickDecision::Idle);
+        assert_eq!(decide_tick(Some(&s), at(500)), TickDecision::Run);
+        assert_eq!(decide_tick(None, at(500)), TickDecision::Missing);
+    }
+
+    #[test]
+    fn a_claim_moves_the_lease_and_sets_a_redelivery_anchor() {
+        let s = state();
+        let claimed = claim(&s, at(5), Duration::from_secs(60));
+        assert_eq!(claimed.generation, s.task.generation + 1);
+        assert_eq!(claimed.run_attempt, 1);
+        assert_eq!(claimed.next_run_at, Some(at(60_005)));
+        assert_eq!(
+            claimed.last_updated_at, s.task.last_updated_at,
+            "a claim is not a change"
+        );
+    }
+}

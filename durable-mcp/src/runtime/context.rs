@@ -206,8 +206,8 @@ impl TaskContext {
         done.status = StepStatus::Completed;
         done.completed_at = Some(now);
         let mut writes = vec![Write::PutStep(done)];
-        if !due {
-            // An offer's answer cut this sleep short; the flag is spent.
+        if cut {
+            // An offer's answer arrived to cut a sleep: this one ends, the flag is spent.
             writes.push(Write::ClearSleepCut);
             self.journal.borrow_mut().task.cut_next_sleep = false;
         }

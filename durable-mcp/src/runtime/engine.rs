@@ -193,6 +193,10 @@ impl Engine {
     /// cancellation, times out elicitations, or runs the body, as due. Calling it when nothing
     /// is due, twice, or while the task runs elsewhere on this engine is harmless.
     pub async fn tick(&self, task_id: &str) -> Result<(), EngineError> {
+        if self.in_flight.borrow().contains(task_id) {
+            // The running activation settles the task and sets its next wake-up itself.
+            return Ok(());
+        }
         for _ in 0..MAX_CONFLICT_RETRIES {
             let state = self.load(task_id, LoadScope::Control)?;
             let now = self.host.clock.now();
@@ -217,9 +221,6 @@ impl Engine {
                     self.apply(task_id, guard, &writes)?;
                 }
                 TickDecision::Run => {
-                    if self.in_flight.borrow().contains(task_id) {
-                        return Ok(());
-                    }
                     let Some(state) = state else { return Ok(()) };
                     let claimed = schedule::claim(&state, now, self.lease);
                     let guard = version_guard(Some(&state));
