@@ -1,1 +1,51 @@
-fn main() {}
+//! Project automation for durable-mcp, run from the workspace as `cargo xtask <command>` (an
+//! alias for a release build of this crate, see `.cargo/config.toml`).
+//!
+//! Commands:
+//!
+//! - `bench`: measures the engine's cost per step on the SQLite store against a bare SQLite
+//!   insert of the same row, the replay time of a 10,000-step journal, and peak memory; prints
+//!   a table. See the `bench` module.
+//! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests),
+//!   after installing what they need. See the `checks` module.
+//! - `help`: prints the usage.
+
+mod bench;
+mod checks;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests
+  bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory
+  help     print this message
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["test"] => checks::run(),
+        ["bench"] => bench::run(),
+        // Internal: one measurement in a process of its own (see `bench`).
+        ["bench-child", kind] => bench::child(kind),
+        [] | ["help" | "--help" | "-h"] => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprint!("xtask: unknown command {:?}\n\n{USAGE}", args.join(" "));
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -208,6 +208,16 @@ pub enum Write {
     ClearSleepCut,
 }
 
+impl Write {
+    /// Whether the write changes the task row (and so its `version`). Step and input rows
+    /// alone do not: control-plane decisions never depend on a concurrent activation's rows in
+    /// a way a version check would protect (answers and consumption touch disjoint rows, and a
+    /// sleep cut is carried by the task row's flag).
+    pub fn changes_task(&self) -> bool {
+        !matches!(self, Write::PutStep(_) | Write::PutInput(_))
+    }
+}
+
 /// Which task row a list of writes expects to find.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Guard {
@@ -278,7 +288,8 @@ impl TaskState {
         }
     }
 
-    /// Checks `guard`, and if it admits the task applies `writes` and bumps the version.
+    /// Checks `guard`, and if it admits the task applies `writes`, bumping the version once if
+    /// any of them changes the task row.
     pub fn apply_guarded(&mut self, guard: Guard, writes: &[Write]) -> Applied {
         if !guard.admits(&self.task) {
             return Applied::Stale;
@@ -286,7 +297,9 @@ impl TaskState {
         for write in writes {
             self.apply(write);
         }
-        self.task.version += 1;
+        if writes.iter().any(Write::changes_task) {
+            self.task.version += 1;
+        }
         Applied::Done {
             cancel_requested: self.task.cancel_requested,
         }

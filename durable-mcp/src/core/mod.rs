@@ -9,6 +9,7 @@ pub mod control;
 pub mod error;
 pub mod journal;
 pub mod limits;
+pub mod replay;
 pub mod retry;
 pub mod schedule;
 pub mod schema;

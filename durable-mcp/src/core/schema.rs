@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS steps (
     completed_at INTEGER,
     PRIMARY KEY (task_id, step_key)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS steps_pending ON steps (task_id) WHERE status = 'pending';
 CREATE TABLE IF NOT EXISTS input_requests (
     task_id TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -104,11 +105,17 @@ pub const PUT_TASK: &str = "UPDATE task SET tool_name = ?2, input = ?3, status =
     generation = ?18, next_run_at = ?19, cut_next_sleep = ?20, principal = ?21 \
     WHERE task_id = ?1";
 
-/// Checks a guard and bumps the version in one statement. Parameters: task id, expected version
-/// (or NULL), expected generation (or NULL). Returns `cancel_requested` when the guard holds.
-pub const GUARD: &str = "UPDATE task SET version = version + 1 WHERE task_id = ?1 \
+/// Checks a guard and bumps the version in one statement, for writes that change the task row.
+/// Parameters: task id, expected version (or NULL), expected generation (or NULL). Returns
+/// `cancel_requested` when the guard holds.
+pub const GUARD_AND_BUMP: &str = "UPDATE task SET version = version + 1 WHERE task_id = ?1 \
     AND (?2 IS NULL OR version = ?2) AND (?3 IS NULL OR generation = ?3) \
     RETURNING cancel_requested";
+
+/// Checks a guard without writing, for writes of step and input rows only. Parameters and
+/// result as [`GUARD_AND_BUMP`].
+pub const GUARD: &str = "SELECT cancel_requested FROM task WHERE task_id = ?1 \
+    AND (?2 IS NULL OR version = ?2) AND (?3 IS NULL OR generation = ?3)";
 
 /// Publishes a status message. Parameters: task id, message, meta (NULL keeps), ordinal, time.
 pub const PUBLISH_STATUS: &str = "UPDATE task SET status_message = ?2, \
@@ -446,7 +453,7 @@ pub fn write_statement(task_id: &str, write: &Write) -> (&'static str, Vec<SqlVa
     }
 }
 
-/// The parameters of [`GUARD`].
+/// The parameters of [`GUARD`] and [`GUARD_AND_BUMP`].
 pub fn guard_params(task_id: &str, guard: super::journal::Guard) -> Vec<SqlValue> {
     vec![
         task_id.into(),

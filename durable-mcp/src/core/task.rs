@@ -134,7 +134,7 @@ pub struct TaskRecord {
     pub cut_next_sleep: bool,
     /// The principal the task is bound to; other callers are told it does not exist.
     pub principal: Option<String>,
-    /// Bumped by every write; control-plane writes are guarded by it.
+    /// Bumped by every write that changes this row; control-plane writes are guarded by it.
     pub version: u64,
 }
 

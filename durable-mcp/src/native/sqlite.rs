@@ -214,8 +214,13 @@ impl Store for SqliteStore {
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
         let mut connection = self.connection();
         let tx = connection.transaction().map_err(sql_error)?;
+        let guard_sql = if writes.iter().any(Write::changes_task) {
+            schema::GUARD_AND_BUMP
+        } else {
+            schema::GUARD
+        };
         let cancel_requested: Option<i64> = tx
-            .prepare_cached(schema::GUARD)
+            .prepare_cached(guard_sql)
             .and_then(|mut s| {
                 s.query_row(
                     params_from_iter(bind(schema::guard_params(task_id, guard))),

@@ -19,11 +19,14 @@ use serde_json::Value;
 use super::error::{ElicitOutcome, StepError, TaskError};
 use super::host::Host;
 use super::ports::LocalBoxFuture;
-use super::step::{self, StepFailure};
+use super::step;
 use crate::core::limits::to_stored_json;
+use crate::core::replay::{
+    self, AfterAttempt, AttemptResult, CheckReplay, Cursor, ElicitReplay, OfferReplay, SleepReplay,
+    StepFailure, StepReplay,
+};
 use crate::core::{
-    Applied, EngineError, Guard, InputRow, Limits, RetryPolicy, StepKind, StepRow, StepStatus,
-    TaskState, Timestamp, Write, parse_duration,
+    Applied, EngineError, Guard, Limits, RetryPolicy, TaskState, Timestamp, Write, parse_duration,
 };
 
 /// Why an activation stops before its body returns.
@@ -170,49 +173,22 @@ impl TaskContext {
     }
 
     async fn sleep_until_key(&self, key: String, wake_at: Timestamp) -> Result<(), TaskError> {
-        let recorded = self.recorded_step(&key, StepKind::Sleep).await;
-        let now = self.now();
-        let cut = self.journal.borrow().task.cut_next_sleep;
-        let pending = match recorded {
-            Some(row) if row.status != StepStatus::Pending => return Ok(()),
-            Some(row) => row,
-            None => {
-                self.observe_cancel().await;
-                let row = StepRow {
-                    key,
-                    kind: StepKind::Sleep,
-                    status: StepStatus::Pending,
-                    result: None,
-                    attempt: 0,
-                    next_attempt_at: None,
-                    wake_at: Some(wake_at),
-                    last_error: None,
-                    seq: self.take_seq(),
-                    created_at: now,
-                    completed_at: None,
-                };
-                if wake_at > now && !cut {
-                    self.write(vec![Write::PutStep(row)]).await;
-                    return self.stop(Suspension::Wait).await;
-                }
-                row
+        // Sequence numbers only order rows; one left unused leaves a harmless gap.
+        let seq = self.take_seq();
+        let decision = self
+            .decide(|c| replay::replay_sleep(c, &key, wake_at, seq))
+            .await;
+        match decision {
+            SleepReplay::Done(writes) => {
+                self.write(writes).await;
+                Ok(())
             }
-        };
-        let due = pending.wake_at.is_none_or(|at| at <= now);
-        if !due && !cut {
-            return self.stop(Suspension::Wait).await;
+            SleepReplay::Wait(writes) => {
+                self.write(writes).await;
+                self.stop(Suspension::Wait).await
+            }
+            SleepReplay::Cancelled => self.stop(Suspension::Cancelled).await,
         }
-        let mut done = pending;
-        done.status = StepStatus::Completed;
-        done.completed_at = Some(now);
-        let mut writes = vec![Write::PutStep(done)];
-        if cut {
-            // An offer's answer arrived to cut a sleep: this one ends, the flag is spent.
-            writes.push(Write::ClearSleepCut);
-            self.journal.borrow_mut().task.cut_next_sleep = false;
-        }
-        self.write(writes).await;
-        Ok(())
     }
 
     /// Asks the client for input and waits, durably, for the answer: the task shows as
@@ -221,7 +197,8 @@ impl TaskContext {
     pub async fn elicit(&self, name: &str, request: impl Serialize) -> Result<Value, TaskError> {
         match self.elicit_inner(name, &request, None).await {
             ElicitOutcome::Answered(response) => Ok(response),
-            // Only a deadline times an elicitation out, and this one has none.
+            // Only a deadline times an elicitation out; this key was recorded with one, so the
+            // body changed between runs.
             ElicitOutcome::TimedOut => {
                 Err(TaskError::failed(format!("elicitation {name:?} timed out")))
             }
@@ -256,50 +233,22 @@ impl TaskContext {
         timeout: Option<Duration>,
     ) -> ElicitOutcome {
         let key = self.claim(name).await;
-        match self.recorded_input(&key, StepKind::Elicit).await {
-            Some(row) if row.timed_out => return ElicitOutcome::TimedOut,
-            Some(row) if row.answered => {
-                let response = row
-                    .response
-                    .as_deref()
-                    .map(parse_json)
-                    .unwrap_or(Value::Null);
-                return ElicitOutcome::Answered(response);
+        match self.decide(|c| replay::replay_elicit(c, &key)).await {
+            ElicitReplay::Answered(response) => ElicitOutcome::Answered(parse_json(&response)),
+            ElicitReplay::TimedOut => ElicitOutcome::TimedOut,
+            ElicitReplay::Wait => self.stop(Suspension::Wait).await,
+            ElicitReplay::Cancelled => self.stop(Suspension::Cancelled).await,
+            ElicitReplay::Ask => {
+                let what = format!("the request of elicitation {key:?}");
+                let request = self.stored_json(what, request).await;
+                let timeout_at = timeout.map(|t| self.now().saturating_add(t));
+                let seq = self.take_seq();
+                let writes =
+                    self.with_cursor(|c| replay::elicit_writes(c, &key, request, timeout_at, seq));
+                self.write(writes).await;
+                self.stop(Suspension::Wait).await
             }
-            Some(_) => return self.stop(Suspension::Wait).await,
-            None => {}
         }
-        self.observe_cancel().await;
-        let what = || format!("the request of elicitation {key:?}");
-        let request = match request.to_value() {
-            Ok(value) => value,
-            Err(error) => {
-                return self
-                    .fail(EngineError::not_serialisable(what(), &error))
-                    .await;
-            }
-        };
-        let request = match to_stored_json(&self.limits, what, &request) {
-            Ok(json) => json,
-            Err(error) => return self.fail(error).await,
-        };
-        let now = self.now();
-        let row = InputRow {
-            key,
-            request,
-            response: None,
-            answered: false,
-            answered_at: None,
-            timeout_at: timeout.map(|t| now.saturating_add(t)),
-            timed_out: false,
-            blocking: true,
-            consumed: false,
-            seq: self.take_seq(),
-            created_at: now,
-        };
-        self.write(vec![Write::PutInput(row), Write::AwaitInput { at: now }])
-            .await;
-        self.stop(Suspension::Wait).await
     }
 
     /// Offers a standing, non-blocking input request under `key`: the task keeps running, a
@@ -310,86 +259,48 @@ impl TaskContext {
         if let Err(error) = validate_name(key) {
             return self.fail(error).await;
         }
-        if self.recorded_input(key, StepKind::Offer).await.is_some() {
-            return Ok(());
+        match self.decide(|c| replay::replay_offer(c, key)).await {
+            OfferReplay::Offered => Ok(()),
+            OfferReplay::Cancelled => self.stop(Suspension::Cancelled).await,
+            OfferReplay::Offer => {
+                let request = self.stored_json(format!("the request of offer {key:?}"), &request);
+                let request = request.await;
+                let seq = self.take_seq();
+                let write = self.with_cursor(|c| replay::offer_write(c, key, request, seq));
+                if let Write::PutInput(row) = &write {
+                    // Later offers of the key in this run must see it.
+                    let mut journal = self.journal.borrow_mut();
+                    journal.inputs.insert(row.key.clone(), row.clone());
+                }
+                self.write(vec![write]).await;
+                Ok(())
+            }
         }
-        self.observe_cancel().await;
-        let what = || format!("the request of offer {key:?}");
-        let request = match to_stored_json(&self.limits, what, &request) {
-            Ok(json) => json,
-            Err(error) => return self.fail(error).await,
-        };
-        let now = self.now();
-        let row = InputRow {
-            key: key.to_owned(),
-            request,
-            response: None,
-            answered: false,
-            answered_at: None,
-            timeout_at: None,
-            timed_out: false,
-            blocking: false,
-            consumed: false,
-            seq: self.take_seq(),
-            created_at: now,
-        };
-        self.journal
-            .borrow_mut()
-            .inputs
-            .insert(row.key.clone(), row.clone());
-        self.write(vec![Write::PutInput(row)]).await;
-        Ok(())
     }
 
     /// A journaled, non-blocking read of the offer under `key`: the answer if one arrived and
     /// was not taken yet (taking it), `None` otherwise. Replays return what this step saw.
     pub async fn check_input(&self, name: &str, key: &str) -> Result<Option<Value>, TaskError> {
         let step_key = self.claim(name).await;
-        if let Some(row) = self.recorded_step(&step_key, StepKind::Check).await {
-            let value = row.result.as_deref().map(parse_json).unwrap_or(Value::Null);
-            return Ok(Some(value).filter(|v| !v.is_null()));
+        match self.decide(|c| replay::replay_check(c, &step_key)).await {
+            CheckReplay::Seen(answer) => Ok(answer.as_deref().map(parse_json)),
+            CheckReplay::Cancelled => self.stop(Suspension::Cancelled).await,
+            CheckReplay::Read => {
+                let offer = match self.host.store.load_input(&self.task_id, key) {
+                    Ok(offer) => offer,
+                    Err(error) => return self.stop(Suspension::StoreUnavailable(error.0)).await,
+                };
+                let seq = self.take_seq();
+                let decided =
+                    self.with_cursor(|c| replay::check_writes(c, &step_key, key, offer, seq));
+                let (answer, writes) = match decided {
+                    Ok(decided) => decided,
+                    Err(error) => return self.fail(error).await,
+                };
+                self.write(writes).await;
+                Ok(answer.as_deref().map(parse_json))
+            }
         }
-        self.observe_cancel().await;
-        let offer = match self.host.store.load_input(&self.task_id, key) {
-            Ok(offer) => offer,
-            Err(error) => return self.stop(Suspension::StoreUnavailable(error.0)).await,
-        };
-        let no_offer = |reason| EngineError::NoOffer {
-            key: key.to_owned(),
-            reason,
-        };
-        let mut writes = Vec::with_capacity(2);
-        let answer = match offer {
-            None => return self.fail(no_offer("no offer is registered under it")).await,
-            Some(row) if row.blocking => {
-                return self
-                    .fail(no_offer("it is an elicitation, which cx.elicit reads"))
-                    .await;
-            }
-            Some(mut row) if row.answered && !row.consumed => {
-                row.consumed = true;
-                let answer = row.response.clone();
-                writes.push(Write::PutInput(row));
-                answer
-            }
-            Some(_) => None,
-        };
-        let now = self.now();
-        writes.push(Write::PutStep(StepRow {
-            key: step_key,
-            kind: StepKind::Check,
-            status: StepStatus::Completed,
-            result: Some(answer.clone().unwrap_or_else(|| "null".to_owned())),
-            attempt: 0,
-            next_attempt_at: None,
-            wake_at: None,
-            last_error: None,
-            seq: self.take_seq(),
-            created_at: now,
-            completed_at: Some(now),
-        }));
-        self.write(writes).await;
-        Ok(answer.as_deref().map(parse_json))
     }
 
     /// Publishes a status message for pollers (`statusMessage`). Calls that an earlier run of
@@ -427,7 +338,7 @@ impl TaskContext {
     async fn publish(&self, message: String, meta: Option<String>) {
         let ordinal = self.status_calls.get() + 1;
         self.status_calls.set(ordinal);
-        if ordinal <= self.journal.borrow().task.status_published {
+        if !self.with_cursor(|c| replay::publishes_status(c, ordinal)) {
             return;
         }
         let at = self.now();
@@ -486,40 +397,40 @@ impl TaskContext {
         }
     }
 
-    /// The recorded step row under `key`, after checking it was recorded as `kind`.
-    async fn recorded_step(&self, key: &str, kind: StepKind) -> Option<StepRow> {
-        self.check_kind(key, kind).await;
-        self.journal.borrow().steps.get(key).cloned()
-    }
-
-    /// The recorded input row under `key`, after checking it was recorded as `kind`.
-    async fn recorded_input(&self, key: &str, kind: StepKind) -> Option<InputRow> {
-        self.check_kind(key, kind).await;
-        self.journal.borrow().inputs.get(key).cloned()
-    }
-
-    async fn check_kind(&self, key: &str, requested: StepKind) {
-        let recorded = self.journal.borrow().recorded_kind(key);
-        if let Some(recorded) = recorded.filter(|&recorded| recorded != requested) {
-            let key = key.to_owned();
-            let error = EngineError::Nondeterminism {
-                key,
-                recorded,
-                requested,
-            };
-            self.fail::<()>(error).await;
+    /// A replay decision on the journal as it stands now; an engine error stops the run.
+    async fn decide<T>(&self, decide: impl FnOnce(&Cursor<'_>) -> Result<T, EngineError>) -> T {
+        match self.with_cursor(decide) {
+            Ok(decision) => decision,
+            Err(error) => self.fail(error).await,
         }
     }
 
-    /// A step boundary on new ground: stops the run if a cancellation is waiting.
-    async fn observe_cancel(&self) {
-        if self.cancel_requested.get() {
-            self.stop::<()>(Suspension::Cancelled).await;
+    fn with_cursor<T>(&self, read: impl FnOnce(&Cursor<'_>) -> T) -> T {
+        let journal = self.journal.borrow();
+        read(&Cursor {
+            journal: &journal,
+            now: self.now(),
+            cancel_requested: self.cancel_requested.get(),
+        })
+    }
+
+    /// Serialises a value to be stored, within the value limit; stops the run otherwise.
+    async fn stored_json(&self, what: String, value: &dyn ErasedSerialize) -> String {
+        let stored = value
+            .to_value()
+            .map_err(|error| EngineError::not_serialisable(what.clone(), &error))
+            .and_then(|value| to_stored_json(&self.limits, || what.clone(), &value));
+        match stored {
+            Ok(json) => json,
+            Err(error) => self.fail(error).await,
         }
     }
 
     /// Applies writes under the activation's lease; stops the run if the lease is lost.
     async fn write(&self, writes: Vec<Write>) {
+        if writes.is_empty() {
+            return;
+        }
         let guard = Guard {
             version: None,
             generation: Some(self.generation),
@@ -557,80 +468,51 @@ impl TaskContext {
             let reason = error.0.to_owned();
             return self.fail(EngineError::InvalidPolicy { what, reason }).await;
         }
-        let recorded = self.recorded_step(&key, StepKind::Do).await;
-        let attempt = match &recorded {
-            None => 1,
-            Some(row) => match row.status {
-                StepStatus::Completed => {
-                    let text = row.result.as_deref().unwrap_or("null");
-                    return match serde_json::from_str(text) {
-                        Ok(value) => Ok(value),
-                        Err(error) => {
-                            let what = format!("the recorded result of step {key:?}");
-                            self.fail(EngineError::not_serialisable(what, &error)).await
-                        }
-                    };
-                }
-                StepStatus::Failed => return Err(StepFailure::parse(&key, row).into_error(&key)),
-                StepStatus::Pending if row.next_attempt_at.is_some_and(|at| at > self.now()) => {
-                    return self.stop(Suspension::Wait).await;
-                }
-                StepStatus::Pending => row.attempt + 1,
-            },
+        let attempt = match self.decide(|c| replay::replay_step(c, &key)).await {
+            StepReplay::Value(json) => {
+                return match serde_json::from_str(&json) {
+                    Ok(value) => Ok(value),
+                    Err(error) => {
+                        let what = format!("the recorded result of step {key:?}");
+                        self.fail(EngineError::not_serialisable(what, &error)).await
+                    }
+                };
+            }
+            StepReplay::Failed(failure) => return Err(step_failed(&key, failure)),
+            StepReplay::Wait => return self.stop(Suspension::Wait).await,
+            StepReplay::Cancelled => return self.stop(Suspension::Cancelled).await,
+            StepReplay::Run { attempt } => attempt,
         };
-        self.observe_cancel().await;
         let timeout = timeout.unwrap_or(self.step_timeout);
         let outcome = step::attempt(&*self.host.timer, closure(), timeout).await;
-        let now = self.now();
-        let seq = recorded
-            .as_ref()
-            .map_or_else(|| self.take_seq(), |row| row.seq);
-        let created_at = recorded.as_ref().map_or(now, |row| row.created_at);
-        let mut row = StepRow {
-            key,
-            kind: StepKind::Do,
-            status: StepStatus::Completed,
-            result: None,
-            attempt,
-            next_attempt_at: None,
-            wake_at: None,
-            last_error: None,
-            seq,
-            created_at,
-            completed_at: Some(now),
-        };
-        match outcome {
-            Ok(value) => {
-                let json = match step::store_value(&self.limits, &row.key, &value) {
-                    Ok(json) => json,
-                    Err(error) => return self.fail(error).await,
-                };
-                row.result = Some(json);
-                self.write(vec![Write::PutStep(row)]).await;
-                Ok(value)
-            }
-            Err(error) if error.is_retryable() && policy.allows_retry_after(attempt) => {
-                let spread = crate::core::retry::jitter_fraction(&self.task_id, &row.key, attempt);
-                row.status = StepStatus::Pending;
-                row.completed_at = None;
-                row.next_attempt_at = Some(now.saturating_add(policy.delay_after(attempt, spread)));
-                row.last_error = Some(error.message().to_owned());
-                self.write(vec![Write::PutStep(row)]).await;
-                self.stop(Suspension::Wait).await
-            }
+        let (value, result) = match outcome {
+            Ok(value) => match step::store_value(&self.limits, &key, &value) {
+                Ok(json) => (Some(value), AttemptResult::Value(json)),
+                Err(error) => return self.fail(error).await,
+            },
             Err(error) => {
-                let failure = StepFailure {
-                    attempts: attempt,
-                    message: error.message().to_owned(),
-                };
-                row.status = StepStatus::Failed;
-                row.result = Some(failure.to_json());
-                row.last_error = Some(failure.message.clone());
-                let key = row.key.clone();
-                self.write(vec![Write::PutStep(row)]).await;
-                Err(failure.into_error(&key))
+                let retryable = error.is_retryable();
+                let message = error.message().to_owned();
+                (None, AttemptResult::Error { message, retryable })
             }
+        };
+        let seq = self.take_seq();
+        let (row, after) =
+            self.with_cursor(|c| replay::record_attempt(c, &key, attempt, result, &policy, seq));
+        self.write(vec![Write::PutStep(row)]).await;
+        match (after, value) {
+            (AfterAttempt::Completed, Some(value)) => Ok(value),
+            (AfterAttempt::Failed(failure), _) => Err(step_failed(&key, failure)),
+            _ => self.stop(Suspension::Wait).await,
         }
+    }
+}
+
+fn step_failed(key: &str, failure: StepFailure) -> TaskError {
+    TaskError::StepFailed {
+        step: key.to_owned(),
+        attempts: failure.attempts,
+        message: failure.message,
     }
 }
 

@@ -34,9 +34,9 @@ pub trait Store {
     /// Reads one input request row, fresh.
     fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError>;
 
-    /// Atomically: checks `guard` against the task row, bumps its version and applies `writes`
-    /// in order; or, if the guard fails or the task is gone, writes nothing and returns
-    /// [`Applied::Stale`].
+    /// Atomically: checks `guard` against the task row and applies `writes` in order, bumping
+    /// the row's version once if any write [changes the task row](Write::changes_task); or, if
+    /// the guard fails or the task is gone, writes nothing and returns [`Applied::Stale`].
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError>;
 
     /// Deletes every row of the task. Deleting a missing task is not an error.

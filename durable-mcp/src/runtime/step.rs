@@ -11,12 +11,11 @@ use futures_util::FutureExt;
 use futures_util::future::{Either, select};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
-use super::error::{StepError, TaskError};
+use super::error::StepError;
 use super::ports::Timer;
 use crate::core::limits::to_stored_json;
-use crate::core::{EngineError, Limits, StepRow, format_duration};
+use crate::core::{EngineError, Limits, format_duration};
 
 /// Runs one attempt of a step closure: a panic is a failed attempt, and so is outlasting
 /// `timeout`. The timer is only started if the closure does not finish on its first poll.
@@ -71,44 +70,6 @@ pub(crate) fn store_value<T: Serialize + DeserializeOwned>(
         return Err(EngineError::not_serialisable(what(), &error));
     }
     Ok(json)
-}
-
-/// A step's final failure, as journaled in its row.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct StepFailure {
-    pub attempts: u32,
-    pub message: String,
-}
-
-impl StepFailure {
-    pub fn to_json(&self) -> String {
-        json!({ "attempts": self.attempts, "message": self.message }).to_string()
-    }
-
-    pub fn parse(key: &str, row: &StepRow) -> StepFailure {
-        let stored = row.result.as_deref().and_then(|text| {
-            let value: serde_json::Value = serde_json::from_str(text).ok()?;
-            Some(StepFailure {
-                attempts: u32::try_from(value["attempts"].as_u64()?).ok()?,
-                message: value["message"].as_str()?.to_owned(),
-            })
-        });
-        stored.unwrap_or_else(|| StepFailure {
-            attempts: row.attempt,
-            message: row
-                .last_error
-                .clone()
-                .unwrap_or_else(|| format!("step {key:?} failed")),
-        })
-    }
-
-    pub fn into_error(self, key: &str) -> TaskError {
-        TaskError::StepFailed {
-            step: key.to_owned(),
-            attempts: self.attempts,
-            message: self.message,
-        }
-    }
 }
 
 /// Yields once to the executor, so that a body running many quick steps lets other work in.

@@ -1,0 +1,409 @@
+//! Replay decisions: what each journal operation of a task body does, given what the journal
+//! recorded under its key.
+//!
+//! Every function here is pure. The runtime's `TaskContext` asks, applies the writes it is
+//! given, and then returns to the body, runs the step's closure, or stops the run, as told.
+//! New ground (a miss) is also where a waiting cancellation is observed.
+
+use serde_json::json;
+
+use super::error::EngineError;
+use super::journal::{InputRow, StepKind, StepRow, StepStatus, TaskState, Write};
+use super::retry::{RetryPolicy, jitter_fraction};
+use super::time::Timestamp;
+
+/// The activation's view when the body asks the journal.
+#[derive(Clone, Copy, Debug)]
+pub struct Cursor<'a> {
+    /// The journal loaded at the start of the activation (plus the activation's own inputs).
+    pub journal: &'a TaskState,
+    /// The time now.
+    pub now: Timestamp,
+    /// Whether a cancellation waits to be observed.
+    pub cancel_requested: bool,
+}
+
+impl Cursor<'_> {
+    /// Checks that `key`, if recorded, was recorded as `requested`.
+    pub fn check_kind(&self, key: &str, requested: StepKind) -> Result<(), EngineError> {
+        match self.journal.recorded_kind(key) {
+            Some(recorded) if recorded != requested => Err(EngineError::Nondeterminism {
+                key: key.to_owned(),
+                recorded,
+                requested,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn step(&self, key: &str, kind: StepKind) -> Result<Option<&StepRow>, EngineError> {
+        self.check_kind(key, kind)?;
+        Ok(self.journal.steps.get(key))
+    }
+
+    fn input(&self, key: &str, kind: StepKind) -> Result<Option<&InputRow>, EngineError> {
+        self.check_kind(key, kind)?;
+        Ok(self.journal.inputs.get(key))
+    }
+}
+
+/// A step's final failure, as journaled in its row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepFailure {
+    /// How many attempts ran.
+    pub attempts: u32,
+    /// The last attempt's error.
+    pub message: String,
+}
+
+impl StepFailure {
+    /// The JSON text stored in the row's `result`.
+    pub fn to_json(&self) -> String {
+        json!({ "attempts": self.attempts, "message": self.message }).to_string()
+    }
+
+    /// The failure recorded in a failed row.
+    pub fn of_row(row: &StepRow) -> StepFailure {
+        let stored = row.result.as_deref().and_then(|text| {
+            let value: serde_json::Value = serde_json::from_str(text).ok()?;
+            Some(StepFailure {
+                attempts: u32::try_from(value["attempts"].as_u64()?).ok()?,
+                message: value["message"].as_str()?.to_owned(),
+            })
+        });
+        stored.unwrap_or_else(|| StepFailure {
+            attempts: row.attempt,
+            message: row
+                .last_error
+                .clone()
+                .unwrap_or_else(|| format!("step {:?} failed", row.key)),
+        })
+    }
+}
+
+/// What a `step` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepReplay {
+    /// Recorded: return this value (JSON text); the closure does not run.
+    Value(String),
+    /// Recorded as failed: return this failure again.
+    Failed(StepFailure),
+    /// A retry is pending and not due yet: stop and wait.
+    Wait,
+    /// New ground with a cancellation waiting: stop.
+    Cancelled,
+    /// Run the closure; this is attempt number `attempt`.
+    Run {
+        /// The attempt's number, from 1.
+        attempt: u32,
+    },
+}
+
+/// Decides what the step under `key` does.
+pub fn replay_step(cursor: &Cursor<'_>, key: &str) -> Result<StepReplay, EngineError> {
+    let attempt = match cursor.step(key, StepKind::Do)? {
+        None => 1,
+        Some(row) => match row.status {
+            StepStatus::Completed => {
+                let value = row.result.clone().unwrap_or_else(|| "null".to_owned());
+                return Ok(StepReplay::Value(value));
+            }
+            StepStatus::Failed => return Ok(StepReplay::Failed(StepFailure::of_row(row))),
+            StepStatus::Pending if row.next_attempt_at.is_some_and(|at| at > cursor.now) => {
+                return Ok(StepReplay::Wait);
+            }
+            StepStatus::Pending => row.attempt + 1,
+        },
+    };
+    if cursor.cancel_requested {
+        return Ok(StepReplay::Cancelled);
+    }
+    Ok(StepReplay::Run { attempt })
+}
+
+/// How one attempt of a step's closure ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttemptResult {
+    /// It returned a value, already serialised and checked.
+    Value(String),
+    /// It failed.
+    Error {
+        /// What went wrong.
+        message: String,
+        /// Whether the policy may try again.
+        retryable: bool,
+    },
+}
+
+/// What follows an attempt, besides writing its row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AfterAttempt {
+    /// The step completed: return the value.
+    Completed,
+    /// Another attempt is due at this time: stop and wait.
+    RetryAt(Timestamp),
+    /// The step failed for good: return the failure.
+    Failed(StepFailure),
+}
+
+/// The row an attempt leaves, and what follows it.
+///
+/// `seq` numbers a row created now; a row that exists keeps its own.
+pub fn record_attempt(
+    cursor: &Cursor<'_>,
+    key: &str,
+    attempt: u32,
+    result: AttemptResult,
+    policy: &RetryPolicy,
+    seq: u64,
+) -> (StepRow, AfterAttempt) {
+    let now = cursor.now;
+    let existing = cursor.journal.steps.get(key);
+    let mut row = StepRow {
+        key: key.to_owned(),
+        kind: StepKind::Do,
+        status: StepStatus::Completed,
+        result: None,
+        attempt,
+        next_attempt_at: None,
+        wake_at: None,
+        last_error: None,
+        seq: existing.map_or(seq, |row| row.seq),
+        created_at: existing.map_or(now, |row| row.created_at),
+        completed_at: Some(now),
+    };
+    let (message, retryable) = match result {
+        AttemptResult::Value(json) => {
+            row.result = Some(json);
+            return (row, AfterAttempt::Completed);
+        }
+        AttemptResult::Error { message, retryable } => (message, retryable),
+    };
+    row.last_error = Some(message.clone());
+    if retryable && policy.allows_retry_after(attempt) {
+        let spread = jitter_fraction(&cursor.journal.task.task_id, key, attempt);
+        let retry_at = now.saturating_add(policy.delay_after(attempt, spread));
+        row.status = StepStatus::Pending;
+        row.completed_at = None;
+        row.next_attempt_at = Some(retry_at);
+        return (row, AfterAttempt::RetryAt(retry_at));
+    }
+    let failure = StepFailure {
+        attempts: attempt,
+        message,
+    };
+    row.status = StepStatus::Failed;
+    row.result = Some(failure.to_json());
+    (row, AfterAttempt::Failed(failure))
+}
+
+/// What a `sleep` does: `writes` to apply, then go on or wait.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SleepReplay {
+    /// Apply the writes (if any), then return to the body.
+    Done(Vec<Write>),
+    /// Apply the writes (if any), then stop and wait for `wake_at`.
+    Wait(Vec<Write>),
+    /// New ground with a cancellation waiting: stop.
+    Cancelled,
+}
+
+/// Decides what the sleep under `key`, ending at `wake_at`, does. A sleep ends when its time
+/// comes, or at once when an offer's answer asked for the next sleep to be cut.
+pub fn replay_sleep(
+    cursor: &Cursor<'_>,
+    key: &str,
+    wake_at: Timestamp,
+    seq: u64,
+) -> Result<SleepReplay, EngineError> {
+    let now = cursor.now;
+    let cut = cursor.journal.task.cut_next_sleep;
+    let row = match cursor.step(key, StepKind::Sleep)? {
+        Some(row) if row.status != StepStatus::Pending => return Ok(SleepReplay::Done(vec![])),
+        Some(row) => row.clone(),
+        None if cursor.cancel_requested => return Ok(SleepReplay::Cancelled),
+        None => StepRow {
+            key: key.to_owned(),
+            kind: StepKind::Sleep,
+            status: StepStatus::Pending,
+            result: None,
+            attempt: 0,
+            next_attempt_at: None,
+            wake_at: Some(wake_at),
+            last_error: None,
+            seq,
+            created_at: now,
+            completed_at: None,
+        },
+    };
+    let recorded = cursor.journal.steps.contains_key(key);
+    let due = row.wake_at.is_none_or(|at| at <= now);
+    if !due && !cut {
+        let writes = if recorded {
+            vec![]
+        } else {
+            vec![Write::PutStep(row)]
+        };
+        return Ok(SleepReplay::Wait(writes));
+    }
+    let mut done = row;
+    done.status = StepStatus::Completed;
+    done.completed_at = Some(now);
+    let mut writes = vec![Write::PutStep(done)];
+    if cut {
+        // The answer that asked for a sleep to be cut is spent on this one.
+        writes.push(Write::ClearSleepCut);
+    }
+    Ok(SleepReplay::Done(writes))
+}
+
+/// What an `elicit` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ElicitReplay {
+    /// Answered: return this response (JSON text).
+    Answered(String),
+    /// The deadline passed first.
+    TimedOut,
+    /// Asked and not answered yet: stop and wait.
+    Wait,
+    /// New ground with a cancellation waiting: stop.
+    Cancelled,
+    /// New ground: record the request with [`elicit_writes`], then stop and wait.
+    Ask,
+}
+
+/// Decides what the elicitation under `key` does.
+pub fn replay_elicit(cursor: &Cursor<'_>, key: &str) -> Result<ElicitReplay, EngineError> {
+    Ok(match cursor.input(key, StepKind::Elicit)? {
+        Some(row) if row.timed_out => ElicitReplay::TimedOut,
+        Some(row) if row.answered => {
+            ElicitReplay::Answered(row.response.clone().unwrap_or_else(|| "null".to_owned()))
+        }
+        Some(_) => ElicitReplay::Wait,
+        None if cursor.cancel_requested => ElicitReplay::Cancelled,
+        None => ElicitReplay::Ask,
+    })
+}
+
+/// The writes that record an elicitation and move the task to `input_required`.
+pub fn elicit_writes(
+    cursor: &Cursor<'_>,
+    key: &str,
+    request: String,
+    timeout_at: Option<Timestamp>,
+    seq: u64,
+) -> Vec<Write> {
+    let row = new_input(key, request, true, seq, cursor.now);
+    let row = InputRow { timeout_at, ..row };
+    vec![Write::PutInput(row), Write::AwaitInput { at: cursor.now }]
+}
+
+/// What an `offer` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OfferReplay {
+    /// Offered before: the first request stands.
+    Offered,
+    /// New ground with a cancellation waiting: stop.
+    Cancelled,
+    /// New ground: record the offer with [`offer_write`].
+    Offer,
+}
+
+/// Decides what the offer under `key` does.
+pub fn replay_offer(cursor: &Cursor<'_>, key: &str) -> Result<OfferReplay, EngineError> {
+    Ok(match cursor.input(key, StepKind::Offer)? {
+        Some(_) => OfferReplay::Offered,
+        None if cursor.cancel_requested => OfferReplay::Cancelled,
+        None => OfferReplay::Offer,
+    })
+}
+
+/// The write that records a standing offer.
+pub fn offer_write(cursor: &Cursor<'_>, key: &str, request: String, seq: u64) -> Write {
+    Write::PutInput(new_input(key, request, false, seq, cursor.now))
+}
+
+fn new_input(key: &str, request: String, blocking: bool, seq: u64, now: Timestamp) -> InputRow {
+    InputRow {
+        key: key.to_owned(),
+        request,
+        response: None,
+        answered: false,
+        answered_at: None,
+        timeout_at: None,
+        timed_out: false,
+        blocking,
+        consumed: false,
+        seq,
+        created_at: now,
+    }
+}
+
+/// What a `check_input` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckReplay {
+    /// Recorded: return what the check saw then (JSON text, `None` for no answer).
+    Seen(Option<String>),
+    /// New ground with a cancellation waiting: stop.
+    Cancelled,
+    /// New ground: read the offer fresh and record with [`check_writes`].
+    Read,
+}
+
+/// Decides what the check under `step_key` does.
+pub fn replay_check(cursor: &Cursor<'_>, step_key: &str) -> Result<CheckReplay, EngineError> {
+    Ok(match cursor.step(step_key, StepKind::Check)? {
+        Some(row) => CheckReplay::Seen(row.result.clone().filter(|text| text != "null")),
+        None if cursor.cancel_requested => CheckReplay::Cancelled,
+        None => CheckReplay::Read,
+    })
+}
+
+/// Takes the answer of the offer under `key` (read fresh as `offer`), if one is waiting, and
+/// journals what was seen under `step_key`. Returns the answer and the writes.
+pub fn check_writes(
+    cursor: &Cursor<'_>,
+    step_key: &str,
+    key: &str,
+    offer: Option<InputRow>,
+    seq: u64,
+) -> Result<(Option<String>, Vec<Write>), EngineError> {
+    let no_offer = |reason| EngineError::NoOffer {
+        key: key.to_owned(),
+        reason,
+    };
+    let mut writes = Vec::with_capacity(2);
+    let answer = match offer {
+        None => return Err(no_offer("no offer is registered under it")),
+        Some(row) if row.blocking => {
+            return Err(no_offer("it is an elicitation, which cx.elicit reads"));
+        }
+        Some(mut row) if row.answered && !row.consumed => {
+            row.consumed = true;
+            let answer = row.response.clone();
+            writes.push(Write::PutInput(row));
+            answer
+        }
+        Some(_) => None,
+    };
+    writes.push(Write::PutStep(StepRow {
+        key: step_key.to_owned(),
+        kind: StepKind::Check,
+        status: StepStatus::Completed,
+        result: Some(answer.clone().unwrap_or_else(|| "null".to_owned())),
+        attempt: 0,
+        next_attempt_at: None,
+        wake_at: None,
+        last_error: None,
+        seq,
+        created_at: cursor.now,
+        completed_at: Some(cursor.now),
+    }));
+    Ok((answer, writes))
+}
+
+/// Whether the `ordinal`-th `status` call of this run is new ground (earlier runs published
+/// up to `status_published`), so that replays never publish an old message again.
+pub fn publishes_status(cursor: &Cursor<'_>, ordinal: u32) -> bool {
+    ordinal > cursor.journal.task.status_published
+}

@@ -1,0 +1,457 @@
+//! `cargo xtask bench`: what a journaled step costs, measured in one run.
+//!
+//! Three measurements, each on a fresh SQLite file in a temporary directory:
+//!
+//! - `engine`: a task that runs [`STEPS`] no-op steps, driven through the real engine by the
+//!   [`Harness`] on a [`SqliteStore`]; timed from `create` until the task is completed.
+//! - `bare`: [`STEPS`] autocommit inserts of the step row the engine writes (`PUT_STEP` with
+//!   the same parameters), on a connection with the store's settings: the floor the engine's
+//!   per-step cost is compared with.
+//! - `replay`: a task that ran [`STEPS`] steps and sleeps; timed is the activation that wakes
+//!   it, which replays every recorded step (no closure runs again) and completes. Its peak RSS
+//!   covers the run that recorded the journal as well.
+//!
+//! Each measurement runs in a child process of its own (this executable, re-invoked as
+//! `xtask bench-child <kind>`), so its peak RSS (`VmHWM`) is its own. A child prints one line,
+//! `bench-result elapsed_ns=<n> start_rss_kib=<n> peak_rss_kib=<n>`, which the parent parses.
+//! The parent runs every measurement [`RUNS`] times, interleaved, and prints the best and the
+//! median. Targets are shown next to the figures, never enforced: the command fails only if a
+//! measurement errors.
+
+use std::error::Error;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use durable_mcp::core::schema::{self, SqlValue};
+use durable_mcp::core::{StepKind, StepRow, StepStatus, TaskStatus};
+use durable_mcp::native::{SqliteStore, configure};
+use durable_mcp::runtime::new_task_id;
+use durable_mcp::testing::{Harness, VIRTUAL_EPOCH};
+use durable_mcp::{StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry};
+use rusqlite::Connection;
+use rusqlite::types::Value as SqliteValue;
+use serde_json::{Value, json};
+
+type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+
+/// Steps per task, inserts per bare run, recorded steps per replay.
+const STEPS: u64 = 10_000;
+
+/// Runs of each measurement.
+const RUNS: usize = 5;
+
+/// The engine's cost per step should be at most this many times a bare insert's.
+const TARGET_RATIO: f64 = 2.0;
+
+/// Replaying the [`STEPS`]-step journal should take less than this.
+const TARGET_REPLAY: Duration = Duration::from_millis(20);
+
+/// The prefix of a child's result line.
+const RESULT_PREFIX: &str = "bench-result ";
+
+/// The registered name of the benchmark task.
+const TASK: &str = "bench";
+
+/// How many times step closures ran in this process: a replay must not add to it.
+static CLOSURE_RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// One measurement, run in a child process.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Engine,
+    Bare,
+    Replay,
+}
+
+impl Kind {
+    const ALL: [Kind; 3] = [Kind::Engine, Kind::Bare, Kind::Replay];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Engine => "engine",
+            Kind::Bare => "bare",
+            Kind::Replay => "replay",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+/// What one child reported.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    elapsed: Duration,
+    start_rss_kib: u64,
+    peak_rss_kib: u64,
+}
+
+/// `cargo xtask bench`: runs every measurement [`RUNS`] times in child processes and prints
+/// the table.
+pub fn run() -> Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut samples: [Vec<Sample>; 3] = Default::default();
+    // Interleaved, so that a slow patch of the machine touches every measurement alike.
+    for _ in 0..RUNS {
+        for kind in Kind::ALL {
+            samples[kind as usize].push(spawn(&exe, kind)?);
+        }
+    }
+    let [engine, bare, replay] = samples.map(Summary::of);
+    print_table(&engine, &bare, &replay);
+    Ok(())
+}
+
+/// Runs one measurement in a child process and parses its result line.
+fn spawn(exe: &Path, kind: Kind) -> Result<Sample> {
+    let output = Command::new(exe)
+        .args(["bench-child", kind.name()])
+        .stderr(Stdio::inherit())
+        .output()?;
+    if !output.status.success() {
+        return Err(format!("the {} measurement failed ({})", kind.name(), output.status).into());
+    }
+    let stdout = String::from_utf8(output.stdout)?;
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(RESULT_PREFIX))
+        .ok_or_else(|| format!("the {} measurement printed no result line", kind.name()))?;
+    let field = |name: &str| -> Result<u64> {
+        let value = line
+            .split_whitespace()
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+            .ok_or_else(|| format!("no {name} in the result line {line:?}"))?;
+        Ok(value.parse()?)
+    };
+    Ok(Sample {
+        elapsed: Duration::from_nanos(field("elapsed_ns")?),
+        start_rss_kib: field("start_rss_kib")?,
+        peak_rss_kib: field("peak_rss_kib")?,
+    })
+}
+
+/// `xtask bench-child <kind>`: one measurement on a fresh database; prints its result line.
+pub fn child(kind: &str) -> Result<()> {
+    let kind = Kind::parse(kind).ok_or_else(|| format!("unknown measurement {kind:?}"))?;
+    let start_rss_kib = peak_rss_kib()?;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bench.sqlite3");
+    let measured = match kind {
+        Kind::Engine => engine(&path)?,
+        Kind::Bare => bare(&path)?,
+        Kind::Replay => replay(&path)?,
+    };
+    println!(
+        "{RESULT_PREFIX}elapsed_ns={} start_rss_kib={start_rss_kib} peak_rss_kib={}",
+        measured.elapsed.as_nanos(),
+        measured.peak_rss_kib
+    );
+    Ok(())
+}
+
+/// The time a measured section took and the process's peak RSS right after it.
+struct Measured {
+    elapsed: Duration,
+    peak_rss_kib: u64,
+}
+
+/// Runs and times `work`. The peak RSS is read at once, so that checks made afterwards (which
+/// may load a whole journal) do not count.
+fn measure<T>(work: impl FnOnce() -> T) -> Result<(T, Measured)> {
+    let started = Instant::now();
+    let value = work();
+    let elapsed = started.elapsed();
+    let peak_rss_kib = peak_rss_kib()?;
+    Ok((
+        value,
+        Measured {
+            elapsed,
+            peak_rss_kib,
+        },
+    ))
+}
+
+/// The benchmark task: `input.steps` no-op steps, then (if `input.sleep`) a one-hour sleep.
+async fn bench_task(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
+    let steps = input["steps"].as_u64().unwrap_or(0);
+    for i in 0..steps {
+        // One name in a loop: the engine keys the steps `noop`, `noop#2`, `noop#3`...
+        let _: u64 = cx
+            .step("noop", || async move {
+                CLOSURE_RUNS.fetch_add(1, Ordering::Relaxed);
+                Ok::<_, StepError>(i)
+            })
+            .await?;
+    }
+    if input["sleep"].as_bool() == Some(true) {
+        cx.sleep("wait", "1h").await?;
+    }
+    Ok(json!({ "steps": steps }))
+}
+
+/// A harness on a SQLite store at `path`, with the benchmark task registered.
+fn harness(path: &Path) -> Result<Harness> {
+    let registry = TaskRegistry::new().register(TaskDefinition::new(TASK, |cx, input| {
+        Box::pin(bench_task(cx, input))
+    }));
+    let store = SqliteStore::open(path)?;
+    Ok(Harness::with_store(registry, Rc::new(store)))
+}
+
+/// Fails unless the task is `expected`. (An engine error in a tick panics in the harness,
+/// which fails the child and so the command.)
+fn check_status(harness: &Harness, task_id: &str, expected: TaskStatus) -> Result<()> {
+    let status = harness.status(task_id);
+    if status != expected {
+        return Err(format!("the task is {status:?}, expected {expected:?}").into());
+    }
+    Ok(())
+}
+
+/// Fails unless the task's journal holds `expected` step rows.
+fn check_journal(harness: &Harness, task_id: &str, expected: u64) -> Result<()> {
+    let recorded = harness.journal(task_id).steps.len() as u64;
+    if recorded != expected {
+        return Err(format!("the journal holds {recorded} steps, expected {expected}").into());
+    }
+    Ok(())
+}
+
+/// The engine: create to completed for a [`STEPS`]-step task.
+fn engine(path: &Path) -> Result<Measured> {
+    let mut harness = harness(path)?;
+    let (id, measured) = measure(|| {
+        let id = harness.create(TASK, json!({ "steps": STEPS }));
+        harness.run_until_idle();
+        id
+    })?;
+    check_status(&harness, &id, TaskStatus::Completed)?;
+    check_journal(&harness, &id, STEPS)?;
+    Ok(measured)
+}
+
+/// The replay: the activation that wakes a task from its sleep after [`STEPS`] recorded steps.
+fn replay(path: &Path) -> Result<Measured> {
+    let mut harness = harness(path)?;
+    let id = harness.create(TASK, json!({ "steps": STEPS, "sleep": true }));
+    harness.run_until_idle();
+    check_status(&harness, &id, TaskStatus::Working)?;
+    check_journal(&harness, &id, STEPS + 1)?;
+    let runs_before = CLOSURE_RUNS.load(Ordering::Relaxed);
+    if runs_before != STEPS {
+        return Err(format!("{runs_before} closure runs before the replay").into());
+    }
+    let ((), measured) = measure(|| harness.advance("1h"))?;
+    check_status(&harness, &id, TaskStatus::Completed)?;
+    // Proof that the timed activation replayed: no step closure ran during it.
+    let rerun = CLOSURE_RUNS.load(Ordering::Relaxed) - runs_before;
+    if rerun != 0 {
+        return Err(format!("{rerun} step closures ran again during the replay").into());
+    }
+    Ok(measured)
+}
+
+/// The floor: [`STEPS`] autocommit inserts of the engine's step row, one statement each.
+fn bare(path: &Path) -> Result<Measured> {
+    let connection = Connection::open(path)?;
+    configure(&connection)?;
+    connection.execute_batch(schema::CREATE_SCHEMA)?;
+    // Prepared once, as the store's statement cache does.
+    let mut insert = connection.prepare(schema::PUT_STEP)?;
+    let task_id = new_task_id()?;
+    let (inserted, measured) = measure(|| -> rusqlite::Result<()> {
+        for i in 0..STEPS {
+            // Built per insert, as the engine builds each row and its parameters.
+            let row = step_row(i);
+            let params = schema::step_params(&task_id, &row)
+                .into_iter()
+                .map(to_sqlite);
+            insert.execute(rusqlite::params_from_iter(params))?;
+        }
+        Ok(())
+    })?;
+    inserted?;
+    let rows: u64 = connection.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
+    if rows != STEPS {
+        return Err(format!("the table holds {rows} rows, expected {STEPS}").into());
+    }
+    Ok(measured)
+}
+
+/// The row the engine records for the `i`-th (from 0) completed no-op step.
+fn step_row(i: u64) -> StepRow {
+    StepRow {
+        key: if i == 0 {
+            "noop".to_owned()
+        } else {
+            format!("noop#{}", i + 1)
+        },
+        kind: StepKind::Do,
+        status: StepStatus::Completed,
+        result: Some(i.to_string()),
+        attempt: 1,
+        next_attempt_at: None,
+        wake_at: None,
+        last_error: None,
+        seq: i,
+        created_at: VIRTUAL_EPOCH,
+        completed_at: Some(VIRTUAL_EPOCH),
+    }
+}
+
+fn to_sqlite(value: SqlValue) -> SqliteValue {
+    match value {
+        SqlValue::Null => SqliteValue::Null,
+        SqlValue::Integer(i) => SqliteValue::Integer(i),
+        SqlValue::Text(t) => SqliteValue::Text(t),
+    }
+}
+
+/// The process's peak resident set so far (`VmHWM`), in KiB.
+fn peak_rss_kib() -> Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .ok_or("no VmHWM in /proc/self/status")?;
+    Ok(kib.trim().parse()?)
+}
+
+/// One measurement's runs, summarised.
+struct Summary {
+    best: Duration,
+    median: Duration,
+    /// The highest peak RSS of any run.
+    peak_rss_kib: u64,
+    /// The lowest RSS a child had before it started measuring.
+    start_rss_kib: u64,
+}
+
+impl Summary {
+    fn of(samples: Vec<Sample>) -> Summary {
+        let mut times: Vec<Duration> = samples.iter().map(|s| s.elapsed).collect();
+        times.sort_unstable();
+        Summary {
+            best: times[0],
+            median: times[times.len() / 2],
+            peak_rss_kib: samples.iter().map(|s| s.peak_rss_kib).max().unwrap_or(0),
+            start_rss_kib: samples.iter().map(|s| s.start_rss_kib).min().unwrap_or(0),
+        }
+    }
+}
+
+fn micros_per_op(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1e6 / STEPS as f64
+}
+
+fn millis(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1e3
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+/// `10000` as `10,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+fn print_table(engine: &Summary, bare: &Summary, replay: &Summary) {
+    let ratio =
+        |pick: fn(&Summary) -> Duration| pick(engine).as_secs_f64() / pick(bare).as_secs_f64();
+    let (ratio_best, ratio_median) = (ratio(|s| s.best), ratio(|s| s.median));
+    let row = |what: &str, best: String, median: String, rss: String, target: String| {
+        let line = format!("{what:<34} {best:>11} {median:>11} {rss:>10}   {target}");
+        println!("{}", line.trim_end());
+    };
+    println!(
+        "durable-mcp bench: {} steps per task, SQLite files in {} (set TMPDIR to move \
+         them)",
+        thousands(STEPS),
+        std::env::temp_dir().display()
+    );
+    println!(
+        "each measurement ran {RUNS} times, interleaved, each run in its own process: best and \
+         median of the {RUNS} runs; peak RSS is the highest VmHWM of the runs"
+    );
+    println!();
+    row(
+        "measurement",
+        "best".into(),
+        "median".into(),
+        "peak RSS".into(),
+        "target".into(),
+    );
+    row(
+        "engine, per step (SQLite store)",
+        format!("{:.2} µs", micros_per_op(engine.best)),
+        format!("{:.2} µs", micros_per_op(engine.median)),
+        mib(engine.peak_rss_kib),
+        String::new(),
+    );
+    row(
+        "bare SQLite insert, per insert",
+        format!("{:.2} µs", micros_per_op(bare.best)),
+        format!("{:.2} µs", micros_per_op(bare.median)),
+        mib(bare.peak_rss_kib),
+        String::new(),
+    );
+    row(
+        "engine / bare",
+        format!("{ratio_best:.2}x"),
+        format!("{ratio_median:.2}x"),
+        String::new(),
+        format!(
+            "at most {TARGET_RATIO}x: {}",
+            verdict(ratio_median <= TARGET_RATIO)
+        ),
+    );
+    row(
+        &format!("replay of {} recorded steps", thousands(STEPS)),
+        format!("{:.2} ms", millis(replay.best)),
+        format!("{:.2} ms", millis(replay.median)),
+        mib(replay.peak_rss_kib),
+        format!(
+            "under {} ms: {}",
+            TARGET_REPLAY.as_millis(),
+            verdict(replay.median < TARGET_REPLAY)
+        ),
+    );
+    println!();
+    println!(
+        "engine: create to completed, divided by {}; bare: autocommit INSERT of the same \
+         step row, same pragmas",
+        thousands(STEPS)
+    );
+    println!(
+        "replay: the activation that wakes the task from a sleep after {} completed steps \
+         (no step closure ran during it); its peak RSS covers recording the journal too",
+        thousands(STEPS)
+    );
+    let baseline = [engine, bare, replay].map(|s| s.start_rss_kib);
+    println!(
+        "peak RSS includes each child's RSS before measuring: {} (engine), {} (bare), {} \
+         (replay); targets are judged on the median",
+        mib(baseline[0]),
+        mib(baseline[1]),
+        mib(baseline[2])
+    );
+}

@@ -1,0 +1,69 @@
+//! `cargo xtask test`: every check CI runs, in the order that fails fastest.
+//!
+//! It installs what the checks need first (the `wasm32-unknown-unknown` target, through
+//! rustup), so the one command works on a fresh machine.
+
+use std::error::Error;
+use std::process::Command;
+
+type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+
+/// The target the crate must keep building for (Cloudflare Workers).
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// Runs every check; stops at the first that fails.
+pub fn run() -> Result<()> {
+    ensure_wasm_target()?;
+    cargo(&["fmt", "--all", "--", "--check"], &[])?;
+    let clippy = [
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+    ];
+    cargo(&[&clippy[..], &["-D", "warnings"]].concat(), &[])?;
+    let doc = ["doc", "--workspace", "--no-deps", "--all-features"];
+    cargo(&doc, &[("RUSTDOCFLAGS", "-Dwarnings")])?;
+    // The crate without host features is what a Worker links: it must build for wasm32.
+    cargo(
+        &["check", "--package", "durable-mcp", "--target", WASM_TARGET],
+        &[],
+    )?;
+    cargo(&["test", "--workspace", "--all-features"], &[])
+}
+
+fn ensure_wasm_target() -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map_err(|e| format!("rustup is needed to add the {WASM_TARGET} target: {e}"))?;
+    if String::from_utf8_lossy(&installed.stdout)
+        .lines()
+        .any(|line| line.trim() == WASM_TARGET)
+    {
+        return Ok(());
+    }
+    step(Command::new("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+    // Inside `cargo xtask`, CARGO names the cargo that runs us: use the same toolchain.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command.args(args).envs(env.iter().copied());
+    step(&mut command)
+}
+
+fn step(command: &mut Command) -> Result<()> {
+    let program = command.get_program().to_string_lossy();
+    let program = program.rsplit('/').next().unwrap_or_default().to_owned();
+    let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
+    let shown = format!("{program} {}", args.join(" "));
+    println!("xtask test: {shown}");
+    let status = command.status().map_err(|e| format!("{shown}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{shown} failed ({status})").into());
+    }
+    Ok(())
+}
