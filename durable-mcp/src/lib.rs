@@ -50,5 +50,6 @@ pub mod native;
 pub mod testing;
 
 pub use runtime::{
-    ElicitOutcome, Engine, StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry,
+    ElicitOutcome, Engine, StepError, StepFailureKind, TaskContext, TaskDefinition, TaskError,
+    TaskRegistry,
 };

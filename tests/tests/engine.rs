@@ -5,8 +5,9 @@ mod common;
 use std::time::Duration;
 
 use common::{Counter, Gate, Log, Setup, reply, step_keys, task, text};
+use durable_mcp::core::replay::StepFailure;
 use durable_mcp::core::{Backoff, RetryPolicy, StepKind, StepStatus, TaskStatus};
-use durable_mcp::{ElicitOutcome, StepError, TaskError};
+use durable_mcp::{ElicitOutcome, StepError, StepFailureKind, TaskError};
 use serde_json::{Value, json};
 
 fn no_jitter(limit: u32, delay_ms: u64, backoff: Backoff) -> RetryPolicy {
@@ -32,8 +33,7 @@ fn completed_steps_never_run_again(setup: Setup) {
             Ok(reply(format!("{x} {y} {z}")))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert_eq!((a.get(), b.get(), c.get()), (1, 1, 0));
     assert_eq!(env.status(&id), TaskStatus::Working);
     env.advance("1m");
@@ -54,8 +54,7 @@ fn steps_in_a_loop_get_occurrence_keys(setup: Setup) {
             Ok(reply(total.to_string()))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert_eq!(text(&env.result(&id).expect("result")), "6");
     let journal = env.journal(&id);
     assert_eq!(
@@ -87,8 +86,7 @@ fn a_crash_before_the_journal_write_reruns_that_step_once(setup: Setup) {
             Ok(reply("sent"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert!(env.is_running(&id));
     assert_eq!((fetches.get(), sends.get()), (1, 1));
     env.crash_and_restart();
@@ -118,8 +116,7 @@ fn retries_follow_the_policy(setup: Setup) {
     );
     let start = env.now();
     let at = |offset| start.saturating_add(Duration::from_millis(offset));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     // Attempt n fails at the time shown; the next one is due 1 s, 2 s, 4 s later.
     for (attempt, next_at) in [(1, 1_000), (2, 3_000), (3, 7_000)] {
         assert_eq!(attempts.get(), attempt);
@@ -142,7 +139,12 @@ fn retries_follow_the_policy(setup: Setup) {
         text(&result),
         "step \"flaky\" failed after 4 attempts: upstream said 503"
     );
-    assert_eq!(env.journal(&id).steps["flaky"].status, StepStatus::Failed);
+    let row = &env.journal(&id).steps["flaky"];
+    assert_eq!(row.status, StepStatus::Failed);
+    assert_eq!(
+        StepFailure::of_row(row).kind,
+        StepFailureKind::AttemptsExhausted
+    );
 }
 
 fn jittered_retries_stay_in_the_window(setup: Setup) {
@@ -183,14 +185,16 @@ fn a_non_retryable_error_stops_retries(setup: Setup) {
                 .await;
             match outcome {
                 Err(TaskError::StepFailed {
-                    attempts, message, ..
+                    attempts,
+                    message,
+                    kind: StepFailureKind::NonRetryable,
+                    ..
                 }) => Ok(reply(format!("gave up after {attempts}: {message}"))),
                 other => Err(TaskError::failed(format!("unexpected {other:?}"))),
             }
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert_eq!(attempts.get(), 1);
     assert_eq!(
         text(&env.result(&id).expect("result")),
@@ -215,8 +219,7 @@ fn a_failed_step_fails_the_same_way_on_replay(setup: Setup) {
             Ok(reply(format!("{first:?}")))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     env.advance("1s");
     assert_eq!(attempts.get(), 1);
     assert!(text(&env.result(&id).expect("result")).contains("bad input"));
@@ -242,8 +245,7 @@ fn a_step_panic_is_a_failed_attempt(setup: Setup) {
         })
         .retry(no_jitter(3, 500, Backoff::Constant)),
     );
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let row = env.journal(&id).steps["fragile"].clone();
     assert_eq!(
         row.last_error.as_deref(),
@@ -258,8 +260,7 @@ fn a_body_panic_completes_with_a_tool_error(setup: Setup) {
     let mut env = setup(task("t", |_, _| {
         Box::pin(async { panic!("bug in the body") })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let result = env.result(&id).expect("result");
     assert_eq!(result["isError"], true);
     assert_eq!(text(&result), "the task body panicked: bug in the body");
@@ -284,8 +285,7 @@ fn a_slow_attempt_times_out(setup: Setup) {
         })
         .retry(no_jitter(2, 1_000, Backoff::Constant)),
     );
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert!(env.is_running(&id));
     env.advance("9999ms");
     assert!(env.is_running(&id), "not before the timeout");
@@ -304,6 +304,8 @@ fn a_slow_attempt_times_out(setup: Setup) {
         text(&result),
         "step \"hang\" failed after 2 attempts: the attempt timed out after 10s"
     );
+    let row = &env.journal(&id).steps["hang"];
+    assert_eq!(StepFailure::of_row(row).kind, StepFailureKind::TimedOut);
 }
 
 fn sleeps_resume_at_the_right_time(setup: Setup) {
@@ -360,8 +362,7 @@ fn elicit_waits_for_the_answer_and_reads_it(setup: Setup) {
             Ok(reply(if approved { "sent" } else { "declined" }))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let snapshot = env.get(&id);
     assert_eq!(snapshot.status, TaskStatus::InputRequired);
     assert_eq!(
@@ -404,8 +405,7 @@ fn a_timed_elicit_times_out_and_ignores_late_answers(setup: Setup) {
             }))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert_eq!(env.status(&id), TaskStatus::InputRequired);
     env.advance("9m");
     assert_eq!(env.status(&id), TaskStatus::InputRequired);
@@ -427,8 +427,7 @@ fn a_timed_elicit_answered_in_time(setup: Setup) {
             }
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     env.advance("5m");
     env.update(
         &id,
@@ -451,8 +450,7 @@ fn an_offer_answer_cuts_the_pending_sleep(setup: Setup) {
             Ok(reply("ran out"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     env.advance("1h");
     assert_eq!(env.status(&id), TaskStatus::Working);
     assert!(
@@ -494,8 +492,7 @@ fn an_offer_answered_between_sleeps_cuts_the_next_one(setup: Setup) {
         })
         .retry(no_jitter(3, 1_000, Backoff::Constant)),
     );
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     // A retry backoff is pending, no sleep: the answer marks the next sleep to be cut.
     env.update(&id, json!({ "stop": { "action": "accept" } }));
     env.advance("1s");
@@ -510,8 +507,7 @@ fn check_input_without_an_offer_fails_the_task(setup: Setup) {
             Ok(reply("unreachable"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let snapshot = env.get(&id);
     assert_eq!(snapshot.status, TaskStatus::Failed);
     let error = snapshot.error.expect("error");
@@ -534,8 +530,7 @@ fn status_is_not_republished_on_replay(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let snapshot = env.get(&id);
     assert_eq!(snapshot.status_message.as_deref(), Some("waiting"));
     assert_eq!(snapshot.status_meta, Some(json!({ "phase": 2 })));
@@ -559,14 +554,8 @@ fn oversized_status_meta_fails_the_task(setup: Setup) {
             Ok(reply("unreachable"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
-    let error = env.get(&id).error.expect("failed");
-    assert!(
-        error.message.contains("limit of 8192 bytes"),
-        "{}",
-        error.message
-    );
+    let id = env.start();
+    env.assert_failed_with(&id, "limit of 8192 bytes");
 }
 
 fn cancel_before_the_first_run(setup: Setup) {
@@ -597,8 +586,7 @@ fn cancel_during_a_sleep(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     env.cancel(&id);
     assert_eq!(env.status(&id), TaskStatus::Cancelled);
     env.cancel(&id);
@@ -614,8 +602,7 @@ fn cancel_while_waiting_for_input(setup: Setup) {
             Ok(reply("answered"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     env.cancel(&id);
     assert_eq!(env.status(&id), TaskStatus::Cancelled);
     env.update(&id, json!({ "q": { "action": "accept" } }));
@@ -639,8 +626,7 @@ fn cancel_during_a_step_is_observed_at_the_next_boundary(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert!(env.is_running(&id));
     env.cancel(&id);
     assert_eq!(
@@ -669,8 +655,7 @@ fn cancel_during_a_retry_backoff(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     env.cancel(&id);
     env.advance("1h");
     assert_eq!(env.status(&id), TaskStatus::Cancelled);
@@ -679,8 +664,7 @@ fn cancel_during_a_retry_backoff(setup: Setup) {
 
 fn cancel_of_a_finished_task_changes_nothing(setup: Setup) {
     let mut env = setup(task("t", |_, _| Box::pin(async { Ok(reply("done")) })));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let before = env.get(&id);
     env.cancel(&id);
     assert_eq!(env.get(&id), before);
@@ -696,8 +680,7 @@ fn ttl_expiry_then_purge(setup: Setup) {
         })
         .ttl(Some(Duration::from_secs(3600))),
     );
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     env.advance("1h");
     let snapshot = env.get(&id);
     assert_eq!(snapshot.status, TaskStatus::Failed);
@@ -721,8 +704,7 @@ fn finished_tasks_are_purged_at_their_deadline(setup: Setup) {
     let mut env = setup(
         task("t", |_, _| Box::pin(async { Ok(reply("done")) })).ttl(Some(Duration::from_secs(600))),
     );
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert_eq!(env.status(&id), TaskStatus::Completed);
     env.advance("9m");
     assert!(env.engine().get(&id, None).is_ok());
@@ -732,8 +714,7 @@ fn finished_tasks_are_purged_at_their_deadline(setup: Setup) {
 
 fn tasks_without_ttl_are_kept(setup: Setup) {
     let mut env = setup(task("t", |_, _| Box::pin(async { Ok(reply("done")) })).ttl(None));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     assert_eq!(env.next_wake(&id), None);
     env.advance("400d");
     assert_eq!(env.status(&id), TaskStatus::Completed);
@@ -750,8 +731,7 @@ fn duplicate_and_out_of_order_updates(setup: Setup) {
             )))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let answer = |v: u32| json!({ "action": "accept", "content": { "v": v } });
     // "b" is not asked yet: the key is unknown and ignored.
     env.update(&id, json!({ "b": answer(9), "zzz": answer(0) }));
@@ -772,8 +752,7 @@ fn bad_updates_are_refused_and_change_nothing(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let before = (env.journal(&id), env.store.writes());
     for bad in [
         json!([1]),
@@ -807,18 +786,11 @@ fn non_determinism_is_a_named_failure(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     flipped.hit();
     env.advance("1m");
-    let error = env.get(&id).error.expect("failed");
-    assert!(
-        error.message.contains("journal key \"x\"")
-            && error.message.contains("recorded as `do`")
-            && error.message.contains("asks for `sleep`"),
-        "{}",
-        error.message
-    );
+    env.assert_failed_with(&id, "journal key \"x\": it was recorded as `do`");
+    env.assert_failed_with(&id, "asks for `sleep`");
 }
 
 fn non_determinism_across_step_and_input_tables(setup: Setup) {
@@ -836,16 +808,10 @@ fn non_determinism_across_step_and_input_tables(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     flipped.hit();
     env.advance("1m");
-    let error = env.get(&id).error.expect("failed");
-    assert!(
-        error.message.contains("asks for `elicit`"),
-        "{}",
-        error.message
-    );
+    env.assert_failed_with(&id, "asks for `elicit`");
 }
 
 fn values_over_the_limit_fail_naming_the_step(setup: Setup) {
@@ -856,16 +822,8 @@ fn values_over_the_limit_fail_naming_the_step(setup: Setup) {
             Ok(reply("unreachable"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
-    let error = env.get(&id).error.expect("failed");
-    assert!(
-        error
-            .message
-            .starts_with("the result of step \"huge\" is 2097154 bytes of JSON"),
-        "{}",
-        error.message
-    );
+    let id = env.start();
+    env.assert_failed_with(&id, "the result of step \"huge\" is 2097154 bytes of JSON");
     assert!(env.journal(&id).steps.is_empty(), "nothing was journaled");
 }
 
@@ -876,24 +834,16 @@ fn values_that_cannot_round_trip_fail_naming_the_step(setup: Setup) {
             Ok(reply(value.to_string()))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
-    let error = env.get(&id).error.expect("failed");
-    assert!(
-        error
-            .message
-            .contains("the result of step \"ratio\" cannot be stored as JSON and read back"),
-        "{}",
-        error.message
-    );
+    let id = env.start();
+    let expected = "the result of step \"ratio\" cannot be stored as JSON and read back";
+    env.assert_failed_with(&id, expected);
 }
 
 fn an_oversized_task_result_fails_the_task(setup: Setup) {
     let mut env = setup(task("t", |_, _| {
         Box::pin(async { Ok(reply("x".repeat(2 * 1024 * 1024))) })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let snapshot = env.get(&id);
     assert_eq!(snapshot.status, TaskStatus::Failed);
     assert!(
@@ -914,8 +864,7 @@ fn tool_errors_complete_with_is_error(setup: Setup) {
             Ok(reply(to.to_owned()))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let result = env.result(&id).expect("result");
     assert_eq!(
         (result["isError"].clone(), text(&result)),
@@ -930,14 +879,8 @@ fn invalid_step_names_fail_the_task(setup: Setup) {
             Ok(reply("unreachable"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
-    let error = env.get(&id).error.expect("failed");
-    assert!(
-        error.message.contains("must not contain '#'"),
-        "{}",
-        error.message
-    );
+    let id = env.start();
+    env.assert_failed_with(&id, "must not contain '#'");
 }
 
 fn a_repeated_tick_runs_nothing_twice(setup: Setup) {
@@ -951,8 +894,7 @@ fn a_repeated_tick_runs_nothing_twice(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let id = env.create("t", json!({}));
-    env.run_until_idle();
+    let id = env.start();
     let wake = env.next_wake(&id);
     for _ in 0..3 {
         common::block_on_ready(env.engine().tick(&id)).expect("tick");

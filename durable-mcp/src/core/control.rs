@@ -55,6 +55,23 @@ pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
     }
 }
 
+/// A working task `"t"` of tool `"tool"`, created at `created_at`, with nothing scheduled: the
+/// starting point of the core's unit tests.
+#[cfg(test)]
+pub(crate) fn test_task(created_at: Timestamp, ttl: Option<Duration>) -> TaskRecord {
+    let new = NewTask {
+        task_id: "t".into(),
+        tool_name: "tool".into(),
+        input: "{}".into(),
+        ttl,
+        poll_interval: Duration::from_secs(5),
+        principal: None,
+    };
+    let mut task = new_task_record(new, created_at);
+    task.next_run_at = None;
+    task
+}
+
 /// Checks that an existing row with the same id was created for the same tool.
 pub fn check_duplicate_create(
     existing: &TaskRecord,
@@ -263,17 +280,8 @@ mod tests {
     use serde_json::json;
 
     fn state(status: TaskStatus, inputs: &[(&str, bool)]) -> TaskState {
-        let new = NewTask {
-            task_id: "t".into(),
-            tool_name: "tool".into(),
-            input: "{}".into(),
-            ttl: None,
-            poll_interval: Duration::from_secs(5),
-            principal: None,
-        };
-        let mut task = new_task_record(new, Timestamp(0));
+        let mut task = test_task(Timestamp(0), None);
         task.status = status;
-        task.next_run_at = None;
         let inputs = inputs
             .iter()
             .enumerate()

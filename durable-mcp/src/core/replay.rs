@@ -47,9 +47,42 @@ impl Cursor<'_> {
     }
 }
 
+/// Why a step failed for good.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepFailureKind {
+    /// The closure said no attempt could succeed ([`StepError::non_retryable`]).
+    ///
+    /// [`StepError::non_retryable`]: crate::StepError::non_retryable
+    NonRetryable,
+    /// Every attempt the policy allows failed.
+    AttemptsExhausted,
+    /// Every attempt the policy allows failed, the last by outlasting the step's timeout.
+    TimedOut,
+}
+
+impl StepFailureKind {
+    /// The name stored in the journal.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StepFailureKind::NonRetryable => "non_retryable",
+            StepFailureKind::AttemptsExhausted => "attempts_exhausted",
+            StepFailureKind::TimedOut => "timed_out",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::NonRetryable, Self::AttemptsExhausted, Self::TimedOut]
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+}
+
 /// A step's final failure, as journaled in its row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepFailure {
+    /// Why the step failed for good.
+    pub kind: StepFailureKind,
     /// How many attempts ran.
     pub attempts: u32,
     /// The last attempt's error.
@@ -59,7 +92,8 @@ pub struct StepFailure {
 impl StepFailure {
     /// The JSON text stored in the row's `result`.
     pub fn to_json(&self) -> String {
-        json!({ "attempts": self.attempts, "message": self.message }).to_string()
+        let kind = self.kind.as_str();
+        json!({ "kind": kind, "attempts": self.attempts, "message": self.message }).to_string()
     }
 
     /// The failure recorded in a failed row.
@@ -67,11 +101,13 @@ impl StepFailure {
         let stored = row.result.as_deref().and_then(|text| {
             let value: serde_json::Value = serde_json::from_str(text).ok()?;
             Some(StepFailure {
+                kind: StepFailureKind::parse(value["kind"].as_str()?)?,
                 attempts: u32::try_from(value["attempts"].as_u64()?).ok()?,
                 message: value["message"].as_str()?.to_owned(),
             })
         });
         stored.unwrap_or_else(|| StepFailure {
+            kind: StepFailureKind::AttemptsExhausted,
             attempts: row.attempt,
             message: row
                 .last_error
@@ -132,6 +168,8 @@ pub enum AttemptResult {
         message: String,
         /// Whether the policy may try again.
         retryable: bool,
+        /// Whether it failed by outlasting the step's timeout.
+        timed_out: bool,
     },
 }
 
@@ -172,12 +210,16 @@ pub fn record_attempt(
         created_at: existing.map_or(now, |row| row.created_at),
         completed_at: Some(now),
     };
-    let (message, retryable) = match result {
+    let (message, retryable, timed_out) = match result {
         AttemptResult::Value(json) => {
             row.result = Some(json);
             return (row, AfterAttempt::Completed);
         }
-        AttemptResult::Error { message, retryable } => (message, retryable),
+        AttemptResult::Error {
+            message,
+            retryable,
+            timed_out,
+        } => (message, retryable, timed_out),
     };
     row.last_error = Some(message.clone());
     if retryable && policy.allows_retry_after(attempt) {
@@ -188,7 +230,13 @@ pub fn record_attempt(
         row.next_attempt_at = Some(retry_at);
         return (row, AfterAttempt::RetryAt(retry_at));
     }
+    let kind = match (retryable, timed_out) {
+        (false, _) => StepFailureKind::NonRetryable,
+        (true, true) => StepFailureKind::TimedOut,
+        (true, false) => StepFailureKind::AttemptsExhausted,
+    };
     let failure = StepFailure {
+        kind,
         attempts: attempt,
         message,
     };
@@ -406,4 +454,305 @@ pub fn check_writes(
 /// up to `status_published`), so that replays never publish an old message again.
 pub fn publishes_status(cursor: &Cursor<'_>, ordinal: u32) -> bool {
     ordinal > cursor.journal.task.status_published
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::core::control::test_task;
+    use crate::core::retry::Backoff;
+
+    const NOW: Timestamp = Timestamp(50_000);
+
+    /// A canned journal: the task row plus the given rows.
+    fn journal(steps: Vec<StepRow>, inputs: Vec<InputRow>) -> TaskState {
+        TaskState {
+            task: test_task(Timestamp(0), None),
+            steps: steps.into_iter().map(|s| (s.key.clone(), s)).collect(),
+            inputs: inputs.into_iter().map(|i| (i.key.clone(), i)).collect(),
+        }
+    }
+
+    fn cursor(journal: &TaskState) -> Cursor<'_> {
+        Cursor {
+            journal,
+            now: NOW,
+            cancel_requested: false,
+        }
+    }
+
+    fn row(key: &str, kind: StepKind, status: StepStatus) -> StepRow {
+        StepRow {
+            key: key.into(),
+            kind,
+            status,
+            result: None,
+            attempt: 1,
+            next_attempt_at: None,
+            wake_at: None,
+            last_error: None,
+            seq: 1,
+            created_at: Timestamp(0),
+            completed_at: None,
+        }
+    }
+
+    fn policy(limit: u32) -> RetryPolicy {
+        RetryPolicy {
+            limit,
+            delay: Duration::from_secs(1),
+            backoff: Backoff::Exponential,
+            max_delay: Duration::from_secs(60),
+            jitter: false,
+        }
+    }
+
+    #[test]
+    fn a_recorded_step_returns_its_value() {
+        let mut done = row("a", StepKind::Do, StepStatus::Completed);
+        done.result = Some("[1,2]".into());
+        let j = journal(vec![done], vec![]);
+        assert_eq!(
+            replay_step(&cursor(&j), "a"),
+            Ok(StepReplay::Value("[1,2]".into()))
+        );
+    }
+
+    #[test]
+    fn a_miss_runs_attempt_one_unless_cancelled() {
+        let j = journal(vec![], vec![]);
+        assert_eq!(
+            replay_step(&cursor(&j), "a"),
+            Ok(StepReplay::Run { attempt: 1 })
+        );
+        let cancelled = Cursor {
+            cancel_requested: true,
+            ..cursor(&j)
+        };
+        assert_eq!(replay_step(&cancelled, "a"), Ok(StepReplay::Cancelled));
+    }
+
+    #[test]
+    fn a_cancel_does_not_stop_recorded_ground() {
+        let mut done = row("a", StepKind::Do, StepStatus::Completed);
+        done.result = Some("1".into());
+        let j = journal(vec![done], vec![]);
+        let cancelled = Cursor {
+            cancel_requested: true,
+            ..cursor(&j)
+        };
+        assert_eq!(
+            replay_step(&cancelled, "a"),
+            Ok(StepReplay::Value("1".into()))
+        );
+    }
+
+    #[test]
+    fn a_pending_retry_waits_until_due_then_claims_the_next_attempt() {
+        let mut pending = row("a", StepKind::Do, StepStatus::Pending);
+        pending.attempt = 2;
+        pending.next_attempt_at = Some(Timestamp(NOW.0 + 1));
+        let j = journal(vec![pending.clone()], vec![]);
+        assert_eq!(replay_step(&cursor(&j), "a"), Ok(StepReplay::Wait));
+        pending.next_attempt_at = Some(NOW);
+        let j = journal(vec![pending], vec![]);
+        assert_eq!(
+            replay_step(&cursor(&j), "a"),
+            Ok(StepReplay::Run { attempt: 3 })
+        );
+    }
+
+    #[test]
+    fn a_recorded_failure_is_returned_again() {
+        let failure = StepFailure {
+            kind: StepFailureKind::NonRetryable,
+            attempts: 1,
+            message: "no".into(),
+        };
+        let mut failed = row("a", StepKind::Do, StepStatus::Failed);
+        failed.result = Some(failure.to_json());
+        let j = journal(vec![failed], vec![]);
+        assert_eq!(
+            replay_step(&cursor(&j), "a"),
+            Ok(StepReplay::Failed(failure))
+        );
+    }
+
+    #[test]
+    fn another_kind_under_the_key_is_non_determinism() {
+        let j = journal(
+            vec![row("a", StepKind::Sleep, StepStatus::Completed)],
+            vec![],
+        );
+        let error = replay_step(&cursor(&j), "a").unwrap_err();
+        assert_eq!(
+            error,
+            EngineError::Nondeterminism {
+                key: "a".into(),
+                recorded: StepKind::Sleep,
+                requested: StepKind::Do,
+            }
+        );
+        let mut offer = InputRow {
+            key: "b".into(),
+            request: "{}".into(),
+            response: None,
+            answered: false,
+            answered_at: None,
+            timeout_at: None,
+            timed_out: false,
+            blocking: false,
+            consumed: false,
+            seq: 2,
+            created_at: Timestamp(0),
+        };
+        let j = journal(vec![], vec![offer.clone()]);
+        assert!(replay_elicit(&cursor(&j), "b").is_err());
+        offer.blocking = true;
+        let j = journal(vec![], vec![offer]);
+        assert!(replay_offer(&cursor(&j), "b").is_err());
+        assert!(replay_check(&cursor(&j), "b").is_err());
+    }
+
+    #[test]
+    fn attempts_retry_with_backoff_then_fail_for_good() {
+        let j = journal(vec![], vec![]);
+        let error = |retryable, timed_out| AttemptResult::Error {
+            message: "boom".into(),
+            retryable,
+            timed_out,
+        };
+        let (row, after) = record_attempt(&cursor(&j), "a", 2, error(true, false), &policy(3), 9);
+        assert_eq!(after, AfterAttempt::RetryAt(Timestamp(NOW.0 + 2_000)));
+        assert_eq!(
+            (row.status, row.attempt, row.seq),
+            (StepStatus::Pending, 2, 9)
+        );
+        let (row, after) = record_attempt(&cursor(&j), "a", 3, error(true, true), &policy(3), 9);
+        assert_eq!(row.status, StepStatus::Failed);
+        let AfterAttempt::Failed(failure) = after else {
+            panic!("expected a final failure");
+        };
+        assert_eq!(
+            (failure.kind, failure.attempts),
+            (StepFailureKind::TimedOut, 3)
+        );
+        assert_eq!(StepFailure::of_row(&row), failure);
+        let (_, after) = record_attempt(&cursor(&j), "a", 1, error(false, false), &policy(3), 9);
+        assert!(
+            matches!(after, AfterAttempt::Failed(f) if f.kind == StepFailureKind::NonRetryable)
+        );
+    }
+
+    #[test]
+    fn a_retried_step_keeps_its_sequence_number() {
+        let mut pending = row("a", StepKind::Do, StepStatus::Pending);
+        pending.seq = 4;
+        let j = journal(vec![pending], vec![]);
+        let value = AttemptResult::Value("7".into());
+        let (row, after) = record_attempt(&cursor(&j), "a", 2, value, &policy(3), 99);
+        assert_eq!(
+            (row.seq, row.result.as_deref(), after),
+            (4, Some("7"), AfterAttempt::Completed)
+        );
+    }
+
+    #[test]
+    fn sleeps_record_wait_and_complete() {
+        let j = journal(vec![], vec![]);
+        let later = Timestamp(NOW.0 + 10);
+        let SleepReplay::Wait(writes) = replay_sleep(&cursor(&j), "s", later, 3).unwrap() else {
+            panic!("a new sleep waits");
+        };
+        let [Write::PutStep(recorded)] = writes.as_slice() else {
+            panic!("one row");
+        };
+        assert_eq!(
+            (recorded.wake_at, recorded.status),
+            (Some(later), StepStatus::Pending)
+        );
+        let j = journal(vec![recorded.clone()], vec![]);
+        assert_eq!(
+            replay_sleep(&cursor(&j), "s", later, 4),
+            Ok(SleepReplay::Wait(vec![]))
+        );
+        let due = Cursor {
+            now: later,
+            ..cursor(&j)
+        };
+        let SleepReplay::Done(writes) = replay_sleep(&due, "s", later, 4).unwrap() else {
+            panic!("a due sleep completes");
+        };
+        assert!(matches!(&writes[..], [Write::PutStep(r)] if r.status == StepStatus::Completed));
+    }
+
+    #[test]
+    fn a_cut_ends_the_sleep_and_spends_the_flag() {
+        let mut j = journal(vec![], vec![]);
+        j.task.cut_next_sleep = true;
+        let later = Timestamp(NOW.0 + 10);
+        let SleepReplay::Done(writes) = replay_sleep(&cursor(&j), "s", later, 3).unwrap() else {
+            panic!("the cut sleep ends at once");
+        };
+        assert!(matches!(writes.last(), Some(Write::ClearSleepCut)));
+    }
+
+    #[test]
+    fn elicitations_ask_wait_and_answer() {
+        let j = journal(vec![], vec![]);
+        assert_eq!(replay_elicit(&cursor(&j), "q"), Ok(ElicitReplay::Ask));
+        let writes = elicit_writes(&cursor(&j), "q", "{}".into(), Some(Timestamp(9)), 5);
+        let Write::PutInput(mut asked) = writes[0].clone() else {
+            panic!("an input row first");
+        };
+        assert!(asked.blocking && asked.timeout_at == Some(Timestamp(9)));
+        assert!(matches!(writes[1], Write::AwaitInput { .. }));
+        let j = journal(vec![], vec![asked.clone()]);
+        assert_eq!(replay_elicit(&cursor(&j), "q"), Ok(ElicitReplay::Wait));
+        asked.answered = true;
+        asked.response = Some(r#"{"action":"accept"}"#.into());
+        let j = journal(vec![], vec![asked.clone()]);
+        let answered = ElicitReplay::Answered(r#"{"action":"accept"}"#.into());
+        assert_eq!(replay_elicit(&cursor(&j), "q"), Ok(answered));
+        asked.timed_out = true;
+        let j = journal(vec![], vec![asked]);
+        assert_eq!(replay_elicit(&cursor(&j), "q"), Ok(ElicitReplay::TimedOut));
+    }
+
+    #[test]
+    fn checks_take_an_answer_once_and_replay_what_they_saw() {
+        let j = journal(vec![], vec![]);
+        let offer = match offer_write(&cursor(&j), "k", "{}".into(), 1) {
+            Write::PutInput(row) => row,
+            other => panic!("{other:?}"),
+        };
+        let (answer, _) = check_writes(&cursor(&j), "peek", "k", Some(offer.clone()), 2).unwrap();
+        assert_eq!(answer, None);
+        let mut answered = offer;
+        answered.answered = true;
+        answered.response = Some("{}".into());
+        let (answer, writes) =
+            check_writes(&cursor(&j), "peek", "k", Some(answered.clone()), 2).unwrap();
+        assert_eq!(answer.as_deref(), Some("{}"));
+        assert!(matches!(&writes[0], Write::PutInput(r) if r.consumed));
+        let Write::PutStep(seen) = writes[1].clone() else {
+            panic!("a check row");
+        };
+        let j = journal(vec![seen], vec![]);
+        assert_eq!(
+            replay_check(&cursor(&j), "peek"),
+            Ok(CheckReplay::Seen(Some("{}".into())))
+        );
+        assert!(check_writes(&cursor(&j), "p", "missing", None, 3).is_err());
+    }
+
+    #[test]
+    fn only_status_calls_past_the_published_ordinal_publish() {
+        let mut j = journal(vec![], vec![]);
+        j.task.status_published = 2;
+        assert!(!publishes_status(&cursor(&j), 2));
+        assert!(publishes_status(&cursor(&j), 3));
+    }
 }

@@ -180,7 +180,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::core::control::{NewTask, new_task_record};
+    use crate::core::control::test_task;
     use crate::core::journal::{InputRow, StepRow};
 
     const T0: Timestamp = Timestamp(1_000_000);
@@ -190,18 +190,8 @@ mod tests {
     }
 
     fn state() -> TaskState {
-        let new = NewTask {
-            task_id: "t".into(),
-            tool_name: "tool".into(),
-            input: "{}".into(),
-            ttl: Some(Duration::from_secs(3600)),
-            poll_interval: Duration::from_secs(5),
-            principal: None,
-        };
-        let mut task = new_task_record(new, T0);
-        task.next_run_at = None;
         TaskState {
-            task,
+            task: test_task(T0, Some(Duration::from_secs(3600))),
             steps: BTreeMap::new(),
             inputs: BTreeMap::new(),
         }

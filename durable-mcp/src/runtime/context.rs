@@ -491,9 +491,12 @@ impl TaskContext {
                 Err(error) => return self.fail(error).await,
             },
             Err(error) => {
-                let retryable = error.is_retryable();
-                let message = error.message().to_owned();
-                (None, AttemptResult::Error { message, retryable })
+                let result = AttemptResult::Error {
+                    message: error.message().to_owned(),
+                    retryable: error.is_retryable(),
+                    timed_out: error.is_timeout(),
+                };
+                (None, result)
             }
         };
         let seq = self.take_seq();
@@ -511,6 +514,7 @@ impl TaskContext {
 fn step_failed(key: &str, failure: StepFailure) -> TaskError {
     TaskError::StepFailed {
         step: key.to_owned(),
+        kind: failure.kind,
         attempts: failure.attempts,
         message: failure.message,
     }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::core::replay::StepFailureKind;
+
 /// A failure a task body sees and may handle: a step that failed for good, or its own.
 ///
 /// Returning one from the body completes the task with a tool error (`isError: true`). Engine
@@ -16,6 +18,8 @@ pub enum TaskError {
     StepFailed {
         /// The step's journal key.
         step: String,
+        /// Why it failed for good.
+        kind: StepFailureKind,
         /// How many attempts ran.
         attempts: u32,
         /// The last attempt's error.
@@ -39,6 +43,7 @@ impl fmt::Display for TaskError {
                 step,
                 attempts,
                 message,
+                ..
             } => {
                 let plural = if *attempts == 1 { "" } else { "s" };
                 write!(
@@ -64,6 +69,7 @@ impl<E: std::error::Error> From<E> for TaskError {
 pub struct StepError {
     message: String,
     retryable: bool,
+    timed_out: bool,
 }
 
 impl StepError {
@@ -72,7 +78,21 @@ impl StepError {
         StepError {
             message: message.to_string(),
             retryable: true,
+            timed_out: false,
         }
+    }
+
+    /// An attempt that outlasted the step's timeout.
+    pub(crate) fn timed_out(message: impl fmt::Display) -> Self {
+        StepError {
+            timed_out: true,
+            ..StepError::retryable(message)
+        }
+    }
+
+    /// Whether the attempt failed by outlasting the step's timeout.
+    pub fn is_timeout(&self) -> bool {
+        self.timed_out
     }
 
     /// A failure that no other attempt can fix: the step fails at once.
@@ -80,6 +100,7 @@ impl StepError {
         StepError {
             message: message.to_string(),
             retryable: false,
+            timed_out: false,
         }
     }
 

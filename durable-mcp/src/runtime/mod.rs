@@ -10,6 +10,7 @@ mod ports;
 mod registry;
 mod step;
 
+pub use crate::core::replay::StepFailureKind;
 pub use context::{IntoDelay, Step, TaskContext};
 pub use driver::tool_error_result;
 pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};

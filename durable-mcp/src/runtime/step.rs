@@ -31,7 +31,7 @@ pub(crate) async fn attempt<T>(
         Poll::Pending => match select(closure, timer.delay(timeout)).await {
             Either::Left((finished, _)) => finished,
             Either::Right(((), _)) => {
-                return Err(StepError::retryable(format!(
+                return Err(StepError::timed_out(format!(
                     "the attempt timed out after {}",
                     format_duration(timeout)
                 )));

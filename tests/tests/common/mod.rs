@@ -90,6 +90,28 @@ impl std::ops::DerefMut for Env {
     }
 }
 
+impl Env {
+    /// Creates a task of the registered task `t` with `{}` as input, and runs it until idle.
+    pub fn start(&mut self) -> String {
+        let id = self.harness.create("t", serde_json::json!({}));
+        self.harness.run_until_idle();
+        id
+    }
+
+    /// The engine failure of a task that must have failed.
+    pub fn failure(&self, id: &str) -> durable_mcp::core::TaskFailure {
+        let snapshot = self.harness.get(id);
+        assert_eq!(snapshot.status, durable_mcp::core::TaskStatus::Failed);
+        snapshot.error.expect("a failed task carries its error")
+    }
+
+    /// Asserts that the task failed with an error message containing `expected`.
+    pub fn assert_failed_with(&self, id: &str, expected: &str) {
+        let message = self.failure(id).message;
+        assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+    }
+}
+
 /// Makes an environment for one task definition.
 pub type Setup = fn(TaskDefinition) -> Env;
 
