@@ -347,6 +347,32 @@ fn sleeps_resume_at_the_right_time(setup: Setup) {
     assert_eq!(env.status(&id), TaskStatus::Completed);
 }
 
+fn run_until_settled_follows_the_schedule(setup: Setup) {
+    let mut env = setup(task("t", |cx, _| {
+        Box::pin(async move {
+            for _ in 0..3 {
+                cx.sleep("hour", "1h").await?;
+            }
+            cx.elicit("q", json!({})).await?;
+            Ok(reply("done"))
+        })
+    }));
+    let start = env.now();
+    let id = env.create("t", json!({}));
+    assert_eq!(
+        env.run_until_settled(&id, "2h"),
+        TaskStatus::Working,
+        "bounded by the limit"
+    );
+    assert_eq!(env.run_until_settled(&id, "1d"), TaskStatus::InputRequired);
+    assert_eq!(
+        env.now(),
+        start.saturating_add(Duration::from_secs(3 * 3600))
+    );
+    env.update(&id, json!({ "q": { "action": "accept" } }));
+    assert_eq!(env.run_until_settled(&id, "1d"), TaskStatus::Completed);
+}
+
 fn elicit_waits_for_the_answer_and_reads_it(setup: Setup) {
     let before = Counter::default();
     let b2 = before.clone();
@@ -947,6 +973,16 @@ fn creation_is_idempotent_per_id_and_checked(setup: Setup) {
     assert_eq!(engine.create_task(request).expect("again"), first);
     let journal = engine.journal("fixed").expect("read").expect("task");
     assert_eq!(journal.task.input, r#"{"n":1}"#);
+    let mut other = durable_mcp::runtime::CreateTask::new("t", json!({ "n": 3 }));
+    other.task_id = Some("fixed".into());
+    other.principal = Some("mallory".into());
+    let taken = engine
+        .create_task(other)
+        .expect_err("another principal's id");
+    assert_eq!(
+        taken.to_string(),
+        "task id \"fixed\" is taken; leave task ids to the engine, which draws 128 random bits"
+    );
     let unknown = engine.create("nope", json!({})).expect_err("unknown");
     assert_eq!(unknown.to_string(), "no task named \"nope\" is registered");
     let big = engine
@@ -1001,6 +1037,7 @@ on_every_store!(
     a_body_panic_completes_with_a_tool_error,
     a_slow_attempt_times_out,
     sleeps_resume_at_the_right_time,
+    run_until_settled_follows_the_schedule,
     elicit_waits_for_the_answer_and_reads_it,
     a_timed_elicit_times_out_and_ignores_late_answers,
     a_timed_elicit_answered_in_time,

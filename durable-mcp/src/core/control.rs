@@ -72,11 +72,17 @@ pub(crate) fn test_task(created_at: Timestamp, ttl: Option<Duration>) -> TaskRec
     task
 }
 
-/// Checks that an existing row with the same id was created for the same tool.
+/// Checks that an existing row with the same id was created for the same tool and principal.
 pub fn check_duplicate_create(
     existing: &TaskRecord,
     requested: &NewTask,
 ) -> Result<(), EngineError> {
+    if existing.principal != requested.principal {
+        // Say nothing about the other principal's task.
+        return Err(EngineError::TaskIdTaken {
+            task_id: existing.task_id.clone(),
+        });
+    }
     if existing.tool_name != requested.tool_name {
         return Err(EngineError::TaskIdConflict {
             task_id: existing.task_id.clone(),

@@ -117,6 +117,14 @@ pub enum EngineError {
         /// The tool asked for now.
         requested: String,
     },
+    /// A caller-chosen task id is held by a task another principal created.
+    #[error(
+        "task id {task_id:?} is taken; leave task ids to the engine, which draws 128 random bits"
+    )]
+    TaskIdTaken {
+        /// The id.
+        task_id: String,
+    },
     /// The input responses of an update are not an object of objects.
     #[error("input responses must be a JSON object mapping request keys to objects: {reason}")]
     InvalidResponses {
