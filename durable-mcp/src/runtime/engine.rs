@@ -181,9 +181,7 @@ impl Engine {
                     version: Some(state.task.version),
                     generation: None,
                 };
-                if let Applied::Done { .. } = self.apply(task_id, guard, &[write])? {
-                    self.reschedule_by_id(task_id)?;
-                }
+                self.commit(state, guard, &[write])?;
             }
         }
         Ok(())
@@ -297,8 +295,8 @@ impl Engine {
                 return Ok(());
             };
             let guard = settle_guard(&current.task, &claimed);
-            if let Applied::Done { .. } = self.apply(&task_id, guard, &[Write::PutTask(record)])? {
-                return self.reschedule_by_id(&task_id);
+            if self.commit(current, guard, &[Write::PutTask(record)])? {
+                return Ok(());
             }
         }
         Err(conflict(&task_id))
@@ -369,13 +367,30 @@ impl Engine {
             if writes.is_empty() {
                 return Ok(());
             }
-            if let Applied::Done { .. } =
-                self.apply(task_id, version_guard(Some(&state)), &writes)?
-            {
-                return self.reschedule_by_id(task_id);
+            let guard = version_guard(Some(&state));
+            if self.commit(state, guard, &writes)? {
+                return Ok(());
             }
         }
         Err(conflict(task_id))
+    }
+
+    /// Applies `writes` under `guard` to the task as loaded in `state`; if they committed, sets
+    /// the next wake-up from the state they produced (the guard held, so the loaded state plus
+    /// the writes is what the store holds). Returns whether they committed.
+    fn commit(
+        &self,
+        mut state: TaskState,
+        guard: Guard,
+        writes: &[Write],
+    ) -> Result<bool, EngineError> {
+        let task_id = state.task.task_id.clone();
+        if self.apply(&task_id, guard, writes)? == Applied::Stale {
+            return Ok(false);
+        }
+        state.apply_guarded(guard, writes);
+        self.reschedule(&state);
+        Ok(true)
     }
 
     fn reschedule_by_id(&self, task_id: &str) -> Result<(), EngineError> {
