@@ -83,6 +83,15 @@ pub struct TaskContext {
     suspension: RefCell<Option<Suspension>>,
 }
 
+impl std::fmt::Debug for TaskContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskContext")
+            .field("task_id", &self.task_id)
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How many journal writes a body makes before it yields to the host's event loop once.
 const WRITES_PER_YIELD: u32 = 64;
 
@@ -528,6 +537,16 @@ pub struct Step<'a, F> {
     closure: F,
     retry: Option<RetryPolicy>,
     timeout: Option<Duration>,
+}
+
+impl<F> std::fmt::Debug for Step<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Step")
+            .field("name", &self.name)
+            .field("retry", &self.retry)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<F> Step<'_, F> {

@@ -64,6 +64,16 @@ pub struct Engine {
     in_flight: RefCell<HashSet<String>>,
 }
 
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("tasks", &self.registry.names())
+            .field("limits", &self.limits)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How long after an activation starts the body is run again if that activation never settles
 /// (its host died). A host's in-flight bookkeeping keeps a live activation from being doubled.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);

@@ -6,6 +6,7 @@ use super::ports::{Clock, Scheduler, Store, Timer};
 
 /// The store, clock, timer and scheduler a host gives the engine.
 #[derive(Clone)]
+#[allow(missing_debug_implementations)] // trait objects of host adapters
 pub struct Host {
     /// Where rows live.
     pub store: Rc<dyn Store>,

@@ -39,6 +39,7 @@ struct Activation {
 /// Ticks fire exactly when the engine scheduled them; virtual time moves only in
 /// [`advance`](Harness::advance). An engine error from a tick (a failing store) panics, so a
 /// test never passes over one.
+#[allow(missing_debug_implementations)] // holds running futures
 pub struct Harness {
     clock: Rc<VirtualClock>,
     store: Rc<dyn Store>,
