@@ -25,14 +25,13 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use durable_mcp::core::schema::{self, SqlValue};
+use durable_mcp::core::schema;
 use durable_mcp::core::{StepKind, StepRow, StepStatus, TaskStatus};
-use durable_mcp::native::{SqliteStore, configure};
+use durable_mcp::native::{SqliteStore, bind, configure};
 use durable_mcp::runtime::new_task_id;
 use durable_mcp::testing::{Harness, VIRTUAL_EPOCH};
 use durable_mcp::{StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry};
 use rusqlite::Connection;
-use rusqlite::types::Value as SqliteValue;
 use serde_json::{Value, json};
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
@@ -267,9 +266,7 @@ fn bare(path: &Path) -> Result<Measured> {
         for i in 0..STEPS {
             // Built per insert, as the engine builds each row and its parameters.
             let row = step_row(i);
-            let params = schema::step_params(&task_id, &row)
-                .into_iter()
-                .map(to_sqlite);
+            let params = bind(schema::step_params(&task_id, &row));
             insert.execute(rusqlite::params_from_iter(params))?;
         }
         Ok(())
@@ -300,14 +297,6 @@ fn step_row(i: u64) -> StepRow {
         seq: i,
         created_at: VIRTUAL_EPOCH,
         completed_at: Some(VIRTUAL_EPOCH),
-    }
-}
-
-fn to_sqlite(value: SqlValue) -> SqliteValue {
-    match value {
-        SqlValue::Null => SqliteValue::Null,
-        SqlValue::Integer(i) => SqliteValue::Integer(i),
-        SqlValue::Text(t) => SqliteValue::Text(t),
     }
 }
 

@@ -282,7 +282,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::core::journal::InputRow;
+    use crate::core::replay::new_input;
     use serde_json::json;
 
     fn state(status: TaskStatus, inputs: &[(&str, bool)]) -> TaskState {
@@ -292,19 +292,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(seq, (key, blocking))| {
-                let row = InputRow {
-                    key: (*key).into(),
-                    request: "{}".into(),
-                    response: None,
-                    answered: false,
-                    answered_at: None,
-                    timeout_at: None,
-                    timed_out: false,
-                    blocking: *blocking,
-                    consumed: false,
-                    seq: seq as u64 + 1,
-                    created_at: Timestamp(0),
-                };
+                let row = new_input(key, "{}".into(), *blocking, seq as u64 + 1, Timestamp(0));
                 ((*key).to_owned(), row)
             })
             .collect();

@@ -371,7 +371,14 @@ pub fn offer_write(cursor: &Cursor<'_>, key: &str, request: String, seq: u64) ->
     Write::PutInput(new_input(key, request, false, seq, cursor.now))
 }
 
-fn new_input(key: &str, request: String, blocking: bool, seq: u64, now: Timestamp) -> InputRow {
+/// A fresh, unanswered input request row.
+pub(crate) fn new_input(
+    key: &str,
+    request: String,
+    blocking: bool,
+    seq: u64,
+    now: Timestamp,
+) -> InputRow {
     InputRow {
         key: key.to_owned(),
         request,
@@ -595,19 +602,7 @@ mod tests {
                 requested: StepKind::Do,
             }
         );
-        let mut offer = InputRow {
-            key: "b".into(),
-            request: "{}".into(),
-            response: None,
-            answered: false,
-            answered_at: None,
-            timeout_at: None,
-            timed_out: false,
-            blocking: false,
-            consumed: false,
-            seq: 2,
-            created_at: Timestamp(0),
-        };
+        let mut offer = new_input("b", "{}".into(), false, 2, Timestamp(0));
         let j = journal(vec![], vec![offer.clone()]);
         assert!(replay_elicit(&cursor(&j), "b").is_err());
         offer.blocking = true;

@@ -3,4 +3,4 @@
 
 mod sqlite;
 
-pub use sqlite::{SqliteStore, configure};
+pub use sqlite::{SqliteStore, bind, configure};

@@ -90,7 +90,8 @@ fn row_error(error: RowError) -> rusqlite::Error {
     )
 }
 
-fn bind(values: Vec<SqlValue>) -> impl Iterator<Item = SqliteValue> {
+/// The statement parameters of [`schema`]'s functions, as rusqlite binds them.
+pub fn bind(values: Vec<SqlValue>) -> impl Iterator<Item = SqliteValue> {
     values.into_iter().map(|value| match value {
         SqlValue::Null => SqliteValue::Null,
         SqlValue::Integer(i) => SqliteValue::Integer(i),
