@@ -8,6 +8,9 @@
 //! The crate is layered; dependencies point down:
 //!
 //! - [`core`]: the pure engine (records, journal, scheduling, retries, limits, errors).
+//! - [`wire`]: the MCP 2026-07-28 wire types, with the Tasks extension.
+//! - [`rpc`]: the MCP router, a pure dispatcher over the engine, and the [`McpServer`]
+//!   builder.
 //! - [`runtime`]: the async step API, the activation driver and the [`Engine`]'s control
 //!   surface, over ports that hosts implement ([`runtime::Store`], [`runtime::Clock`],
 //!   [`runtime::Timer`], [`runtime::Scheduler`]).
@@ -41,7 +44,9 @@
 //! ```
 
 pub mod core;
+pub mod rpc;
 pub mod runtime;
+pub mod wire;
 
 #[cfg(feature = "native")]
 pub mod native;
@@ -49,6 +54,7 @@ pub mod native;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use rpc::{McpServer, Router, TaskTool, ToolCall, ToolOutcome};
 pub use runtime::{
     ElicitOutcome, Engine, StepError, StepFailureKind, TaskContext, TaskDefinition, TaskError,
     TaskRegistry,

@@ -31,6 +31,39 @@ impl Timestamp {
     }
 }
 
+impl Timestamp {
+    /// The ISO 8601 / RFC 3339 form in UTC with milliseconds, as the MCP wire writes times
+    /// (`2026-11-29T07:22:39.328Z`).
+    pub fn to_rfc3339(self) -> String {
+        let millis = self.0 % 1000;
+        let seconds = self.0 / 1000;
+        let (day, second_of_day) = (seconds / 86_400, seconds % 86_400);
+        let (year, month, day_of_month) = civil_from_days(day);
+        format!(
+            "{year:04}-{month:02}-{day_of_month:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+            second_of_day / 3600,
+            second_of_day / 60 % 60,
+            second_of_day % 60,
+        )
+    }
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, restricted to days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 { month_index + 3 } else { month_index - 9 };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}ms", self.0)
@@ -164,6 +197,20 @@ pub const DURATION_CASES: &[(&str, Option<u64>)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formats_rfc3339_in_utc() {
+        let cases = [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+            (1_767_225_600_000, "2026-01-01T00:00:00.000Z"),
+            (1_795_936_959_328, "2026-11-29T07:22:39.328Z"),
+            (4_107_542_399_999, "2100-02-28T23:59:59.999Z"),
+        ];
+        for (millis, expected) in cases {
+            assert_eq!(Timestamp(millis).to_rfc3339(), expected, "{millis}");
+        }
+    }
 
     #[test]
     fn parses_the_shared_table() {

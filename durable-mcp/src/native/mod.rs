@@ -1,6 +1,17 @@
-//! The native host's pieces (feature `native`). This issue brings the SQLite store; the HTTP
-//! server and the timer scheduler build on it.
+//! The embedded native host (feature `native`): MCP over HTTP on tokio and hyper, the SQLite
+//! store in one file, a timer scheduler, and recovery of stored tasks at start.
+//!
+//! Everything runs on one thread (a tokio `LocalSet`), so task bodies need no `Send` bound.
 
+mod clock;
+mod scheduler;
+mod server;
 mod sqlite;
 
+pub use clock::{SystemClock, TokioTimer};
+pub use scheduler::WakeScheduler;
+pub use server::{
+    DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_PORT, HostError, Listening,
+    NativeHost,
+};
 pub use sqlite::{SqliteStore, bind, configure};

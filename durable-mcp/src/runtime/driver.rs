@@ -92,6 +92,14 @@ pub(crate) fn settled_record(
                 Err(error) => fail(&mut task, &error, now),
             }
         }
+        RunOutcome::Returned(Err(TaskError::Protocol { code, message })) => {
+            task.result = None;
+            task.error = Some(TaskFailure {
+                code: *code,
+                message: message.clone(),
+            });
+            task.transition(TaskStatus::Failed, now);
+        }
         RunOutcome::Returned(Err(error)) => complete_with_error(&mut task, &error.to_string(), now),
         RunOutcome::Panicked(message) => {
             let message = format!("the task body panicked: {message}");

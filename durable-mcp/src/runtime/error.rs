@@ -27,12 +27,30 @@ pub enum TaskError {
     },
     /// The body's own failure.
     Failed(String),
+    /// Fails the task (status `failed`) with this JSON-RPC error instead of completing it with
+    /// a tool error: for a request the tool cannot serve at all, not for a failure the model
+    /// should see and correct.
+    Protocol {
+        /// The JSON-RPC error code (-32603 for an internal error).
+        code: i64,
+        /// The error message.
+        message: String,
+    },
 }
 
 impl TaskError {
     /// A failure of the body with this message.
     pub fn failed(message: impl fmt::Display) -> Self {
         TaskError::Failed(message.to_string())
+    }
+
+    /// A protocol-level failure of the task with `code` and `message` (see
+    /// [`TaskError::Protocol`]).
+    pub fn protocol(code: i64, message: impl fmt::Display) -> Self {
+        TaskError::Protocol {
+            code,
+            message: message.to_string(),
+        }
     }
 }
 
@@ -52,6 +70,7 @@ impl fmt::Display for TaskError {
                 )
             }
             TaskError::Failed(message) => f.write_str(message),
+            TaskError::Protocol { code, message } => write!(f, "{message} (error {code})"),
         }
     }
 }

@@ -1,0 +1,303 @@
+//! The embedded host: one process, one SQLite file, MCP over HTTP at `/mcp`.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+
+use super::clock::{SystemClock, TokioTimer};
+use super::scheduler::WakeScheduler;
+use super::sqlite::SqliteStore;
+use crate::Engine;
+use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router};
+use crate::runtime::Host;
+
+/// The port examples listen on unless `PORT` says otherwise.
+pub const DEFAULT_PORT: u16 = 8787;
+/// The request body limit unless configured otherwise (4 MiB).
+pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+/// The state directory unless configured otherwise, relative to the working directory.
+pub const DEFAULT_DATA_DIR: &str = ".durable-mcp";
+/// The database file inside the state directory.
+pub const DATABASE_FILE: &str = "tasks.sqlite3";
+
+/// Why the host could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The state directory or database could not be opened.
+    #[error("cannot open the task database: {0}")]
+    Store(String),
+    /// The listening socket could not be bound.
+    #[error("cannot listen on {address}: {source}; is another server on that port? set PORT")]
+    Bind {
+        /// The address asked for.
+        address: SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A configuration value from the environment is unusable.
+    #[error("{0}")]
+    Config(String),
+    /// Any other I/O failure.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The embedded native host of a [`McpServer`].
+///
+/// ```no_run
+/// # fn server() -> durable_mcp::McpServer { durable_mcp::McpServer::new("demo", "0.1.0") }
+/// use durable_mcp::native::NativeHost;
+///
+/// fn main() -> Result<(), durable_mcp::native::HostError> {
+///     // PORT and DURABLE_MCP_DATA override the defaults (8787, ./.durable-mcp).
+///     NativeHost::new(server()).from_env()?.run()
+/// }
+/// ```
+#[derive(Debug)]
+pub struct NativeHost {
+    server: McpServer,
+    address: SocketAddr,
+    data_dir: PathBuf,
+    body_limit: usize,
+}
+
+impl NativeHost {
+    /// A host for `server` on `127.0.0.1:8787`, with its state in `./.durable-mcp/`.
+    pub fn new(server: McpServer) -> Self {
+        NativeHost {
+            server,
+            address: SocketAddr::from((Ipv4Addr::LOCALHOST, DEFAULT_PORT)),
+            data_dir: PathBuf::from(DEFAULT_DATA_DIR),
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+
+    /// Reads `PORT` (a port number; `0` picks a free one) and `DURABLE_MCP_DATA` (the state
+    /// directory) from the environment, where set.
+    pub fn from_env(mut self) -> Result<Self, HostError> {
+        if let Ok(port) = std::env::var("PORT") {
+            let port = port.trim().parse().map_err(|_| {
+                HostError::Config(format!("PORT={port:?} is not a port number (0-65535)"))
+            })?;
+            self.address.set_port(port);
+        }
+        if let Some(dir) = std::env::var_os("DURABLE_MCP_DATA") {
+            self.data_dir = PathBuf::from(dir);
+        }
+        Ok(self)
+    }
+
+    /// Listens on `address` instead.
+    #[must_use]
+    pub fn address(mut self, address: SocketAddr) -> Self {
+        self.address = address;
+        self
+    }
+
+    /// Keeps state in `dir` (created if missing).
+    #[must_use]
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = dir.into();
+        self
+    }
+
+    /// Refuses request bodies over `bytes` with HTTP 413.
+    #[must_use]
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Runs the host on a new single-threaded runtime until Ctrl-C (or SIGTERM), printing the
+    /// URL it serves.
+    pub fn run(self) -> Result<(), HostError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, async move {
+            let listening = self.bind().await?;
+            println!("durable-mcp: serving MCP at {}", listening.url());
+            listening.serve_until(shutdown_signal()).await
+        })
+    }
+
+    /// Opens the database, recovers stored tasks and binds the socket. Call inside a
+    /// `tokio::task::LocalSet`.
+    pub async fn bind(self) -> Result<Listening, HostError> {
+        std::fs::create_dir_all(&self.data_dir).map_err(|e| {
+            HostError::Store(format!(
+                "cannot create the state directory {}: {e}",
+                self.data_dir.display()
+            ))
+        })?;
+        let store = SqliteStore::open(self.data_dir.join(DATABASE_FILE))
+            .map_err(|e| HostError::Store(e.to_string()))?;
+        let scheduler = WakeScheduler::new();
+        let host = Host {
+            store: Rc::new(store),
+            clock: Rc::new(SystemClock),
+            timer: Rc::new(TokioTimer),
+            scheduler: scheduler.clone(),
+        };
+        let engine = Rc::new(Engine::new(self.server.task_registry(), host));
+        engine
+            .recover()
+            .map_err(|e| HostError::Store(e.to_string()))?;
+        let listener = TcpListener::bind(self.address)
+            .await
+            .map_err(|source| HostError::Bind {
+                address: self.address,
+                source,
+            })?;
+        Ok(Listening {
+            address: listener.local_addr()?,
+            listener,
+            router: Rc::new(Router::new(self.server, engine)),
+            scheduler,
+            body_limit: self.body_limit,
+        })
+    }
+}
+
+/// A host bound to its socket, ready to serve.
+#[derive(Debug)]
+pub struct Listening {
+    address: SocketAddr,
+    listener: TcpListener,
+    router: Rc<Router>,
+    scheduler: Rc<WakeScheduler>,
+    body_limit: usize,
+}
+
+impl Listening {
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The MCP endpoint's URL.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.address)
+    }
+
+    /// Serves requests and fires wake-ups until `shutdown` completes, then stops accepting
+    /// and gives running activations a few seconds to settle (an activation cut short runs
+    /// again after the next start).
+    pub async fn serve_until(self, shutdown: impl Future<Output = ()>) -> Result<(), HostError> {
+        let wakes = tokio::task::spawn_local(
+            Rc::clone(&self.scheduler).run(Rc::clone(self.router.engine())),
+        );
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, _) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    // A connection that failed before we saw it (reset, out of descriptors).
+                    Err(error) => {
+                        eprintln!("durable-mcp: accept failed: {error}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let (router, limit) = (Rc::clone(&self.router), self.body_limit);
+            tokio::task::spawn_local(async move {
+                let service = service_fn(move |request| {
+                    let router = Rc::clone(&router);
+                    async move { Ok::<_, std::convert::Infallible>(answer(&router, request, limit).await) }
+                });
+                // A client that goes away mid-request is not an error worth reporting.
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+        wakes.abort();
+        self.scheduler.settle(Duration::from_secs(5)).await;
+        Ok(())
+    }
+}
+
+async fn answer(
+    router: &Router,
+    request: hyper::Request<Incoming>,
+    limit: usize,
+) -> hyper::Response<Full<Bytes>> {
+    if request.uri().path() != "/mcp" {
+        return reply(HttpResponse::empty(404));
+    }
+    let method = request.method().as_str().to_owned();
+    let headers = Headers::new(
+        request
+            .headers()
+            .iter()
+            .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
+    );
+    let body = match Limited::new(request.into_body(), limit).collect().await {
+        Ok(body) => body.to_bytes().to_vec(),
+        Err(_) => return reply(too_large(limit)),
+    };
+    reply(
+        router
+            .handle(HttpRequest {
+                method,
+                headers,
+                body,
+            })
+            .await,
+    )
+}
+
+fn too_large(limit: usize) -> HttpResponse {
+    let error = crate::wire::ErrorObject::new(
+        crate::wire::code::INVALID_REQUEST,
+        format!("the request body is larger than the limit of {limit} bytes"),
+    );
+    HttpResponse::json(413, &crate::wire::jsonrpc::failure(None, &error))
+}
+
+fn reply(response: HttpResponse) -> hyper::Response<Full<Bytes>> {
+    let mut builder = hyper::Response::builder().status(response.status);
+    for (name, value) in response.headers {
+        builder = builder.header(name, value);
+    }
+    builder
+        .body(Full::new(Bytes::from(response.body)))
+        .unwrap_or_else(|_| hyper::Response::new(Full::new(Bytes::new())))
+}
+
+/// Completes on Ctrl-C, or SIGTERM on Unix.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    println!("durable-mcp: shutting down");
+}

@@ -1,0 +1,314 @@
+//! The methods the router serves, once a request has passed the ladder.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::error::RpcError;
+use super::server::{McpServer, Preparation, ResourceListing, TaskTool, ToolCall, ToolEntry, ToolOutcome};
+use crate::Engine;
+use crate::core::{TaskSnapshot, TaskStatus};
+use crate::runtime::CreateTask;
+use crate::wire::envelope::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
+use crate::wire::tasks::complete_result;
+use crate::wire::{CreateTaskResult, DetailedTask, InputRequiredResult, RequestMeta};
+
+/// Every method the router serves; anything else is -32601.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method {
+    Discover,
+    ToolsList,
+    ToolsCall,
+    ResourcesList,
+    ResourceTemplatesList,
+    ResourcesRead,
+    TasksGet,
+    TasksUpdate,
+    TasksCancel,
+}
+
+impl Method {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "server/discover" => Method::Discover,
+            "tools/list" => Method::ToolsList,
+            "tools/call" => Method::ToolsCall,
+            "resources/list" => Method::ResourcesList,
+            "resources/templates/list" => Method::ResourceTemplatesList,
+            "resources/read" => Method::ResourcesRead,
+            "tasks/get" => Method::TasksGet,
+            "tasks/update" => Method::TasksUpdate,
+            "tasks/cancel" => Method::TasksCancel,
+            _ => return None,
+        })
+    }
+
+    /// The value the `Mcp-Name` header must carry for this method, read from the params.
+    pub(crate) fn routed_name(self, params: &Map<String, Value>) -> Result<Option<&str>, RpcError> {
+        let field = match self {
+            Method::ToolsCall => "name",
+            Method::ResourcesRead => "uri",
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => "taskId",
+            _ => return Ok(None),
+        };
+        match params.get(field) {
+            Some(Value::String(name)) => Ok(Some(name)),
+            _ => Err(RpcError::invalid_params(format!(
+                "Invalid params: \"{field}\" must be a string"
+            ))),
+        }
+    }
+
+    fn is_task_method(self) -> bool {
+        matches!(self, Method::TasksGet | Method::TasksUpdate | Method::TasksCancel)
+    }
+}
+
+/// One authenticated, well-formed request.
+pub(crate) struct Call<'a> {
+    pub(crate) server: &'a McpServer,
+    pub(crate) engine: &'a Engine,
+    pub(crate) params: &'a Map<String, Value>,
+    pub(crate) meta: &'a RequestMeta,
+    pub(crate) principal: Option<String>,
+}
+
+/// How long a listing may be cached, in milliseconds: listings change only with a deploy, but
+/// clients are not told when that happens.
+const LIST_TTL_MS: u64 = 0;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallToolParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    #[serde(default)]
+    input_responses: Option<Map<String, Value>>,
+    #[serde(default)]
+    request_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskParams {
+    task_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateParams {
+    task_id: String,
+    input_responses: Value,
+}
+
+#[derive(Deserialize)]
+struct ReadParams {
+    uri: String,
+}
+
+impl Call<'_> {
+    pub(crate) async fn dispatch(self, method: Method) -> Result<Value, RpcError> {
+        if method.is_task_method() && !self.declares_tasks() {
+            return Err(RpcError::tasks_required("tasks/* methods"));
+        }
+        match method {
+            Method::Discover => Ok(self.discover()),
+            Method::ToolsList => Ok(self.list_tools()),
+            Method::ToolsCall => self.call_tool().await,
+            Method::ResourcesList => Ok(self.list_resources(false)),
+            Method::ResourceTemplatesList => Ok(self.list_resources(true)),
+            Method::ResourcesRead => self.read_resource().await,
+            Method::TasksGet => self.get_task(),
+            Method::TasksUpdate => self.update_task(),
+            Method::TasksCancel => self.cancel_task(),
+        }
+    }
+
+    fn declares_tasks(&self) -> bool {
+        self.meta.client_capabilities.supports_tasks()
+    }
+
+    fn params<T: DeserializeOwned>(&self, method: &str) -> Result<T, RpcError> {
+        serde_json::from_value(Value::Object(self.params.clone()))
+            .map_err(|error| RpcError::invalid_params(format!("Invalid params for {method}: {error}")))
+    }
+
+    fn discover(&self) -> Value {
+        let mut capabilities = json!({ "tools": {} });
+        if !self.server.resources.is_empty() {
+            capabilities["resources"] = json!({});
+        }
+        if self.server.has_tasks() {
+            capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
+        }
+        let mut result = json!({
+            "resultType": "complete",
+            "supportedVersions": SUPPORTED_VERSIONS,
+            "capabilities": capabilities,
+            "ttlMs": LIST_TTL_MS,
+            "cacheScope": "public",
+        });
+        if let Some(instructions) = &self.server.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        result
+    }
+
+    fn list_tools(&self) -> Value {
+        let tools: Vec<_> = self.server.tools.iter().map(ToolEntry::tool).collect();
+        listing("tools", json!(tools))
+    }
+
+    fn list_resources(&self, templates: bool) -> Value {
+        let listed: Vec<Value> = self
+            .server
+            .resources
+            .iter()
+            .filter_map(|entry| match (&entry.listing, templates) {
+                (ResourceListing::Fixed(resource), false) => Some(json!(resource)),
+                (ResourceListing::Template(template), true) => Some(json!(template)),
+                _ => None,
+            })
+            .collect();
+        let key = if templates { "resourceTemplates" } else { "resources" };
+        listing(key, Value::Array(listed))
+    }
+
+    async fn read_resource(&self) -> Result<Value, RpcError> {
+        let ReadParams { uri } = self.params("resources/read")?;
+        let Some(entry) = self.server.resources.iter().find(|entry| entry.serves(&uri)) else {
+            let mut error = RpcError::invalid_params(format!("Resource not found: {uri}"));
+            error.error.data = Some(json!({ "uri": uri }));
+            return Err(error);
+        };
+        let contents = (entry.read)(uri).await.map_err(called)?;
+        Ok(listing("contents", json!(contents)))
+    }
+
+    async fn call_tool(&self) -> Result<Value, RpcError> {
+        let params: CallToolParams = self.params("tools/call")?;
+        let entry = self
+            .server
+            .find_tool(&params.name)
+            .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        let call = ToolCall {
+            arguments: Value::Object(params.arguments.unwrap_or_default()),
+            input_responses: params.input_responses,
+            request_state: params.request_state,
+            principal: self.principal.clone(),
+        };
+        match entry {
+            ToolEntry::Plain(plain) => match (plain.handler)(call).await.map_err(called)? {
+                ToolOutcome::Complete(result) => Ok(complete_result(json!(result))),
+                ToolOutcome::InputRequired(input) => Ok(input_required(input)),
+            },
+            ToolEntry::Task(task) => self.call_task_tool(task, call).await,
+        }
+    }
+
+    async fn call_task_tool(&self, task: &TaskTool, call: ToolCall) -> Result<Value, RpcError> {
+        let declared = self.declares_tasks();
+        if !declared && !task.optional {
+            return Err(RpcError::tasks_required(&format!("the tool {:?}", task.tool.name)));
+        }
+        let preparation = match &task.prepare {
+            Some(prepare) => prepare(&call).map_err(called)?,
+            None => Preparation::Start(call.arguments),
+        };
+        let input = match preparation {
+            Preparation::Start(input) => input,
+            Preparation::InputRequired(input) => return Ok(input_required(input)),
+        };
+        let mut request = CreateTask::new(task.tool.name.clone(), input);
+        request.principal = self.principal.clone();
+        let snapshot = self.engine.create_task(request).map_err(RpcError::from_engine)?;
+        if declared {
+            Ok(json!(CreateTaskResult::of(&snapshot)))
+        } else {
+            self.run_inline(snapshot).await
+        }
+    }
+
+    /// Waits for a task created for a client that cannot poll, and answers with its outcome.
+    /// The host's scheduler runs the task meanwhile.
+    async fn run_inline(&self, mut snapshot: TaskSnapshot) -> Result<Value, RpcError> {
+        let mut pause = Duration::from_millis(5);
+        loop {
+            match snapshot.status {
+                TaskStatus::Completed => {
+                    return Ok(complete_result(snapshot.result.unwrap_or_default()));
+                }
+                TaskStatus::Failed | TaskStatus::Cancelled => {
+                    let detailed = DetailedTask::of(&snapshot);
+                    let error = detailed.error.unwrap_or_else(|| {
+                        crate::wire::ErrorObject::new(
+                            crate::wire::code::INTERNAL_ERROR,
+                            "the task was cancelled",
+                        )
+                    });
+                    return Err(RpcError { status: 200, error });
+                }
+                TaskStatus::InputRequired => {
+                    let _ = self.engine.cancel(&snapshot.task_id, self.principal.as_deref());
+                    return Err(RpcError::tasks_required(&format!(
+                        "the tool {:?} asked for input, which",
+                        snapshot.tool_name
+                    )));
+                }
+                TaskStatus::Working => {}
+            }
+            self.engine.host().timer.delay(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+            snapshot = self
+                .engine
+                .get(&snapshot.task_id, self.principal.as_deref())
+                .map_err(RpcError::from_engine)?;
+        }
+    }
+
+    fn get_task(&self) -> Result<Value, RpcError> {
+        let TaskParams { task_id } = self.params("tasks/get")?;
+        let snapshot = self
+            .engine
+            .get(&task_id, self.principal.as_deref())
+            .map_err(RpcError::from_engine)?;
+        let mut result = json!(DetailedTask::of(&snapshot));
+        result["resultType"] = json!("complete");
+        Ok(result)
+    }
+
+    fn update_task(&self) -> Result<Value, RpcError> {
+        let UpdateParams { task_id, input_responses } = self.params("tasks/update")?;
+        self.engine
+            .update(&task_id, &input_responses, self.principal.as_deref())
+            .map_err(RpcError::from_engine)?;
+        Ok(json!({ "resultType": "complete" }))
+    }
+
+    fn cancel_task(&self) -> Result<Value, RpcError> {
+        let TaskParams { task_id } = self.params("tasks/cancel")?;
+        self.engine
+            .cancel(&task_id, self.principal.as_deref())
+            .map_err(RpcError::from_engine)?;
+        Ok(json!({ "resultType": "complete" }))
+    }
+}
+
+/// A listing result with the caching fields the 2026-07-28 revision requires.
+fn listing(key: &str, items: Value) -> Value {
+    json!({ "resultType": "complete", key: items, "ttlMs": LIST_TTL_MS, "cacheScope": "public" })
+}
+
+fn input_required(input: InputRequiredResult) -> Value {
+    let mut result = json!(input);
+    result["resultType"] = json!("input_required");
+    result
+}
+
+/// An error a user handler returned: sent as the call's JSON-RPC error.
+fn called(error: crate::wire::ErrorObject) -> RpcError {
+    RpcError { status: 200, error }
+}

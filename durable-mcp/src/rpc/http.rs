@@ -1,0 +1,77 @@
+//! The HTTP exchange the router works on, free of any HTTP library: hosts convert their
+//! platform's request into an [`HttpRequest`] and write the [`HttpResponse`] back.
+
+/// Request headers, names lowercased.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Headers(Vec<(String, String)>);
+
+impl Headers {
+    /// Headers from `(name, value)` pairs in any case.
+    pub fn new<N: AsRef<str>, V: Into<String>>(pairs: impl IntoIterator<Item = (N, V)>) -> Self {
+        Headers(
+            pairs
+                .into_iter()
+                .map(|(name, value)| (name.as_ref().to_ascii_lowercase(), value.into()))
+                .collect(),
+        )
+    }
+
+    /// The value of `name` (any case); repeated headers are joined with `", "`, as HTTP
+    /// combines them.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let mut values = self
+            .0
+            .iter()
+            .filter(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str());
+        let first = values.next()?;
+        Some(values.fold(first.to_owned(), |joined, next| joined + ", " + next))
+    }
+}
+
+/// One HTTP request to the MCP endpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// `POST`, `GET`, ...
+    pub method: String,
+    /// Its headers.
+    pub headers: Headers,
+    /// Its body.
+    pub body: Vec<u8>,
+}
+
+/// The router's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// The status code.
+    pub status: u16,
+    /// Headers to send (`content-type`, `allow`).
+    pub headers: Vec<(&'static str, String)>,
+    /// The body (empty for 202 and 405).
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// A JSON body with `status`.
+    pub fn json(status: u16, body: &serde_json::Value) -> Self {
+        HttpResponse {
+            status,
+            headers: vec![("content-type", "application/json".to_owned())],
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    /// A response with no body.
+    pub fn empty(status: u16) -> Self {
+        HttpResponse {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// The body parsed as JSON (`Null` when empty or not JSON); for tests and logs.
+    pub fn json_body(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_default()
+    }
+}

@@ -1,0 +1,19 @@
+//! The MCP router: a pure dispatcher from an HTTP exchange to the engine, serving the
+//! 2026-07-28 stateless revision with the Tasks extension.
+//!
+//! A host converts each request on its MCP endpoint into an [`HttpRequest`], awaits
+//! [`Router::handle`], and writes the [`HttpResponse`] back. The router never names an HTTP
+//! library or an executor. See `docs/how-it-works.md` for the decision ladder.
+
+mod dispatch;
+mod error;
+mod headers;
+mod http;
+mod router;
+mod server;
+
+pub use error::RpcError;
+pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
+pub use http::{Headers, HttpRequest, HttpResponse};
+pub use router::Router;
+pub use server::{McpServer, OriginPolicy, Preparation, TaskTool, ToolCall, ToolOutcome};

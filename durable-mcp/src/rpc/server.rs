@@ -1,0 +1,409 @@
+//! The server a user describes: its identity, tools, task tools, resources, and hooks.
+
+use std::fmt;
+use std::future::Future;
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+
+use super::http::Headers;
+use crate::runtime::{LocalBoxFuture, TaskDefinition, TaskRegistry};
+use crate::wire::{
+    CallToolResult, ErrorObject, Implementation, InputRequiredResult, Resource, ResourceContents,
+    ResourceTemplate, Tool,
+};
+
+/// One call of a tool, as its handler sees it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolCall {
+    /// The tool's arguments (an object; `{}` when the client sent none).
+    pub arguments: Value,
+    /// Answers to an earlier [`InputRequiredResult`], by key.
+    pub input_responses: Option<Map<String, Value>>,
+    /// The state an earlier [`InputRequiredResult`] asked the client to echo. The client holds
+    /// it, so it is not to be trusted for authorisation.
+    pub request_state: Option<String>,
+    /// Who is calling, as the authentication hook said.
+    pub principal: Option<String>,
+}
+
+impl ToolCall {
+    /// The answer to input request `key`, if the client sent one.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.input_responses.as_ref()?.get(key)
+    }
+}
+
+/// What a plain tool answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolOutcome {
+    /// The result, at once.
+    Complete(CallToolResult),
+    /// Input the call needs first; the client retries with answers.
+    InputRequired(InputRequiredResult),
+}
+
+impl From<CallToolResult> for ToolOutcome {
+    fn from(result: CallToolResult) -> Self {
+        ToolOutcome::Complete(result)
+    }
+}
+
+impl From<InputRequiredResult> for ToolOutcome {
+    fn from(input: InputRequiredResult) -> Self {
+        ToolOutcome::InputRequired(input)
+    }
+}
+
+/// What a task tool decides before any task exists.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Preparation {
+    /// Start the task with this input.
+    Start(Value),
+    /// Ask the client for input first (multi round-trip); the task starts on a later call.
+    InputRequired(InputRequiredResult),
+}
+
+type ToolHandler = Rc<dyn Fn(ToolCall) -> LocalBoxFuture<'static, Result<ToolOutcome, ErrorObject>>>;
+type PrepareHook = Rc<dyn Fn(&ToolCall) -> Result<Preparation, ErrorObject>>;
+type ResourceReader =
+    Rc<dyn Fn(String) -> LocalBoxFuture<'static, Result<Vec<ResourceContents>, ErrorObject>>>;
+type Authenticator = Rc<dyn Fn(&Headers) -> Result<Option<String>, String>>;
+type ErrorHook = Rc<dyn Fn(&str, &ErrorObject)>;
+
+/// A tool whose calls become durable tasks.
+#[derive(Clone)]
+pub struct TaskTool {
+    pub(crate) tool: Tool,
+    pub(crate) definition: TaskDefinition,
+    pub(crate) optional: bool,
+    pub(crate) prepare: Option<PrepareHook>,
+}
+
+impl fmt::Debug for TaskTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskTool")
+            .field("tool", &self.tool)
+            .field("optional", &self.optional)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskTool {
+    /// The tool that runs `definition` as a task, with arguments matching `input_schema`.
+    ///
+    /// By default the task is required: a client that did not declare the Tasks extension gets
+    /// -32021. See [`optional`](Self::optional).
+    pub fn new(definition: TaskDefinition, input_schema: Value) -> Self {
+        TaskTool {
+            tool: Tool::new(definition.name(), input_schema),
+            definition,
+            optional: false,
+            prepare: None,
+        }
+    }
+
+    /// Sets the description the model reads.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.tool = self.tool.description(description);
+        self
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.tool = self.tool.title(title);
+        self
+    }
+
+    /// Lets a client that did not declare the Tasks extension call the tool anyway: the task
+    /// runs and the call answers with its result when it finishes.
+    #[must_use]
+    pub fn optional(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+
+    /// Runs `prepare` on every call before a task is created: it may refuse the arguments
+    /// (an `Err`, sent as the call's error and creating nothing), ask the client for input
+    /// first, or choose the task's input. Without it, the arguments are the input.
+    #[must_use]
+    pub fn prepare(
+        mut self,
+        prepare: impl Fn(&ToolCall) -> Result<Preparation, ErrorObject> + 'static,
+    ) -> Self {
+        self.prepare = Some(Rc::new(prepare));
+        self
+    }
+}
+
+/// A tool that answers at once.
+#[derive(Clone)]
+pub(crate) struct PlainTool {
+    pub(crate) tool: Tool,
+    pub(crate) handler: ToolHandler,
+}
+
+/// The two kinds of tool, in registration order.
+#[derive(Clone)]
+pub(crate) enum ToolEntry {
+    Plain(PlainTool),
+    Task(TaskTool),
+}
+
+impl ToolEntry {
+    pub(crate) fn tool(&self) -> &Tool {
+        match self {
+            ToolEntry::Plain(plain) => &plain.tool,
+            ToolEntry::Task(task) => &task.tool,
+        }
+    }
+}
+
+/// A readable resource or resource family.
+#[derive(Clone)]
+pub(crate) struct ResourceEntry {
+    pub(crate) listing: ResourceListing,
+    pub(crate) read: ResourceReader,
+}
+
+#[derive(Clone)]
+pub(crate) enum ResourceListing {
+    Fixed(Resource),
+    Template(ResourceTemplate),
+}
+
+impl ResourceEntry {
+    /// Whether this entry serves `uri`: a fixed resource by equality, a template by the literal
+    /// text before its first `{`.
+    pub(crate) fn serves(&self, uri: &str) -> bool {
+        match &self.listing {
+            ResourceListing::Fixed(resource) => resource.uri == uri,
+            ResourceListing::Template(template) => {
+                let prefix = template.uri_template.split('{').next().unwrap_or_default();
+                uri.starts_with(prefix) && uri.len() > prefix.len()
+            }
+        }
+    }
+}
+
+/// Which `Host` and `Origin` headers requests may carry (DNS-rebinding protection).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OriginPolicy {
+    /// Host names (without port) accepted in `Host` and in `Origin`; loopback by default.
+    pub hosts: Vec<String>,
+    /// Accept any `Host` and `Origin` (behind a proxy that checks them).
+    pub any: bool,
+}
+
+impl Default for OriginPolicy {
+    fn default() -> Self {
+        OriginPolicy {
+            hosts: ["127.0.0.1", "localhost", "[::1]"].map(str::to_owned).to_vec(),
+            any: false,
+        }
+    }
+}
+
+/// An MCP server: what it is called, what it serves, and its hooks. Hosts turn it into a
+/// [`Router`](super::Router) with an engine.
+///
+/// ```
+/// use durable_mcp::rpc::{McpServer, TaskTool, ToolCall};
+/// use durable_mcp::wire::{CallToolResult, Tool};
+/// use durable_mcp::{TaskContext, TaskDefinition, TaskError};
+/// use serde_json::{json, Value};
+///
+/// async fn count(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
+///     cx.sleep("pause", "1s").await?;
+///     Ok(CallToolResult::text(format!("counted to {}", input["to"])).into_value())
+/// }
+///
+/// let server = McpServer::new("counter", "1.0.0")
+///     .instructions("Counts slowly.")
+///     .task(TaskTool::new(
+///         TaskDefinition::new("count", |cx, input| Box::pin(count(cx, input))),
+///         json!({ "type": "object", "properties": { "to": { "type": "integer" } } }),
+///     ))
+///     .tool(Tool::new("echo", json!({ "type": "object" })), |call: ToolCall| async move {
+///         Ok(CallToolResult::text(call.arguments.to_string()).into())
+///     });
+/// assert_eq!(server.tool_names(), ["count", "echo"]);
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: Vec<ToolEntry>,
+    pub(crate) resources: Vec<ResourceEntry>,
+    pub(crate) authenticate: Option<Authenticator>,
+    pub(crate) on_error: Option<ErrorHook>,
+    pub(crate) origins: OriginPolicy,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("info", &self.info)
+            .field("tools", &self.tool_names())
+            .field("resources", &self.resources.len())
+            .field("origins", &self.origins)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server named `name` at `version`, serving nothing yet.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        McpServer {
+            info: Implementation {
+                name: name.into(),
+                version: version.into(),
+                title: None,
+            },
+            instructions: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            authenticate: None,
+            on_error: None,
+            origins: OriginPolicy::default(),
+        }
+    }
+
+    /// Sets the instructions `server/discover` gives clients.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a task tool.
+    ///
+    /// # Panics
+    ///
+    /// If a tool of the same name is already registered (a programming error).
+    #[must_use]
+    pub fn task(mut self, task: TaskTool) -> Self {
+        self.check_unique(&task.tool.name);
+        self.tools.push(ToolEntry::Task(task));
+        self
+    }
+
+    /// Adds a plain tool: `handler` answers each call at once.
+    ///
+    /// # Panics
+    ///
+    /// If a tool of the same name is already registered (a programming error).
+    #[must_use]
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    where
+        F: Fn(ToolCall) -> Fut + 'static,
+        Fut: Future<Output = Result<ToolOutcome, ErrorObject>> + 'static,
+    {
+        self.check_unique(&tool.name);
+        let handler: ToolHandler = Rc::new(move |call| Box::pin(handler(call)));
+        self.tools.push(ToolEntry::Plain(PlainTool { tool, handler }));
+        self
+    }
+
+    /// Adds a resource; `read` gets the URI and returns its contents.
+    #[must_use]
+    pub fn resource<F, Fut>(self, resource: Resource, read: F) -> Self
+    where
+        F: Fn(String) -> Fut + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ErrorObject>> + 'static,
+    {
+        self.add_resource(ResourceListing::Fixed(resource), read)
+    }
+
+    /// Adds a resource template; `read` gets every URI that starts with the template's text
+    /// before its first `{`.
+    #[must_use]
+    pub fn resource_template<F, Fut>(self, template: ResourceTemplate, read: F) -> Self
+    where
+        F: Fn(String) -> Fut + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ErrorObject>> + 'static,
+    {
+        self.add_resource(ResourceListing::Template(template), read)
+    }
+
+    fn add_resource<F, Fut>(mut self, listing: ResourceListing, read: F) -> Self
+    where
+        F: Fn(String) -> Fut + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ErrorObject>> + 'static,
+    {
+        let read: ResourceReader = Rc::new(move |uri| Box::pin(read(uri)));
+        self.resources.push(ResourceEntry { listing, read });
+        self
+    }
+
+    /// Authenticates every request from its headers: `Ok(Some(principal))` binds the tasks the
+    /// request creates to that principal, and only it may see or change them afterwards;
+    /// `Ok(None)` is an anonymous caller; `Err(message)` refuses the request with HTTP 401.
+    #[must_use]
+    pub fn authenticate(
+        mut self,
+        authenticate: impl Fn(&Headers) -> Result<Option<String>, String> + 'static,
+    ) -> Self {
+        self.authenticate = Some(Rc::new(authenticate));
+        self
+    }
+
+    /// Calls `hook` with the method and the error for every internal error (-32603) the router
+    /// answers, for logging.
+    #[must_use]
+    pub fn on_error(mut self, hook: impl Fn(&str, &ErrorObject) + 'static) -> Self {
+        self.on_error = Some(Rc::new(hook));
+        self
+    }
+
+    /// Also accepts requests whose `Host` or `Origin` names `host` (loopback is always
+    /// accepted).
+    #[must_use]
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.origins.hosts.push(host.into());
+        self
+    }
+
+    /// Accepts any `Host` and `Origin`: only behind a proxy that validates them.
+    #[must_use]
+    pub fn allow_any_host(mut self) -> Self {
+        self.origins.any = true;
+        self
+    }
+
+    /// The registered tool names, in registration order.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|entry| entry.tool().name.as_str()).collect()
+    }
+
+    /// The task definitions, for the host's engine.
+    pub fn task_registry(&self) -> TaskRegistry {
+        self.tools
+            .iter()
+            .filter_map(|entry| match entry {
+                ToolEntry::Task(task) => Some(task.definition.clone()),
+                ToolEntry::Plain(_) => None,
+            })
+            .fold(TaskRegistry::new(), TaskRegistry::register)
+    }
+
+    /// Whether any task tool is registered (the Tasks extension is advertised only then).
+    pub fn has_tasks(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|entry| matches!(entry, ToolEntry::Task(_)))
+    }
+
+    pub(crate) fn find_tool(&self, name: &str) -> Option<&ToolEntry> {
+        self.tools.iter().find(|entry| entry.tool().name == name)
+    }
+
+    fn check_unique(&self, name: &str) {
+        assert!(
+            self.find_tool(name).is_none(),
+            "a tool named {name:?} is already registered; tool names must be unique"
+        );
+    }
+}

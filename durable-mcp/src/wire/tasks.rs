@@ -1,0 +1,149 @@
+//! The Tasks extension's shapes: the flat `CreateTaskResult` a `tools/call` answers with, and
+//! the `DetailedTask` `tasks/get` returns.
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::jsonrpc::ErrorObject;
+use super::tools::elicitation_request;
+use crate::core::{TaskSnapshot, TaskStatus, time::duration_millis};
+
+/// A [`TaskStatus`] written as the wire spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskStatusWire(pub TaskStatus);
+
+impl Serialize for TaskStatusWire {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.as_str())
+    }
+}
+
+/// The fields every task shape carries.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskFields {
+    /// The opaque id.
+    pub task_id: String,
+    /// The status.
+    pub status: TaskStatusWire,
+    /// The last status message the body published.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// Creation time, ISO 8601.
+    pub created_at: String,
+    /// Last visible change, ISO 8601.
+    pub last_updated_at: String,
+    /// Retention from creation in milliseconds; `null` keeps the task forever.
+    pub ttl_ms: Option<u64>,
+    /// How often a client should poll, in milliseconds.
+    pub poll_interval_ms: u64,
+}
+
+impl TaskFields {
+    /// The common fields of `snapshot`.
+    pub fn of(snapshot: &TaskSnapshot) -> Self {
+        TaskFields {
+            task_id: snapshot.task_id.clone(),
+            status: TaskStatusWire(snapshot.status),
+            status_message: snapshot.status_message.clone(),
+            created_at: snapshot.created_at.to_rfc3339(),
+            last_updated_at: snapshot.last_updated_at.to_rfc3339(),
+            ttl_ms: snapshot.ttl.map(duration_millis),
+            // The schema wants a positive integer.
+            poll_interval_ms: duration_millis(snapshot.poll_interval).max(1),
+        }
+    }
+}
+
+/// What `tools/call` answers when it created a task: flat, `resultType: "task"`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateTaskResult {
+    /// Always `"task"`.
+    pub result_type: &'static str,
+    /// The task.
+    #[serde(flatten)]
+    pub task: TaskFields,
+}
+
+impl CreateTaskResult {
+    /// The creation result of `snapshot`.
+    pub fn of(snapshot: &TaskSnapshot) -> Self {
+        CreateTaskResult {
+            result_type: "task",
+            task: TaskFields::of(snapshot),
+        }
+    }
+}
+
+/// A task as `tasks/get` shows it: the common fields plus what its status carries
+/// (`inputRequests`, `result` or `error`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetailedTask {
+    /// The task.
+    #[serde(flatten)]
+    pub task: TaskFields,
+    /// Outstanding requests (`input_required` only), by key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<Map<String, Value>>,
+    /// The tool's result (`completed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The JSON-RPC error (`failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorObject>,
+}
+
+impl DetailedTask {
+    /// The detailed view of `snapshot`. A stored elicitation becomes an `elicitation/create`
+    /// request; a stored result gains `resultType: "complete"`.
+    pub fn of(snapshot: &TaskSnapshot) -> Self {
+        let input_requests = (snapshot.status == TaskStatus::InputRequired).then(|| {
+            snapshot
+                .input_requests
+                .iter()
+                .map(|(key, params)| (key.clone(), elicitation_request(params.clone())))
+                .collect()
+        });
+        let result = match (snapshot.status, &snapshot.result) {
+            (TaskStatus::Completed, Some(result)) => Some(complete_result(result.clone())),
+            (TaskStatus::Completed, None) => Some(complete_result(Value::Null)),
+            _ => None,
+        };
+        let error = match (snapshot.status, &snapshot.error) {
+            (TaskStatus::Failed, Some(failure)) => {
+                Some(ErrorObject::new(failure.code, failure.message.clone()))
+            }
+            (TaskStatus::Failed, None) => Some(ErrorObject::new(
+                super::code::INTERNAL_ERROR,
+                "the task failed without a recorded error",
+            )),
+            _ => None,
+        };
+        DetailedTask {
+            task: TaskFields::of(snapshot),
+            input_requests,
+            result,
+            error,
+        }
+    }
+}
+
+/// `result` as a complete result object: a non-object becomes a text block, and
+/// `resultType: "complete"` is set.
+pub fn complete_result(result: Value) -> Value {
+    let mut object = match result {
+        Value::Object(object) => object,
+        Value::Null => Map::from_iter([("content".to_owned(), Value::Array(Vec::new()))]),
+        other => {
+            let text = other.to_string();
+            serde_json::json!({ "content": [{ "type": "text", "text": text }] })
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        }
+    };
+    object.insert("resultType".to_owned(), Value::from("complete"));
+    Value::Object(object)
+}

@@ -1,0 +1,185 @@
+//! Tools: their descriptors, the result of a call, and the multi-round-trip answer
+//! (`InputRequiredResult`) a call may give before it can run.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A tool as `tools/list` describes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The name clients call it by.
+    pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of `arguments` (an object schema).
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent`, when the tool returns one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Hints (`readOnlyHint`, `destructiveHint`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+impl Tool {
+    /// A tool named `name` taking `arguments` that match `input_schema`.
+    pub fn new(name: impl Into<String>, input_schema: Value) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            output_schema: None,
+            annotations: None,
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+}
+
+/// One block of a tool's unstructured result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A base64 image.
+    Image {
+        /// Base64 bytes.
+        data: String,
+        /// Its MIME type.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// Base64 audio.
+    Audio {
+        /// Base64 bytes.
+        data: String,
+        /// Its MIME type.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    /// A link to a resource the client may read.
+    ResourceLink {
+        /// The resource URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// Its MIME type.
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+    /// A resource's contents, embedded.
+    Resource {
+        /// Text or blob contents with a `uri`.
+        resource: Value,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+}
+
+/// What a tool call (or a completed task) returns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// Unstructured content.
+    pub content: Vec<Content>,
+    /// A JSON object matching the tool's output schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// `true` when the tool failed; the model sees the content and may correct itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+impl CallToolResult {
+    /// A successful result of one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![Content::text(text)],
+            ..CallToolResult::default()
+        }
+    }
+
+    /// A tool-level failure of one text block (`isError: true`).
+    pub fn error(text: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![Content::text(text)],
+            is_error: Some(true),
+            ..CallToolResult::default()
+        }
+    }
+
+    /// Adds structured content.
+    #[must_use]
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured_content = Some(value);
+        self
+    }
+
+    /// The result as a JSON value (what a task body returns).
+    pub fn into_value(self) -> Value {
+        serde_json::to_value(self).expect("a CallToolResult always serialises")
+    }
+}
+
+/// A call's answer when the server needs input before it can run the call: the client fulfils
+/// `inputRequests` and retries the same call with `inputResponses` and `requestState` echoed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequiredResult {
+    /// Requests by key (`{"method": "elicitation/create", "params": {...}}`).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub input_requests: Map<String, Value>,
+    /// Opaque state the client echoes byte for byte. Client-held: never trust it for
+    /// authorisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+impl InputRequiredResult {
+    /// Asks for one elicitation under `key`, with `params` as `elicitation/create` takes them
+    /// (`{"mode": "form", "message": ..., "requestedSchema": {...}}`).
+    #[must_use]
+    pub fn elicit(mut self, key: impl Into<String>, params: Value) -> Self {
+        self.input_requests.insert(key.into(), elicitation_request(params));
+        self
+    }
+
+    /// Sets the state the client echoes.
+    #[must_use]
+    pub fn state(mut self, state: impl Into<String>) -> Self {
+        self.request_state = Some(state.into());
+        self
+    }
+}
+
+/// The input request object for an elicitation with `params`.
+pub fn elicitation_request(params: Value) -> Value {
+    serde_json::json!({ "method": "elicitation/create", "params": params })
+}
