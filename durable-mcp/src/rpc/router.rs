@@ -76,11 +76,13 @@ impl Router {
         let method = Method::parse(&message.method)
             .ok_or_else(|| RpcError::method_not_found(&message.method))?;
         let meta = envelope(&message.params)?;
+        let headers = &request.headers;
+        // A header that contradicts the body is a transport fault (-32020) whatever the
+        // version; only a version both agree on can be unsupported (-32022).
+        expect_header(headers, PROTOCOL_VERSION_HEADER, &meta.protocol_version)?;
         if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
             return Err(RpcError::unsupported_version(&meta.protocol_version));
         }
-        let headers = &request.headers;
-        expect_header(headers, PROTOCOL_VERSION_HEADER, &meta.protocol_version)?;
         expect_header(headers, METHOD_HEADER, &message.method)?;
         if let Some(name) = method.routed_name(&message.params)? {
             expect_header(headers, NAME_HEADER, name)?;
