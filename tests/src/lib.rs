@@ -1,5 +1,10 @@
-//! Behaviour tests of durable-mcp live in `tests/`. This library only makes the Rust blocks of
+//! Behaviour tests of durable-mcp live in `tests/`. This library holds what they share with
+//! the benchmarks (an HTTP client, a way to run example servers) and makes the Rust blocks of
 //! the README and the docs compile and run as doctests.
+
+pub mod http;
+pub mod mcp;
+pub mod server;
 
 #[cfg(doctest)]
 mod docs {

@@ -1,0 +1,109 @@
+//! Runs an example server of this workspace as a child process on a free loopback port, with
+//! fresh state, for black-box tests.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// A running example server.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    url: String,
+    address: SocketAddr,
+    data_dir: PathBuf,
+}
+
+/// The executable of workspace binary `name`, built by `cargo build` into the target directory
+/// this test binary runs from.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // target/<profile>/deps/<test binary>
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lives in target/<profile>/deps");
+    let binary = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        binary.exists(),
+        "{} is missing: build the examples first (`cargo build --workspace`; `cargo xtask test` \
+         does this)",
+        binary.display()
+    );
+    binary
+}
+
+impl ServerProcess {
+    /// Starts workspace binary `name` with state in `data_dir` on a free port, and waits until
+    /// it prints the URL it serves.
+    pub fn start(name: &str, data_dir: &Path, env: &[(&str, &str)]) -> Self {
+        let mut child = Command::new(workspace_binary(name))
+            .env("PORT", "0")
+            .env("DURABLE_MCP_DATA", data_dir)
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {name}: {error}"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.split_whitespace().find(|word| word.starts_with("http://")) {
+                    let _ = sender.send(url.to_owned());
+                }
+            }
+        });
+        let url = match receiver.recv_timeout(Duration::from_secs(60)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("{name} did not print the URL it serves within 60 s");
+            }
+        };
+        let address = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .and_then(|authority| authority.parse().ok())
+            .unwrap_or_else(|| panic!("cannot read an address from {url:?}"));
+        ServerProcess {
+            child,
+            url,
+            address,
+            data_dir: data_dir.to_owned(),
+        }
+    }
+
+    /// The MCP endpoint URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The socket address.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The state directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Kills the server with SIGKILL (no shutdown code runs) and waits for it to exit.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

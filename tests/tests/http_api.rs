@@ -1,0 +1,572 @@
+//! The black-box HTTP suite: every method, status transition, error code and HTTP status of
+//! the MCP endpoint, with every response validated against the upstream JSON Schemas.
+//!
+//! It runs against a fresh `conformance-server` child, or against the endpoint at
+//! `DURABLE_MCP_TEST_URL` (the same suite serves every host).
+
+mod blackbox;
+
+use blackbox::{Spec, Target, assert_result, assert_valid};
+use serde_json::{Value, json};
+
+fn error_of(response: &durable_mcp_tests::http::Response) -> (u16, i64, Value) {
+    let body = response.json();
+    assert_valid(Spec::Core, "JSONRPCErrorResponse", &body);
+    let code = body["error"]["code"].as_i64().expect("error code");
+    (response.status, code, body)
+}
+
+// ---- discovery and listing ----
+
+#[test]
+fn discover_advertises_the_tasks_extension_and_the_version() {
+    let target = Target::start();
+    let response = target.client.send("server/discover", json!({}), false).json();
+    assert_result(Spec::Core, "DiscoverResult", &response);
+    assert_valid(Spec::Core, "DiscoverResultResponse", &response);
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(
+        result["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    assert!(result["capabilities"].get("tasks").is_none(), "no 2025-style capability");
+    assert!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].is_string());
+}
+
+#[test]
+fn tools_list_names_plain_and_task_tools_with_caching_fields() {
+    let target = Target::start();
+    let response = target.client.send("tools/list", json!({}), false).json();
+    assert_valid(Spec::Core, "ListToolsResultResponse", &response);
+    let names: Vec<&str> = response["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    for expected in ["greet", "slow_compute", "failing_job", "confirm_delete", "multi_input"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    assert!(response["result"]["ttlMs"].is_u64());
+    assert_eq!(response["result"]["cacheScope"], "public");
+}
+
+// ---- tools/call ----
+
+#[test]
+fn a_plain_tool_answers_at_once() {
+    let target = Target::start();
+    let response = target
+        .client
+        .send("tools/call", json!({ "name": "greet", "arguments": { "name": "Ada" } }), true)
+        .json();
+    assert_valid(Spec::Core, "CallToolResultResponse", &response);
+    assert_eq!(response["result"]["resultType"], "complete");
+    assert_eq!(response["result"]["content"][0]["text"], "Hello, Ada!");
+}
+
+#[test]
+fn a_task_runs_from_working_to_completed() {
+    let target = Target::start();
+    let response = target
+        .client
+        .send(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": 1, "label": "pi" } }),
+            true,
+        )
+        .json();
+    assert_result(Spec::Tasks, "CreateTaskResult", &response);
+    let created = &response["result"];
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["ttlMs"], 3_600_000);
+    assert_eq!(created["pollIntervalMs"], 200);
+    for absent in ["result", "error", "inputRequests", "requestState", "ttl", "pollInterval"] {
+        assert!(created.get(absent).is_none(), "CreateTaskResult carries {absent}");
+    }
+    let id = created["taskId"].as_str().unwrap();
+    assert!(id.len() >= 32, "task ids are unguessable: {id}");
+
+    // Durable create: the task is readable at once.
+    let first = target.client.send("tasks/get", json!({ "taskId": id }), true).json();
+    assert_result(Spec::Tasks, "GetTaskResult", &first);
+    assert_eq!(first["result"]["resultType"], "complete");
+    assert_eq!(first["result"]["status"], "working");
+
+    let done = target.wait_for(id, "completed");
+    assert_valid(Spec::Tasks, "GetTaskResult", &done);
+    assert_eq!(done["result"]["content"][0]["text"], "computed pi");
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert!(done["lastUpdatedAt"].as_str() >= done["createdAt"].as_str());
+    assert_eq!(done["createdAt"], created["createdAt"]);
+}
+
+#[test]
+fn an_optional_task_runs_inline_for_a_client_without_the_extension() {
+    let target = Target::start();
+    let response = target
+        .client
+        .send(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": 0.3, "label": "sync" } }),
+            false,
+        )
+        .json();
+    assert_valid(Spec::Core, "CallToolResultResponse", &response);
+    assert_eq!(response["result"]["resultType"], "complete");
+    assert_eq!(response["result"]["content"][0]["text"], "computed sync");
+}
+
+#[test]
+fn a_required_task_refuses_a_client_without_the_extension() {
+    let target = Target::start();
+    let response = target
+        .client
+        .send("tools/call", json!({ "name": "failing_job", "arguments": {} }), false);
+    let (status, code, body) = error_of(&response);
+    assert_eq!((status, code), (400, -32021));
+    assert_valid(Spec::Core, "MissingRequiredClientCapabilityError", &body);
+    assert_eq!(
+        body["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+}
+
+#[test]
+fn the_legacy_task_param_neither_errors_nor_promotes_a_plain_tool() {
+    let target = Target::start();
+    let result = target.client.result(
+        "tools/call",
+        json!({ "name": "greet", "arguments": { "name": "Bo" }, "task": { "ttl": 60000 } }),
+    );
+    assert_eq!(result["resultType"], "complete");
+}
+
+#[test]
+fn a_tool_error_completes_the_task_with_is_error() {
+    let target = Target::start();
+    let id = target.create_task("failing_job", json!({}));
+    let done = target.wait_for(&id, "completed");
+    assert_valid(Spec::Tasks, "GetTaskResult", &done);
+    assert_eq!(done["result"]["isError"], true);
+    assert!(done.get("error").is_none());
+}
+
+#[test]
+fn a_protocol_error_fails_the_task_with_a_json_rpc_error() {
+    let target = Target::start();
+    let id = target.create_task("protocol_error_job", json!({}));
+    let failed = target.wait_for(&id, "failed");
+    assert_valid(Spec::Tasks, "GetTaskResult", &failed);
+    assert_eq!(failed["error"]["code"], -32603);
+    assert_eq!(failed["error"]["message"], "simulated protocol error");
+    assert!(failed.get("result").is_none());
+}
+
+#[test]
+fn an_unknown_tool_is_invalid_params() {
+    let target = Target::start();
+    let response = target
+        .client
+        .send("tools/call", json!({ "name": "nope", "arguments": {} }), true);
+    let (status, code, _) = error_of(&response);
+    assert_eq!((status, code), (200, -32602));
+}
+
+// ---- input: tasks/update and MRTR ----
+
+#[test]
+fn an_elicitation_is_answered_through_tasks_update() {
+    let target = Target::start();
+    let id = target.create_task("confirm_delete", json!({ "filename": "a.txt" }));
+    let waiting = target.wait_for(&id, "input_required");
+    assert_valid(Spec::Tasks, "GetTaskResult", &waiting);
+    let request = &waiting["inputRequests"]["confirm"];
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Delete a.txt?");
+
+    // An unknown key is acknowledged and changes nothing.
+    let ack = target.client.send(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "other": { "action": "decline" } } }),
+        true,
+    );
+    assert_result(Spec::Tasks, "UpdateTaskResult", &ack.json());
+    assert_eq!(target.get(&id)["status"], "input_required");
+
+    let ack = target.client.result(
+        "tasks/update",
+        json!({
+            "taskId": id,
+            "inputResponses": { "confirm": { "action": "accept", "content": { "confirm": true } } },
+        }),
+    );
+    assert_eq!(ack, json!({ "resultType": "complete", "_meta": ack["_meta"] }));
+    let done = target.wait_for(&id, "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "deleted=true");
+}
+
+#[test]
+fn a_partial_update_leaves_the_other_request_outstanding() {
+    let target = Target::start();
+    let id = target.create_task("multi_input", json!({}));
+    let waiting = target.wait_for(&id, "input_required");
+    let keys: Vec<&String> = waiting["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 2, "{waiting}");
+
+    target.client.result(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "name": { "action": "accept", "content": { "name": "Ada" } } } }),
+    );
+    let still = target.get(&id);
+    assert_eq!(still["status"], "input_required");
+    assert_eq!(still["inputRequests"].as_object().unwrap().len(), 1);
+    assert!(still["inputRequests"].get("colour").is_some());
+
+    target.client.result(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "colour": { "action": "accept", "content": { "colour": "teal" } } } }),
+    );
+    let done = target.wait_for(&id, "completed");
+    assert_eq!(done["result"]["content"][0]["text"], "name=Ada colour=teal");
+}
+
+#[test]
+fn a_call_may_ask_for_input_before_it_creates_a_task() {
+    let target = Target::start();
+    let response = target
+        .client
+        .send("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} }), true)
+        .json();
+    assert_valid(Spec::Core, "JSONRPCResultResponse", &response);
+    assert_valid(Spec::Core, "InputRequiredResult", &response["result"]);
+    let round_one = &response["result"];
+    assert_eq!(round_one["resultType"], "input_required");
+    assert_eq!(round_one["inputRequests"]["user_name"]["method"], "elicitation/create");
+    let state = round_one["requestState"].as_str().expect("requestState");
+
+    let created = target.client.result(
+        "tools/call",
+        json!({
+            "name": "test_tool_with_task",
+            "arguments": {},
+            "inputResponses": { "user_name": { "action": "accept", "content": { "name": "Alice" } } },
+            "requestState": state,
+        }),
+    );
+    assert_eq!(created["resultType"], "task");
+    assert!(created.get("requestState").is_none());
+    let done = target.wait_for(created["taskId"].as_str().unwrap(), "completed");
+    assert!(done.get("requestState").is_none());
+    assert!(done["result"]["content"][0]["text"].as_str().unwrap().contains("Alice"));
+}
+
+// ---- cancellation ----
+
+#[test]
+fn cancel_stops_a_sleeping_task_and_is_idempotent() {
+    let target = Target::start();
+    let id = target.create_task("slow_compute", json!({ "seconds": 60 }));
+    let ack = target.client.send("tasks/cancel", json!({ "taskId": id }), true).json();
+    assert_result(Spec::Tasks, "CancelTaskResult", &ack);
+    let cancelled = target.wait_for(&id, "cancelled");
+    assert_valid(Spec::Tasks, "GetTaskResult", &cancelled);
+    let again = target.client.result("tasks/cancel", json!({ "taskId": id }));
+    assert_eq!(again["resultType"], "complete");
+    assert_eq!(target.get(&id)["status"], "cancelled");
+}
+
+#[test]
+fn cancelling_a_finished_task_acknowledges_and_changes_nothing() {
+    let target = Target::start();
+    let id = target.create_task("slow_compute", json!({ "seconds": 0, "label": "x" }));
+    let done = target.wait_for(&id, "completed");
+    target.client.result("tasks/cancel", json!({ "taskId": id }));
+    let after = target.get(&id);
+    assert_eq!(after["status"], "completed");
+    assert_eq!(after["lastUpdatedAt"], done["lastUpdatedAt"]);
+}
+
+// ---- tasks/* errors ----
+
+#[test]
+fn unknown_task_ids_are_invalid_params_on_every_task_method() {
+    let target = Target::start();
+    for (method, params) in [
+        ("tasks/get", json!({ "taskId": "0123456789abcdef0123456789abcdef" })),
+        ("tasks/cancel", json!({ "taskId": "0123456789abcdef0123456789abcdef" })),
+        (
+            "tasks/update",
+            json!({ "taskId": "0123456789abcdef0123456789abcdef", "inputResponses": {} }),
+        ),
+    ] {
+        let (_, code, _) = error_of(&target.client.send(method, params, true));
+        assert_eq!(code, -32602, "{method}");
+    }
+}
+
+#[test]
+fn task_methods_need_the_extension_declared_in_that_request() {
+    let target = Target::start();
+    let id = target.create_task("slow_compute", json!({ "seconds": 60 }));
+    for (method, params) in [
+        ("tasks/get", json!({ "taskId": id })),
+        ("tasks/cancel", json!({ "taskId": id })),
+        ("tasks/update", json!({ "taskId": id, "inputResponses": {} })),
+    ] {
+        let (status, code, body) = error_of(&target.client.send(method, params, false));
+        assert_eq!((status, code), (400, -32021), "{method}");
+        assert_valid(Spec::Core, "MissingRequiredClientCapabilityError", &body);
+    }
+    assert_eq!(target.get(&id)["status"], "working", "nothing was cancelled");
+}
+
+#[test]
+fn malformed_task_params_are_refused_and_change_nothing() {
+    let target = Target::start();
+    let id = target.create_task("confirm_delete", json!({ "filename": "b.txt" }));
+    let before = target.wait_for(&id, "input_required");
+    for params in [
+        json!({ "taskId": id, "inputResponses": "yes" }),
+        json!({ "taskId": id, "inputResponses": { "confirm": true } }),
+        json!({ "taskId": id }),
+    ] {
+        let (status, code, _) = error_of(&target.client.send("tasks/update", params.clone(), true));
+        assert_eq!((status, code), (200, -32602), "{params}");
+    }
+    let (_, code, _) = error_of(&target.client.send("tasks/get", json!({ "taskId": 7 }), true));
+    assert_eq!(code, -32602);
+    assert_eq!(target.get(&id), before);
+}
+
+// ---- the envelope and the headers ----
+
+#[test]
+fn a_request_without_the_envelope_is_invalid_params_with_http_400() {
+    let target = Target::start();
+    let (mut body, headers) = target.client.build("tools/list", json!({}), false);
+    body["params"].as_object_mut().unwrap().remove("_meta");
+    let (status, code, _) = error_of(&target.client.send_built(&body, &headers));
+    assert_eq!((status, code), (400, -32602));
+
+    let (mut body, headers) = target.client.build("tools/list", json!({}), false);
+    body["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let (status, code, _) = error_of(&target.client.send_built(&body, &headers));
+    assert_eq!((status, code), (400, -32602));
+}
+
+#[test]
+fn an_unsupported_version_is_refused_with_the_supported_list() {
+    let target = Target::start();
+    let (mut body, mut headers) = target.client.build("tools/list", json!({}), false);
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    set_header(&mut headers, "MCP-Protocol-Version", "2099-01-01");
+    let (status, code, body) = error_of(&target.client.send_built(&body, &headers));
+    assert_eq!((status, code), (400, -32022));
+    assert_valid(Spec::Core, "UnsupportedProtocolVersionError", &body);
+    assert_eq!(body["error"]["data"]["supported"], json!(["2026-07-28"]));
+    assert_eq!(body["error"]["data"]["requested"], "2099-01-01");
+}
+
+fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
+    headers.retain(|(key, _)| !key.eq_ignore_ascii_case(name));
+    headers.push((name.to_owned(), value.to_owned()));
+}
+
+fn remove_header(headers: &mut Vec<(String, String)>, name: &str) {
+    headers.retain(|(key, _)| !key.eq_ignore_ascii_case(name));
+}
+
+#[test]
+fn routing_headers_must_agree_with_the_body() {
+    let target = Target::start();
+    let id = target.create_task("slow_compute", json!({ "seconds": 60 }));
+    let cases: Vec<(&str, Value, Box<dyn Fn(&mut Vec<(String, String)>)>)> = vec![
+        ("tools/list", json!({}), Box::new(|h| remove_header(h, "MCP-Protocol-Version"))),
+        ("tools/list", json!({}), Box::new(|h| set_header(h, "MCP-Protocol-Version", "2025-11-25"))),
+        ("tools/list", json!({}), Box::new(|h| remove_header(h, "Mcp-Method"))),
+        ("tools/list", json!({}), Box::new(|h| set_header(h, "Mcp-Method", "tools/call"))),
+        (
+            "tools/call",
+            json!({ "name": "greet", "arguments": {} }),
+            Box::new(|h| set_header(h, "Mcp-Name", "slow_compute")),
+        ),
+        (
+            "tools/call",
+            json!({ "name": "greet", "arguments": {} }),
+            Box::new(|h| remove_header(h, "Mcp-Name")),
+        ),
+        ("tasks/get", json!({ "taskId": id }), Box::new(|h| set_header(h, "Mcp-Name", "other-task"))),
+        (
+            "tasks/cancel",
+            json!({ "taskId": id }),
+            Box::new(|h| {
+                // A header sent twice reads as "X, X", which is not the id.
+                let value = h.iter().find(|(k, _)| k == "Mcp-Name").unwrap().1.clone();
+                h.push(("Mcp-Name".to_owned(), value));
+            }),
+        ),
+    ];
+    for (index, (method, params, alter)) in cases.into_iter().enumerate() {
+        let (body, mut headers) = target.client.build(method, params, true);
+        alter(&mut headers);
+        let (status, code, body) = error_of(&target.client.send_built(&body, &headers));
+        assert_eq!((status, code), (400, -32020), "case {index} ({method}): {body}");
+        assert_valid(Spec::Core, "HeaderMismatchError", &body);
+    }
+    assert_eq!(target.get(&id)["status"], "working", "the refused cancel changed nothing");
+}
+
+#[test]
+fn a_base64_encoded_name_header_is_decoded() {
+    let target = Target::start();
+    let (body, mut headers) = target
+        .client
+        .build("tools/call", json!({ "name": "greet", "arguments": {} }), true);
+    // "greet" in the sentinel form.
+    set_header(&mut headers, "Mcp-Name", "=?base64?Z3JlZXQ=?=");
+    let response = target.client.send_built(&body, &headers);
+    assert_eq!(response.status, 200, "{}", response.json());
+    assert_eq!(response.json()["result"]["content"][0]["text"], "Hello, world!");
+}
+
+#[test]
+fn removed_and_unknown_methods_are_not_found_with_http_404() {
+    let target = Target::start();
+    for method in [
+        "initialize",
+        "ping",
+        "tasks/list",
+        "tasks/result",
+        "logging/setLevel",
+        "resources/subscribe",
+        "no/such/method",
+    ] {
+        let (body, headers) = target.client.build(method, json!({}), true);
+        let (status, code, _) = error_of(&target.client.send_built(&body, &headers));
+        assert_eq!((status, code), (404, -32601), "{method}");
+    }
+    // `initialize` without any envelope, as a 2025 client sends it.
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "old", "version": "1" } } });
+    let response = target.client.raw(
+        "POST",
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(error_of(&response).1, -32601);
+    assert!(response.json()["error"]["message"].as_str().unwrap().contains("2026-07-28"));
+}
+
+// ---- HTTP ----
+
+#[test]
+fn notifications_and_client_responses_are_accepted_without_a_body() {
+    let target = Target::start();
+    for body in [
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1 } }),
+        json!({ "jsonrpc": "2.0", "id": 5, "result": {} }),
+    ] {
+        let response = target.client.raw(
+            "POST",
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(response.status, 202, "{body}");
+        assert!(response.body.is_empty());
+    }
+}
+
+#[test]
+fn only_post_is_allowed() {
+    let target = Target::start();
+    for method in ["GET", "DELETE", "PUT"] {
+        let response = target.client.raw(method, &[], b"");
+        assert_eq!(response.status, 405, "{method}");
+        assert_eq!(response.header("allow"), Some("POST"));
+    }
+}
+
+#[test]
+fn foreign_hosts_and_origins_are_forbidden() {
+    let target = Target::start();
+    let (body, headers) = target.client.build("tools/list", json!({}), false);
+    for (name, value) in [("Host", "evil.example"), ("Origin", "http://evil.example")] {
+        let mut headers = headers.clone();
+        set_header(&mut headers, name, value);
+        let response = target.client.send_built(&body, &headers);
+        assert_eq!(response.status, 403, "{name}: {value}");
+    }
+    let mut headers = headers.clone();
+    set_header(&mut headers, "Origin", "http://localhost:6274");
+    assert_eq!(target.client.send_built(&body, &headers).status, 200);
+}
+
+#[test]
+fn malformed_bodies_get_json_rpc_errors() {
+    let target = Target::start();
+    let post = |body: &[u8]| target.client.raw("POST", &[("Content-Type", "application/json")], body);
+
+    let (status, code, body) = error_of(&post(b"{not json"));
+    assert_eq!((status, code), (400, -32700));
+    assert!(body.get("id").is_none());
+
+    let (status, code, _) = error_of(&post(b"[]"));
+    assert_eq!((status, code), (400, -32600));
+
+    let (status, code, body) = error_of(&post(br#"{"jsonrpc":"1.0","id":3,"method":"tools/list"}"#));
+    assert_eq!((status, code), (400, -32600));
+    assert_eq!(body["id"], 3);
+
+    let (_, code, _) = error_of(&target.client.send("tools/call", json!({ "name": 5 }), true));
+    assert_eq!(code, -32602);
+    let (_, code, _) = error_of(
+        &target
+            .client
+            .send("tools/call", json!({ "name": "greet", "arguments": [1] }), true),
+    );
+    assert_eq!(code, -32602);
+}
+
+#[test]
+fn bodies_over_the_limit_are_refused_with_413() {
+    let target = Target::start();
+    if !target.is_native() {
+        return; // the limit is the native host's; other hosts document their own
+    }
+    let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","pad":"{}"}}"#, "x".repeat(4 << 20));
+    let response = target
+        .client
+        .raw("POST", &[("Content-Type", "application/json")], huge.as_bytes());
+    assert_eq!(response.status, 413);
+}
+
+// ---- the checker itself ----
+
+#[test]
+fn the_schema_check_refuses_what_the_wire_forbids() {
+    let refuses = |spec: Spec, type_name: &str, instance: Value| {
+        let outcome = std::panic::catch_unwind(|| assert_valid(spec, type_name, &instance));
+        assert!(outcome.is_err(), "{type_name} accepted {instance}");
+    };
+    let task = json!({
+        "resultType": "task", "taskId": "t", "status": "working",
+        "createdAt": "2026-01-01T00:00:00.000Z", "lastUpdatedAt": "2026-01-01T00:00:00.000Z",
+        "ttlMs": 1000, "pollIntervalMs": 200,
+    });
+    assert_valid(Spec::Tasks, "CreateTaskResult", &task);
+    let mut legacy = task.clone();
+    legacy.as_object_mut().unwrap().remove("ttlMs");
+    legacy["ttl"] = json!(1000);
+    refuses(Spec::Tasks, "CreateTaskResult", legacy);
+    refuses(Spec::Tasks, "CreateTaskResult", json!({ "resultType": "task", "task": task }));
+    let mut completed = task.clone();
+    completed["status"] = json!("completed");
+    completed["resultType"] = json!("complete");
+    refuses(Spec::Tasks, "GetTaskResult", completed);
+}
