@@ -1,0 +1,239 @@
+//! The router in process, over a harness engine: what a black-box test cannot set up
+//! (authentication hooks, principals, failing stores).
+
+mod common;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use common::{block_on_ready, reply, task};
+use durable_mcp::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
+use durable_mcp::runtime::{Store, StoreError};
+use durable_mcp::testing::{Harness, MemoryStore};
+use durable_mcp::wire::ErrorObject;
+use durable_mcp::{McpServer, Router, TaskTool};
+use durable_mcp_tests::mcp::McpClient;
+use serde_json::{Value, json};
+
+fn server() -> McpServer {
+    let definition = task("wait", |cx, _| {
+        Box::pin(async move {
+            cx.sleep("nap", "1h").await?;
+            Ok(reply("woke"))
+        })
+    });
+    McpServer::new("router-test", "0.0.0")
+        .task(TaskTool::new(definition, json!({ "type": "object" })))
+        .authenticate(|headers| match headers.get("authorization").as_deref() {
+            Some("Bearer alice") => Ok(Some("alice".to_owned())),
+            Some("Bearer bob") => Ok(Some("bob".to_owned())),
+            Some(_) => Err("unknown token; send Authorization: Bearer <name>".to_owned()),
+            None => Ok(None),
+        })
+}
+
+/// Sends a well-formed request (built as a conforming client would) with an optional token.
+fn send(router: &Router, token: Option<&str>, method: &str, params: Value) -> HttpResponse {
+    let client = McpClient::new("http://127.0.0.1:1/mcp");
+    let (body, mut headers) = client.build(method, params, true);
+    if let Some(token) = token {
+        headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+    }
+    block_on_ready(router.handle(HttpRequest {
+        method: "POST".to_owned(),
+        headers: Headers::new(headers),
+        body: body.to_string().into_bytes(),
+    }))
+}
+
+fn created_by(router: &Router, token: Option<&str>) -> String {
+    let response = send(
+        router,
+        token,
+        "tools/call",
+        json!({ "name": "wait", "arguments": {} }),
+    );
+    assert_eq!(response.status, 200, "{}", response.json_body());
+    response.json_body()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn error_code(response: &HttpResponse) -> i64 {
+    response.json_body()["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {}", response.json_body()))
+}
+
+#[test]
+fn a_task_is_visible_only_to_the_principal_that_created_it() {
+    let server = server();
+    let mut harness = Harness::new(server.task_registry());
+    let router = Router::new(server, harness.shared_engine());
+    let id = created_by(&router, Some("alice"));
+    harness.run_until_idle();
+
+    let get = |token| send(&router, token, "tasks/get", json!({ "taskId": id }));
+    assert_eq!(
+        get(Some("alice")).json_body()["result"]["status"],
+        "working"
+    );
+    for stranger in [Some("bob"), None] {
+        let response = get(stranger);
+        assert_eq!(error_code(&response), -32602);
+        // The refusal is the one an unknown id gets: no hint that the task exists.
+        let unknown = send(
+            &router,
+            stranger,
+            "tasks/get",
+            json!({ "taskId": "f".repeat(32) }),
+        );
+        assert_eq!(
+            response.json_body()["error"]["message"]
+                .as_str()
+                .map(|m| m.replace(&id, "ID")),
+            unknown.json_body()["error"]["message"]
+                .as_str()
+                .map(|m| m.replace(&"f".repeat(32), "ID")),
+        );
+        let cancel = send(&router, stranger, "tasks/cancel", json!({ "taskId": id }));
+        assert_eq!(error_code(&cancel), -32602);
+        let update = send(
+            &router,
+            stranger,
+            "tasks/update",
+            json!({ "taskId": id, "inputResponses": {} }),
+        );
+        assert_eq!(error_code(&update), -32602);
+    }
+    assert_eq!(
+        harness.journal(&id).task.status.as_str(),
+        "working",
+        "no stranger changed it"
+    );
+
+    let cancel = send(
+        &router,
+        Some("alice"),
+        "tasks/cancel",
+        json!({ "taskId": id }),
+    );
+    assert_eq!(cancel.status, 200);
+    assert_eq!(harness.journal(&id).task.status.as_str(), "cancelled");
+}
+
+#[test]
+fn a_refused_credential_is_http_401_and_creates_nothing() {
+    let server = server();
+    let harness = Harness::new(server.task_registry());
+    let router = Router::new(server, harness.shared_engine());
+    let response = send(
+        &router,
+        Some("mallory"),
+        "tools/call",
+        json!({ "name": "wait" }),
+    );
+    assert_eq!(response.status, 401);
+    assert!(
+        response.json_body()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Bearer")
+    );
+    assert!(harness.engine().host().store.task_ids().unwrap().is_empty());
+}
+
+/// A store whose reads can be made to fail.
+struct FlakyStore {
+    inner: MemoryStore,
+    failing: Cell<bool>,
+}
+
+impl FlakyStore {
+    fn check(&self) -> Result<(), StoreError> {
+        if self.failing.get() {
+            Err(StoreError("the disk is on fire".to_owned()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Store for FlakyStore {
+    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
+        self.check()?;
+        self.inner.create(task)
+    }
+    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
+        self.check()?;
+        self.inner.load(task_id, scope)
+    }
+    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
+        self.inner.load_input(task_id, key)
+    }
+    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
+        self.check()?;
+        self.inner.apply(task_id, guard, writes)
+    }
+    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
+        self.inner.purge(task_id)
+    }
+    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.task_ids()
+    }
+}
+
+#[test]
+fn internal_errors_reach_the_error_hook_and_the_client_as_32603() {
+    let logged: Rc<std::cell::RefCell<Vec<(String, ErrorObject)>>> = Rc::default();
+    let sink = Rc::clone(&logged);
+    let server = server().on_error(move |method, error| {
+        sink.borrow_mut().push((method.to_owned(), error.clone()));
+    });
+    let store = Rc::new(FlakyStore {
+        inner: MemoryStore::new(),
+        failing: Cell::new(false),
+    });
+    let harness = Harness::with_store(server.task_registry(), store.clone());
+    let router = Router::new(server, harness.shared_engine());
+    let id = created_by(&router, None);
+
+    store.failing.set(true);
+    let response = send(&router, None, "tasks/get", json!({ "taskId": id }));
+    assert_eq!(response.status, 500);
+    assert_eq!(error_code(&response), -32603);
+    let logged = logged.borrow();
+    assert_eq!(logged.len(), 1);
+    assert_eq!(logged[0].0, "tasks/get");
+    assert!(
+        logged[0].1.message.contains("the disk is on fire"),
+        "{:?}",
+        logged[0].1
+    );
+}
+
+#[test]
+fn the_tasks_extension_is_advertised_only_with_a_task_tool() {
+    let plain = McpServer::new("plain", "1").tool(
+        durable_mcp::wire::Tool::new("noop", json!({ "type": "object" })),
+        |_| async { Ok(durable_mcp::wire::CallToolResult::text("ok").into()) },
+    );
+    let harness = Harness::new(plain.task_registry());
+    let router = Router::new(plain, harness.shared_engine());
+    let discovered = send(&router, None, "server/discover", json!({})).json_body();
+    assert!(
+        discovered["result"]["capabilities"]
+            .get("extensions")
+            .is_none()
+    );
+
+    let harness = Harness::new(server().task_registry());
+    let router = Router::new(server(), harness.shared_engine());
+    let discovered = send(&router, None, "server/discover", json!({})).json_body();
+    assert_eq!(
+        discovered["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+}
