@@ -23,7 +23,10 @@ impl Response {
             return serde_json::Value::Null;
         }
         serde_json::from_slice(&self.body).unwrap_or_else(|error| {
-            panic!("response body is not JSON ({error}): {}", String::from_utf8_lossy(&self.body))
+            panic!(
+                "response body is not JSON ({error}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
         })
     }
 
@@ -65,7 +68,10 @@ impl Connection {
         body: &[u8],
     ) -> io::Result<Response> {
         let mut head = format!("{method} {path} HTTP/1.1\r\n");
-        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+        {
             head += &format!("Host: {}\r\n", self.host);
         }
         for (name, value) in headers {

@@ -23,7 +23,11 @@ pub struct McpClient {
 
 /// The `_meta` envelope of a request; `tasks` declares the Tasks extension.
 pub fn envelope(tasks: bool) -> Value {
-    let extensions = if tasks { json!({ TASKS: {} }) } else { json!({}) };
+    let extensions = if tasks {
+        json!({ TASKS: {} })
+    } else {
+        json!({})
+    };
     json!({
         "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
         "io.modelcontextprotocol/clientCapabilities": { "extensions": extensions },
@@ -79,18 +83,30 @@ impl McpClient {
 
     /// The body and headers of a well-formed request of `method` with `params` (an object to
     /// which the envelope is added).
-    pub fn build(&self, method: &str, mut params: Value, tasks: bool) -> (Value, Vec<(String, String)>) {
+    pub fn build(
+        &self,
+        method: &str,
+        mut params: Value,
+        tasks: bool,
+    ) -> (Value, Vec<(String, String)>) {
         params["_meta"] = envelope(tasks);
         let mut headers = vec![
             ("Content-Type".to_owned(), "application/json".to_owned()),
-            ("Accept".to_owned(), "application/json, text/event-stream".to_owned()),
-            ("MCP-Protocol-Version".to_owned(), PROTOCOL_VERSION.to_owned()),
+            (
+                "Accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+            (
+                "MCP-Protocol-Version".to_owned(),
+                PROTOCOL_VERSION.to_owned(),
+            ),
             ("Mcp-Method".to_owned(), method.to_owned()),
         ];
         if let Some(name) = routed_name(method, &params) {
             headers.push(("Mcp-Name".to_owned(), name));
         }
-        let body = json!({ "jsonrpc": "2.0", "id": self.next_id(), "method": method, "params": params });
+        let body =
+            json!({ "jsonrpc": "2.0", "id": self.next_id(), "method": method, "params": params });
         (body, headers)
     }
 
@@ -114,7 +130,11 @@ impl McpClient {
     pub fn result(&self, method: &str, params: Value) -> Value {
         let response = self.send(method, params, true);
         let body = response.json();
-        assert_eq!(response.status, 200, "{method} answered {}: {body}", response.status);
+        assert_eq!(
+            response.status, 200,
+            "{method} answered {}: {body}",
+            response.status
+        );
         body.get("result")
             .cloned()
             .unwrap_or_else(|| panic!("{method} answered without a result: {body}"))

@@ -53,7 +53,10 @@ impl ServerProcess {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if let Some(url) = line.split_whitespace().find(|word| word.starts_with("http://")) {
+                if let Some(url) = line
+                    .split_whitespace()
+                    .find(|word| word.starts_with("http://"))
+                {
                     let _ = sender.send(url.to_owned());
                 }
             }

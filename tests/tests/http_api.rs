@@ -21,7 +21,10 @@ fn error_of(response: &durable_mcp_tests::http::Response) -> (u16, i64, Value) {
 #[test]
 fn discover_advertises_the_tasks_extension_and_the_version() {
     let target = Target::start();
-    let response = target.client.send("server/discover", json!({}), false).json();
+    let response = target
+        .client
+        .send("server/discover", json!({}), false)
+        .json();
     assert_result(Spec::Core, "DiscoverResult", &response);
     assert_valid(Spec::Core, "DiscoverResultResponse", &response);
     let result = &response["result"];
@@ -31,7 +34,10 @@ fn discover_advertises_the_tasks_extension_and_the_version() {
         result["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
         json!({})
     );
-    assert!(result["capabilities"].get("tasks").is_none(), "no 2025-style capability");
+    assert!(
+        result["capabilities"].get("tasks").is_none(),
+        "no 2025-style capability"
+    );
     assert!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].is_string());
 }
 
@@ -46,8 +52,17 @@ fn tools_list_names_plain_and_task_tools_with_caching_fields() {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    for expected in ["greet", "slow_compute", "failing_job", "confirm_delete", "multi_input"] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    for expected in [
+        "greet",
+        "slow_compute",
+        "failing_job",
+        "confirm_delete",
+        "multi_input",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     assert!(response["result"]["ttlMs"].is_u64());
     assert_eq!(response["result"]["cacheScope"], "public");
@@ -60,7 +75,11 @@ fn a_plain_tool_answers_at_once() {
     let target = Target::start();
     let response = target
         .client
-        .send("tools/call", json!({ "name": "greet", "arguments": { "name": "Ada" } }), true)
+        .send(
+            "tools/call",
+            json!({ "name": "greet", "arguments": { "name": "Ada" } }),
+            true,
+        )
         .json();
     assert_valid(Spec::Core, "CallToolResultResponse", &response);
     assert_eq!(response["result"]["resultType"], "complete");
@@ -83,14 +102,27 @@ fn a_task_runs_from_working_to_completed() {
     assert_eq!(created["status"], "working");
     assert_eq!(created["ttlMs"], 3_600_000);
     assert_eq!(created["pollIntervalMs"], 200);
-    for absent in ["result", "error", "inputRequests", "requestState", "ttl", "pollInterval"] {
-        assert!(created.get(absent).is_none(), "CreateTaskResult carries {absent}");
+    for absent in [
+        "result",
+        "error",
+        "inputRequests",
+        "requestState",
+        "ttl",
+        "pollInterval",
+    ] {
+        assert!(
+            created.get(absent).is_none(),
+            "CreateTaskResult carries {absent}"
+        );
     }
     let id = created["taskId"].as_str().unwrap();
     assert!(id.len() >= 32, "task ids are unguessable: {id}");
 
     // Durable create: the task is readable at once.
-    let first = target.client.send("tasks/get", json!({ "taskId": id }), true).json();
+    let first = target
+        .client
+        .send("tasks/get", json!({ "taskId": id }), true)
+        .json();
     assert_result(Spec::Tasks, "GetTaskResult", &first);
     assert_eq!(first["result"]["resultType"], "complete");
     assert_eq!(first["result"]["status"], "working");
@@ -122,9 +154,11 @@ fn an_optional_task_runs_inline_for_a_client_without_the_extension() {
 #[test]
 fn a_required_task_refuses_a_client_without_the_extension() {
     let target = Target::start();
-    let response = target
-        .client
-        .send("tools/call", json!({ "name": "failing_job", "arguments": {} }), false);
+    let response = target.client.send(
+        "tools/call",
+        json!({ "name": "failing_job", "arguments": {} }),
+        false,
+    );
     let (status, code, body) = error_of(&response);
     assert_eq!((status, code), (400, -32021));
     assert_valid(Spec::Core, "MissingRequiredClientCapabilityError", &body);
@@ -168,9 +202,11 @@ fn a_protocol_error_fails_the_task_with_a_json_rpc_error() {
 #[test]
 fn an_unknown_tool_is_invalid_params() {
     let target = Target::start();
-    let response = target
-        .client
-        .send("tools/call", json!({ "name": "nope", "arguments": {} }), true);
+    let response = target.client.send(
+        "tools/call",
+        json!({ "name": "nope", "arguments": {} }),
+        true,
+    );
     let (status, code, _) = error_of(&response);
     assert_eq!((status, code), (200, -32602));
 }
@@ -203,7 +239,10 @@ fn an_elicitation_is_answered_through_tasks_update() {
             "inputResponses": { "confirm": { "action": "accept", "content": { "confirm": true } } },
         }),
     );
-    assert_eq!(ack, json!({ "resultType": "complete", "_meta": ack["_meta"] }));
+    assert_eq!(
+        ack,
+        json!({ "resultType": "complete", "_meta": ack["_meta"] })
+    );
     let done = target.wait_for(&id, "completed");
     assert_eq!(done["result"]["content"][0]["text"], "deleted=true");
 }
@@ -213,7 +252,11 @@ fn a_partial_update_leaves_the_other_request_outstanding() {
     let target = Target::start();
     let id = target.create_task("multi_input", json!({}));
     let waiting = target.wait_for(&id, "input_required");
-    let keys: Vec<&String> = waiting["inputRequests"].as_object().unwrap().keys().collect();
+    let keys: Vec<&String> = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
     assert_eq!(keys.len(), 2, "{waiting}");
 
     target.client.result(
@@ -238,13 +281,20 @@ fn a_call_may_ask_for_input_before_it_creates_a_task() {
     let target = Target::start();
     let response = target
         .client
-        .send("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} }), true)
+        .send(
+            "tools/call",
+            json!({ "name": "test_tool_with_task", "arguments": {} }),
+            true,
+        )
         .json();
     assert_valid(Spec::Core, "JSONRPCResultResponse", &response);
     assert_valid(Spec::Core, "InputRequiredResult", &response["result"]);
     let round_one = &response["result"];
     assert_eq!(round_one["resultType"], "input_required");
-    assert_eq!(round_one["inputRequests"]["user_name"]["method"], "elicitation/create");
+    assert_eq!(
+        round_one["inputRequests"]["user_name"]["method"],
+        "elicitation/create"
+    );
     let state = round_one["requestState"].as_str().expect("requestState");
 
     let created = target.client.result(
@@ -260,7 +310,12 @@ fn a_call_may_ask_for_input_before_it_creates_a_task() {
     assert!(created.get("requestState").is_none());
     let done = target.wait_for(created["taskId"].as_str().unwrap(), "completed");
     assert!(done.get("requestState").is_none());
-    assert!(done["result"]["content"][0]["text"].as_str().unwrap().contains("Alice"));
+    assert!(
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Alice")
+    );
 }
 
 // ---- cancellation ----
@@ -269,11 +324,16 @@ fn a_call_may_ask_for_input_before_it_creates_a_task() {
 fn cancel_stops_a_sleeping_task_and_is_idempotent() {
     let target = Target::start();
     let id = target.create_task("slow_compute", json!({ "seconds": 60 }));
-    let ack = target.client.send("tasks/cancel", json!({ "taskId": id }), true).json();
+    let ack = target
+        .client
+        .send("tasks/cancel", json!({ "taskId": id }), true)
+        .json();
     assert_result(Spec::Tasks, "CancelTaskResult", &ack);
     let cancelled = target.wait_for(&id, "cancelled");
     assert_valid(Spec::Tasks, "GetTaskResult", &cancelled);
-    let again = target.client.result("tasks/cancel", json!({ "taskId": id }));
+    let again = target
+        .client
+        .result("tasks/cancel", json!({ "taskId": id }));
     assert_eq!(again["resultType"], "complete");
     assert_eq!(target.get(&id)["status"], "cancelled");
 }
@@ -283,7 +343,9 @@ fn cancelling_a_finished_task_acknowledges_and_changes_nothing() {
     let target = Target::start();
     let id = target.create_task("slow_compute", json!({ "seconds": 0, "label": "x" }));
     let done = target.wait_for(&id, "completed");
-    target.client.result("tasks/cancel", json!({ "taskId": id }));
+    target
+        .client
+        .result("tasks/cancel", json!({ "taskId": id }));
     let after = target.get(&id);
     assert_eq!(after["status"], "completed");
     assert_eq!(after["lastUpdatedAt"], done["lastUpdatedAt"]);
@@ -295,8 +357,14 @@ fn cancelling_a_finished_task_acknowledges_and_changes_nothing() {
 fn unknown_task_ids_are_invalid_params_on_every_task_method() {
     let target = Target::start();
     for (method, params) in [
-        ("tasks/get", json!({ "taskId": "0123456789abcdef0123456789abcdef" })),
-        ("tasks/cancel", json!({ "taskId": "0123456789abcdef0123456789abcdef" })),
+        (
+            "tasks/get",
+            json!({ "taskId": "0123456789abcdef0123456789abcdef" }),
+        ),
+        (
+            "tasks/cancel",
+            json!({ "taskId": "0123456789abcdef0123456789abcdef" }),
+        ),
         (
             "tasks/update",
             json!({ "taskId": "0123456789abcdef0123456789abcdef", "inputResponses": {} }),
@@ -314,13 +382,20 @@ fn task_methods_need_the_extension_declared_in_that_request() {
     for (method, params) in [
         ("tasks/get", json!({ "taskId": id })),
         ("tasks/cancel", json!({ "taskId": id })),
-        ("tasks/update", json!({ "taskId": id, "inputResponses": {} })),
+        (
+            "tasks/update",
+            json!({ "taskId": id, "inputResponses": {} }),
+        ),
     ] {
         let (status, code, body) = error_of(&target.client.send(method, params, false));
         assert_eq!((status, code), (400, -32021), "{method}");
         assert_valid(Spec::Core, "MissingRequiredClientCapabilityError", &body);
     }
-    assert_eq!(target.get(&id)["status"], "working", "nothing was cancelled");
+    assert_eq!(
+        target.get(&id)["status"],
+        "working",
+        "nothing was cancelled"
+    );
 }
 
 #[test]
@@ -336,7 +411,11 @@ fn malformed_task_params_are_refused_and_change_nothing() {
         let (status, code, _) = error_of(&target.client.send("tasks/update", params.clone(), true));
         assert_eq!((status, code), (200, -32602), "{params}");
     }
-    let (_, code, _) = error_of(&target.client.send("tasks/get", json!({ "taskId": 7 }), true));
+    let (_, code, _) = error_of(
+        &target
+            .client
+            .send("tasks/get", json!({ "taskId": 7 }), true),
+    );
     assert_eq!(code, -32602);
     assert_eq!(target.get(&id), before);
 }
@@ -387,10 +466,26 @@ fn routing_headers_must_agree_with_the_body() {
     let target = Target::start();
     let id = target.create_task("slow_compute", json!({ "seconds": 60 }));
     let cases: Vec<(&str, Value, Box<dyn Fn(&mut Vec<(String, String)>)>)> = vec![
-        ("tools/list", json!({}), Box::new(|h| remove_header(h, "MCP-Protocol-Version"))),
-        ("tools/list", json!({}), Box::new(|h| set_header(h, "MCP-Protocol-Version", "2025-11-25"))),
-        ("tools/list", json!({}), Box::new(|h| remove_header(h, "Mcp-Method"))),
-        ("tools/list", json!({}), Box::new(|h| set_header(h, "Mcp-Method", "tools/call"))),
+        (
+            "tools/list",
+            json!({}),
+            Box::new(|h| remove_header(h, "MCP-Protocol-Version")),
+        ),
+        (
+            "tools/list",
+            json!({}),
+            Box::new(|h| set_header(h, "MCP-Protocol-Version", "2025-11-25")),
+        ),
+        (
+            "tools/list",
+            json!({}),
+            Box::new(|h| remove_header(h, "Mcp-Method")),
+        ),
+        (
+            "tools/list",
+            json!({}),
+            Box::new(|h| set_header(h, "Mcp-Method", "tools/call")),
+        ),
         (
             "tools/call",
             json!({ "name": "greet", "arguments": {} }),
@@ -401,7 +496,11 @@ fn routing_headers_must_agree_with_the_body() {
             json!({ "name": "greet", "arguments": {} }),
             Box::new(|h| remove_header(h, "Mcp-Name")),
         ),
-        ("tasks/get", json!({ "taskId": id }), Box::new(|h| set_header(h, "Mcp-Name", "other-task"))),
+        (
+            "tasks/get",
+            json!({ "taskId": id }),
+            Box::new(|h| set_header(h, "Mcp-Name", "other-task")),
+        ),
         (
             "tasks/cancel",
             json!({ "taskId": id }),
@@ -416,23 +515,36 @@ fn routing_headers_must_agree_with_the_body() {
         let (body, mut headers) = target.client.build(method, params, true);
         alter(&mut headers);
         let (status, code, body) = error_of(&target.client.send_built(&body, &headers));
-        assert_eq!((status, code), (400, -32020), "case {index} ({method}): {body}");
+        assert_eq!(
+            (status, code),
+            (400, -32020),
+            "case {index} ({method}): {body}"
+        );
         assert_valid(Spec::Core, "HeaderMismatchError", &body);
     }
-    assert_eq!(target.get(&id)["status"], "working", "the refused cancel changed nothing");
+    assert_eq!(
+        target.get(&id)["status"],
+        "working",
+        "the refused cancel changed nothing"
+    );
 }
 
 #[test]
 fn a_base64_encoded_name_header_is_decoded() {
     let target = Target::start();
-    let (body, mut headers) = target
-        .client
-        .build("tools/call", json!({ "name": "greet", "arguments": {} }), true);
+    let (body, mut headers) = target.client.build(
+        "tools/call",
+        json!({ "name": "greet", "arguments": {} }),
+        true,
+    );
     // "greet" in the sentinel form.
     set_header(&mut headers, "Mcp-Name", "=?base64?Z3JlZXQ=?=");
     let response = target.client.send_built(&body, &headers);
     assert_eq!(response.status, 200, "{}", response.json());
-    assert_eq!(response.json()["result"]["content"][0]["text"], "Hello, world!");
+    assert_eq!(
+        response.json()["result"]["content"][0]["text"],
+        "Hello, world!"
+    );
 }
 
 #[test]
@@ -460,7 +572,12 @@ fn removed_and_unknown_methods_are_not_found_with_http_404() {
         body.to_string().as_bytes(),
     );
     assert_eq!(error_of(&response).1, -32601);
-    assert!(response.json()["error"]["message"].as_str().unwrap().contains("2026-07-28"));
+    assert!(
+        response.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2026-07-28")
+    );
 }
 
 // ---- HTTP ----
@@ -510,7 +627,11 @@ fn foreign_hosts_and_origins_are_forbidden() {
 #[test]
 fn malformed_bodies_get_json_rpc_errors() {
     let target = Target::start();
-    let post = |body: &[u8]| target.client.raw("POST", &[("Content-Type", "application/json")], body);
+    let post = |body: &[u8]| {
+        target
+            .client
+            .raw("POST", &[("Content-Type", "application/json")], body)
+    };
 
     let (status, code, body) = error_of(&post(b"{not json"));
     assert_eq!((status, code), (400, -32700));
@@ -519,17 +640,18 @@ fn malformed_bodies_get_json_rpc_errors() {
     let (status, code, _) = error_of(&post(b"[]"));
     assert_eq!((status, code), (400, -32600));
 
-    let (status, code, body) = error_of(&post(br#"{"jsonrpc":"1.0","id":3,"method":"tools/list"}"#));
+    let (status, code, body) =
+        error_of(&post(br#"{"jsonrpc":"1.0","id":3,"method":"tools/list"}"#));
     assert_eq!((status, code), (400, -32600));
     assert_eq!(body["id"], 3);
 
     let (_, code, _) = error_of(&target.client.send("tools/call", json!({ "name": 5 }), true));
     assert_eq!(code, -32602);
-    let (_, code, _) = error_of(
-        &target
-            .client
-            .send("tools/call", json!({ "name": "greet", "arguments": [1] }), true),
-    );
+    let (_, code, _) = error_of(&target.client.send(
+        "tools/call",
+        json!({ "name": "greet", "arguments": [1] }),
+        true,
+    ));
     assert_eq!(code, -32602);
 }
 
@@ -539,10 +661,15 @@ fn bodies_over_the_limit_are_refused_with_413() {
     if !target.is_native() {
         return; // the limit is the native host's; other hosts document their own
     }
-    let huge = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","pad":"{}"}}"#, "x".repeat(4 << 20));
-    let response = target
-        .client
-        .raw("POST", &[("Content-Type", "application/json")], huge.as_bytes());
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","pad":"{}"}}"#,
+        "x".repeat(4 << 20)
+    );
+    let response = target.client.raw(
+        "POST",
+        &[("Content-Type", "application/json")],
+        huge.as_bytes(),
+    );
     assert_eq!(response.status, 413);
 }
 
@@ -564,7 +691,11 @@ fn the_schema_check_refuses_what_the_wire_forbids() {
     legacy.as_object_mut().unwrap().remove("ttlMs");
     legacy["ttl"] = json!(1000);
     refuses(Spec::Tasks, "CreateTaskResult", legacy);
-    refuses(Spec::Tasks, "CreateTaskResult", json!({ "resultType": "task", "task": task }));
+    refuses(
+        Spec::Tasks,
+        "CreateTaskResult",
+        json!({ "resultType": "task", "task": task }),
+    );
     let mut completed = task.clone();
     completed["status"] = json!("completed");
     completed["resultType"] = json!("complete");

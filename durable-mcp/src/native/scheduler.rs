@@ -77,7 +77,11 @@ impl WakeScheduler {
                     if let Err(error) = engine.tick(&task_id).await {
                         // The store failed; try again shortly rather than lose the task.
                         eprintln!("durable-mcp: task {task_id}: {error}; retrying in 1s");
-                        let retry = engine.host().clock.now().saturating_add(Duration::from_secs(1));
+                        let retry = engine
+                            .host()
+                            .clock
+                            .now()
+                            .saturating_add(Duration::from_secs(1));
                         scheduler.schedule(&task_id, Some(retry));
                     }
                     scheduler.running.set(scheduler.running.get() - 1);

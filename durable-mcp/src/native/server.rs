@@ -217,7 +217,9 @@ impl Listening {
             tokio::task::spawn_local(async move {
                 let service = service_fn(move |request| {
                     let router = Rc::clone(&router);
-                    async move { Ok::<_, std::convert::Infallible>(answer(&router, request, limit).await) }
+                    async move {
+                        Ok::<_, std::convert::Infallible>(answer(&router, request, limit).await)
+                    }
                 });
                 // A client that goes away mid-request is not an error worth reporting.
                 let _ = http1::Builder::new()

@@ -7,7 +7,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::RpcError;
-use super::server::{McpServer, Preparation, ResourceListing, TaskTool, ToolCall, ToolEntry, ToolOutcome};
+use super::server::{
+    McpServer, Preparation, ResourceListing, TaskTool, ToolCall, ToolEntry, ToolOutcome,
+};
 use crate::Engine;
 use crate::core::{TaskSnapshot, TaskStatus};
 use crate::runtime::CreateTask;
@@ -62,7 +64,10 @@ impl Method {
     }
 
     fn is_task_method(self) -> bool {
-        matches!(self, Method::TasksGet | Method::TasksUpdate | Method::TasksCancel)
+        matches!(
+            self,
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel
+        )
     }
 }
 
@@ -132,8 +137,9 @@ impl Call<'_> {
     }
 
     fn params<T: DeserializeOwned>(&self, method: &str) -> Result<T, RpcError> {
-        serde_json::from_value(Value::Object(self.params.clone()))
-            .map_err(|error| RpcError::invalid_params(format!("Invalid params for {method}: {error}")))
+        serde_json::from_value(Value::Object(self.params.clone())).map_err(|error| {
+            RpcError::invalid_params(format!("Invalid params for {method}: {error}"))
+        })
     }
 
     fn discover(&self) -> Value {
@@ -173,13 +179,22 @@ impl Call<'_> {
                 _ => None,
             })
             .collect();
-        let key = if templates { "resourceTemplates" } else { "resources" };
+        let key = if templates {
+            "resourceTemplates"
+        } else {
+            "resources"
+        };
         listing(key, Value::Array(listed))
     }
 
     async fn read_resource(&self) -> Result<Value, RpcError> {
         let ReadParams { uri } = self.params("resources/read")?;
-        let Some(entry) = self.server.resources.iter().find(|entry| entry.serves(&uri)) else {
+        let Some(entry) = self
+            .server
+            .resources
+            .iter()
+            .find(|entry| entry.serves(&uri))
+        else {
             let mut error = RpcError::invalid_params(format!("Resource not found: {uri}"));
             error.error.data = Some(json!({ "uri": uri }));
             return Err(error);
@@ -212,7 +227,10 @@ impl Call<'_> {
     async fn call_task_tool(&self, task: &TaskTool, call: ToolCall) -> Result<Value, RpcError> {
         let declared = self.declares_tasks();
         if !declared && !task.optional {
-            return Err(RpcError::tasks_required(&format!("the tool {:?}", task.tool.name)));
+            return Err(RpcError::tasks_required(&format!(
+                "the tool {:?}",
+                task.tool.name
+            )));
         }
         let preparation = match &task.prepare {
             Some(prepare) => prepare(&call).map_err(called)?,
@@ -224,7 +242,10 @@ impl Call<'_> {
         };
         let mut request = CreateTask::new(task.tool.name.clone(), input);
         request.principal = self.principal.clone();
-        let snapshot = self.engine.create_task(request).map_err(RpcError::from_engine)?;
+        let snapshot = self
+            .engine
+            .create_task(request)
+            .map_err(RpcError::from_engine)?;
         if declared {
             Ok(json!(CreateTaskResult::of(&snapshot)))
         } else {
@@ -252,7 +273,9 @@ impl Call<'_> {
                     return Err(RpcError { status: 200, error });
                 }
                 TaskStatus::InputRequired => {
-                    let _ = self.engine.cancel(&snapshot.task_id, self.principal.as_deref());
+                    let _ = self
+                        .engine
+                        .cancel(&snapshot.task_id, self.principal.as_deref());
                     return Err(RpcError::tasks_required(&format!(
                         "the tool {:?} asked for input, which",
                         snapshot.tool_name
@@ -281,7 +304,10 @@ impl Call<'_> {
     }
 
     fn update_task(&self) -> Result<Value, RpcError> {
-        let UpdateParams { task_id, input_responses } = self.params("tasks/update")?;
+        let UpdateParams {
+            task_id,
+            input_responses,
+        } = self.params("tasks/update")?;
         self.engine
             .update(&task_id, &input_responses, self.principal.as_deref())
             .map_err(RpcError::from_engine)?;

@@ -95,7 +95,8 @@ impl RpcError {
                  _meta clientCapabilities.extensions"
             ),
         );
-        error.error.data = Some(json!({ "requiredCapabilities": ClientCapabilities::tasks_only() }));
+        error.error.data =
+            Some(json!({ "requiredCapabilities": ClientCapabilities::tasks_only() }));
         error
     }
 

@@ -62,7 +62,9 @@ pub fn check_origin(headers: &Headers, policy: &OriginPolicy) -> Result<(), RpcE
     if let Some(host) = headers.get("host")
         && !allowed(host_name(&host))
     {
-        return Err(forbidden(format!("the Host header {host:?} is not an allowed host")));
+        return Err(forbidden(format!(
+            "the Host header {host:?} is not an allowed host"
+        )));
     }
     if let Some(origin) = headers.get("origin") {
         let authority = origin
@@ -118,10 +120,16 @@ mod tests {
             check_origin(&Headers::new(pairs.iter().copied()), &policy).map_err(|e| e.status)
         };
         assert_eq!(check(&[("Host", "127.0.0.1:8787")]), Ok(()));
-        assert_eq!(check(&[("Host", "[::1]:80"), ("Origin", "http://localhost:3000")]), Ok(()));
+        assert_eq!(
+            check(&[("Host", "[::1]:80"), ("Origin", "http://localhost:3000")]),
+            Ok(())
+        );
         assert_eq!(check(&[]), Ok(()));
         assert_eq!(check(&[("Host", "evil.example")]), Err(403));
-        assert_eq!(check(&[("Host", "localhost"), ("Origin", "http://evil.example")]), Err(403));
+        assert_eq!(
+            check(&[("Host", "localhost"), ("Origin", "http://evil.example")]),
+            Err(403)
+        );
         assert_eq!(check(&[("Origin", "null")]), Err(403));
     }
 }

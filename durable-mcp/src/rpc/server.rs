@@ -64,7 +64,8 @@ pub enum Preparation {
     InputRequired(InputRequiredResult),
 }
 
-type ToolHandler = Rc<dyn Fn(ToolCall) -> LocalBoxFuture<'static, Result<ToolOutcome, ErrorObject>>>;
+type ToolHandler =
+    Rc<dyn Fn(ToolCall) -> LocalBoxFuture<'static, Result<ToolOutcome, ErrorObject>>>;
 type PrepareHook = Rc<dyn Fn(&ToolCall) -> Result<Preparation, ErrorObject>>;
 type ResourceReader =
     Rc<dyn Fn(String) -> LocalBoxFuture<'static, Result<Vec<ResourceContents>, ErrorObject>>>;
@@ -200,7 +201,9 @@ pub struct OriginPolicy {
 impl Default for OriginPolicy {
     fn default() -> Self {
         OriginPolicy {
-            hosts: ["127.0.0.1", "localhost", "[::1]"].map(str::to_owned).to_vec(),
+            hosts: ["127.0.0.1", "localhost", "[::1]"]
+                .map(str::to_owned)
+                .to_vec(),
             any: false,
         }
     }
@@ -303,7 +306,8 @@ impl McpServer {
     {
         self.check_unique(&tool.name);
         let handler: ToolHandler = Rc::new(move |call| Box::pin(handler(call)));
-        self.tools.push(ToolEntry::Plain(PlainTool { tool, handler }));
+        self.tools
+            .push(ToolEntry::Plain(PlainTool { tool, handler }));
         self
     }
 
@@ -375,7 +379,10 @@ impl McpServer {
 
     /// The registered tool names, in registration order.
     pub fn tool_names(&self) -> Vec<&str> {
-        self.tools.iter().map(|entry| entry.tool().name.as_str()).collect()
+        self.tools
+            .iter()
+            .map(|entry| entry.tool().name.as_str())
+            .collect()
     }
 
     /// The task definitions, for the host's engine.

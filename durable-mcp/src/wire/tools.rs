@@ -167,7 +167,8 @@ impl InputRequiredResult {
     /// (`{"mode": "form", "message": ..., "requestedSchema": {...}}`).
     #[must_use]
     pub fn elicit(mut self, key: impl Into<String>, params: Value) -> Self {
-        self.input_requests.insert(key.into(), elicitation_request(params));
+        self.input_requests
+            .insert(key.into(), elicitation_request(params));
         self
     }
 

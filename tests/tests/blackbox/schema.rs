@@ -39,7 +39,9 @@ fn definitions(spec: Spec) -> &'static Value {
                 path.display()
             )
         });
-        Box::leak(Box::new(serde_json::from_str::<Value>(&text).expect("schema is JSON")))
+        Box::leak(Box::new(
+            serde_json::from_str::<Value>(&text).expect("schema is JSON"),
+        ))
     })
 }
 

@@ -37,16 +37,21 @@ impl Target {
 
     /// Calls a task tool declaring the extension and returns the new task's id.
     pub fn create_task(&self, tool: &str, arguments: Value) -> String {
-        let result = self
-            .client
-            .result("tools/call", json!({ "name": tool, "arguments": arguments }));
-        assert_eq!(result["resultType"], "task", "{tool} did not create a task: {result}");
+        let result = self.client.result(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        );
+        assert_eq!(
+            result["resultType"], "task",
+            "{tool} did not create a task: {result}"
+        );
         result["taskId"].as_str().expect("taskId").to_owned()
     }
 
     /// `tasks/get` of `task_id`.
     pub fn get(&self, task_id: &str) -> Value {
-        self.client.result("tasks/get", json!({ "taskId": task_id }))
+        self.client
+            .result("tasks/get", json!({ "taskId": task_id }))
     }
 
     /// Polls `tasks/get` until the status is `status` (30 s at most).
