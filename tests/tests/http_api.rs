@@ -452,6 +452,9 @@ fn an_unsupported_version_is_refused_with_the_supported_list() {
     assert_eq!(body["error"]["data"]["requested"], "2099-01-01");
 }
 
+/// A change to a well-formed request's headers.
+type Alteration = Box<dyn Fn(&mut Vec<(String, String)>)>;
+
 fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
     headers.retain(|(key, _)| !key.eq_ignore_ascii_case(name));
     headers.push((name.to_owned(), value.to_owned()));
@@ -465,7 +468,7 @@ fn remove_header(headers: &mut Vec<(String, String)>, name: &str) {
 fn routing_headers_must_agree_with_the_body() {
     let target = Target::start();
     let id = target.create_task("slow_compute", json!({ "seconds": 60 }));
-    let cases: Vec<(&str, Value, Box<dyn Fn(&mut Vec<(String, String)>)>)> = vec![
+    let cases: Vec<(&str, Value, Alteration)> = vec![
         (
             "tools/list",
             json!({}),

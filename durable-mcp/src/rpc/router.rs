@@ -161,7 +161,7 @@ fn envelope(params: &Map<String, Value>) -> Result<RequestMeta, RpcError> {
     let meta = params
         .get("_meta")
         .ok_or_else(|| RpcError::envelope("params._meta is missing"))?;
-    serde_json::from_value(meta.clone()).map_err(|error| RpcError::envelope(error))
+    serde_json::from_value(meta.clone()).map_err(RpcError::envelope)
 }
 
 fn with_server_info(mut result: Value, server: &McpServer) -> Value {
