@@ -202,7 +202,12 @@ impl TaskContext {
 
     /// Asks the client for input and waits, durably, for the answer: the task shows as
     /// `input_required` with `request` under the step's key until a `tasks/update` answers it.
-    /// Returns the client's response object.
+    /// Returns the client's response object (an elicitation result:
+    /// `{"action": "accept" | "decline" | "cancel", "content": {...}}`).
+    ///
+    /// `request` is what `elicitation/create` takes as params, e.g.
+    /// `{"mode": "form", "message": "Delete a.txt?", "requestedSchema": {...}}`; `tasks/get`
+    /// shows it as `{"method": "elicitation/create", "params": request}`.
     pub async fn elicit(&self, name: &str, request: impl Serialize) -> Result<Value, TaskError> {
         match self.elicit_inner(name, &request, None).await {
             ElicitOutcome::Answered(response) => Ok(response),
