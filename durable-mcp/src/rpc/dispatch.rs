@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
@@ -14,6 +13,9 @@ use crate::Engine;
 use crate::core::{TaskSnapshot, TaskStatus};
 use crate::runtime::CreateTask;
 use crate::wire::envelope::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
+use crate::wire::params::{
+    CallToolParams, CancelTaskParams, GetTaskParams, ReadResourceParams, UpdateTaskParams,
+};
 use crate::wire::tasks::complete_result;
 use crate::wire::{CreateTaskResult, DetailedTask, InputRequiredResult, RequestMeta};
 
@@ -83,36 +85,6 @@ pub(crate) struct Call<'a> {
 /// How long a listing may be cached, in milliseconds: listings change only with a deploy, but
 /// clients are not told when that happens.
 const LIST_TTL_MS: u64 = 0;
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CallToolParams {
-    name: String,
-    #[serde(default)]
-    arguments: Option<Map<String, Value>>,
-    #[serde(default)]
-    input_responses: Option<Map<String, Value>>,
-    #[serde(default)]
-    request_state: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TaskParams {
-    task_id: String,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct UpdateParams {
-    task_id: String,
-    input_responses: Value,
-}
-
-#[derive(Deserialize)]
-struct ReadParams {
-    uri: String,
-}
 
 impl Call<'_> {
     pub(crate) async fn dispatch(self, method: Method) -> Result<Value, RpcError> {
@@ -188,7 +160,7 @@ impl Call<'_> {
     }
 
     async fn read_resource(&self) -> Result<Value, RpcError> {
-        let ReadParams { uri } = self.params("resources/read")?;
+        let ReadResourceParams { uri } = self.params("resources/read")?;
         let Some(entry) = self
             .server
             .resources
@@ -293,7 +265,7 @@ impl Call<'_> {
     }
 
     fn get_task(&self) -> Result<Value, RpcError> {
-        let TaskParams { task_id } = self.params("tasks/get")?;
+        let GetTaskParams { task_id } = self.params("tasks/get")?;
         let snapshot = self
             .engine
             .get(&task_id, self.principal.as_deref())
@@ -304,7 +276,7 @@ impl Call<'_> {
     }
 
     fn update_task(&self) -> Result<Value, RpcError> {
-        let UpdateParams {
+        let UpdateTaskParams {
             task_id,
             input_responses,
         } = self.params("tasks/update")?;
@@ -315,7 +287,7 @@ impl Call<'_> {
     }
 
     fn cancel_task(&self) -> Result<Value, RpcError> {
-        let TaskParams { task_id } = self.params("tasks/cancel")?;
+        let CancelTaskParams { task_id } = self.params("tasks/cancel")?;
         self.engine
             .cancel(&task_id, self.principal.as_deref())
             .map_err(RpcError::from_engine)?;

@@ -6,6 +6,7 @@
 
 pub mod envelope;
 pub mod jsonrpc;
+pub mod params;
 pub mod resources;
 pub mod tasks;
 pub mod tools;
