@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
 /// A running example server.
@@ -17,8 +17,10 @@ pub struct ServerProcess {
     data_dir: PathBuf,
 }
 
-/// The executable of workspace binary `name`, built by `cargo build` into the target directory
-/// this test binary runs from.
+/// The executable of workspace binary `name` (the binary of the package of the same name),
+/// built first, once per test process, so that a test never runs a stale build. Under
+/// `cargo test` it is built with the cargo that runs the tests, into the same target
+/// directory; run outside cargo, it must exist.
 pub fn workspace_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     // target/<profile>/deps/<test binary>
@@ -26,14 +28,35 @@ pub fn workspace_binary(name: &str) -> PathBuf {
         .parent()
         .and_then(Path::parent)
         .expect("the test binary lives in target/<profile>/deps");
+    ensure_built(name, profile_dir);
     let binary = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         binary.exists(),
-        "{} is missing: build the examples first (`cargo build --workspace`; `cargo xtask test` \
-         does this)",
+        "{} is missing: build it first (`cargo build -p {name}`)",
         binary.display()
     );
     binary
+}
+
+fn ensure_built(name: &str, profile_dir: &Path) {
+    static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let Some(cargo) = std::env::var_os("CARGO") else {
+        return;
+    };
+    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if built.iter().any(|done| done == name) {
+        return;
+    }
+    let mut command = Command::new(cargo);
+    command.args(["build", "--quiet", "--package", name, "--bin", name]);
+    if profile_dir.file_name().is_some_and(|profile| profile == "release") {
+        command.arg("--release");
+    }
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run cargo to build {name}: {error}"));
+    assert!(status.success(), "building {name} failed");
+    built.push(name.to_owned());
 }
 
 impl ServerProcess {
