@@ -704,3 +704,104 @@ fn the_schema_check_refuses_what_the_wire_forbids() {
     completed["resultType"] = json!("complete");
     refuses(Spec::Tasks, "GetTaskResult", completed);
 }
+
+// ---- resources ----
+
+#[test]
+fn resources_are_listed_and_read() {
+    let target = Target::start();
+    let listed = target
+        .client
+        .send("resources/list", json!({}), false)
+        .json();
+    assert_valid(Spec::Core, "ListResourcesResultResponse", &listed);
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|resource| resource["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.contains(&"test://static-text"), "{uris:?}");
+
+    let templates = target
+        .client
+        .send("resources/templates/list", json!({}), false)
+        .json();
+    assert_valid(
+        Spec::Core,
+        "ListResourceTemplatesResultResponse",
+        &templates,
+    );
+    let template = &templates["result"]["resourceTemplates"][0]["uriTemplate"];
+    assert_eq!(template, "test://template/{id}/data");
+
+    let read = target
+        .client
+        .send(
+            "resources/read",
+            json!({ "uri": "test://static-text" }),
+            false,
+        )
+        .json();
+    assert_valid(Spec::Core, "ReadResourceResultResponse", &read);
+    assert_eq!(read["result"]["contents"][0]["uri"], "test://static-text");
+    assert!(read["result"]["contents"][0]["text"].is_string());
+
+    let from_template = target
+        .client
+        .send(
+            "resources/read",
+            json!({ "uri": "test://template/42/data" }),
+            false,
+        )
+        .json();
+    assert_valid(Spec::Core, "ReadResourceResultResponse", &from_template);
+
+    let (status, code, body) = error_of(&target.client.send(
+        "resources/read",
+        json!({ "uri": "test://nothing" }),
+        false,
+    ));
+    assert_eq!((status, code), (200, -32602));
+    assert_eq!(body["error"]["data"]["uri"], "test://nothing");
+}
+
+// ---- argument headers (x-mcp-header) ----
+
+#[test]
+fn arguments_mirrored_in_param_headers_must_match() {
+    let target = Target::start();
+    let params = json!({ "name": "echo_region", "arguments": { "region": "Hello" } });
+    let cases = [
+        (Some("Hello"), 200),
+        (Some("=?base64?SGVsbG8=?="), 200),
+        (Some("=?base64?SGVsbG8?="), 400),
+        (Some("Other"), 400),
+        (None, 400),
+    ];
+    for (header, expected) in cases {
+        let (body, mut headers) = target.client.build("tools/call", params.clone(), false);
+        if let Some(value) = header {
+            headers.push(("Mcp-Param-Region".to_owned(), value.to_owned()));
+        }
+        let response = target.client.send_built(&body, &headers);
+        assert_eq!(response.status, expected, "{header:?}: {}", response.json());
+        if expected == 400 {
+            assert_valid(Spec::Core, "HeaderMismatchError", &response.json());
+        } else {
+            assert_eq!(
+                response.json()["result"]["content"][0]["text"],
+                "region=Hello"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_tool_refusing_for_a_missing_capability_answers_http_400() {
+    let target = Target::start();
+    let call = json!({ "name": "test_missing_capability", "arguments": {} });
+    let (status, code, body) = error_of(&target.client.send("tools/call", call, false));
+    assert_eq!((status, code), (400, -32021));
+    assert_valid(Spec::Core, "MissingRequiredClientCapabilityError", &body);
+}

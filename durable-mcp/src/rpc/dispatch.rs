@@ -6,6 +6,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::RpcError;
+use super::headers::check_param_headers;
+use super::http::Headers;
 use super::server::{
     McpServer, Preparation, ResourceListing, TaskTool, ToolCall, ToolEntry, ToolOutcome,
 };
@@ -80,6 +82,7 @@ pub(crate) struct Call<'a> {
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) meta: &'a RequestMeta,
     pub(crate) principal: Option<String>,
+    pub(crate) headers: &'a Headers,
 }
 
 /// How long a listing may be cached, in milliseconds: listings change only with a deploy, but
@@ -186,7 +189,9 @@ impl Call<'_> {
             input_responses: params.input_responses,
             request_state: params.request_state,
             principal: self.principal.clone(),
+            client_capabilities: self.meta.client_capabilities.clone(),
         };
+        check_param_headers(&entry.tool().input_schema, &call.arguments, self.headers)?;
         match entry {
             ToolEntry::Plain(plain) => match (plain.handler)(call).await.map_err(called)? {
                 ToolOutcome::Complete(result) => Ok(complete_result(json!(result))),
@@ -306,7 +311,18 @@ fn input_required(input: InputRequiredResult) -> Value {
     result
 }
 
-/// An error a user handler returned: sent as the call's JSON-RPC error.
+/// An error a user handler returned, sent as the call's JSON-RPC error: with HTTP 400 when it
+/// is one of the transport-level codes the revision sends that way, else 200.
 fn called(error: crate::wire::ErrorObject) -> RpcError {
-    RpcError { status: 200, error }
+    let transport = [
+        crate::wire::code::HEADER_MISMATCH,
+        crate::wire::code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        crate::wire::code::UNSUPPORTED_PROTOCOL_VERSION,
+    ];
+    let status = if transport.contains(&error.code) {
+        400
+    } else {
+        200
+    };
+    RpcError { status, error }
 }

@@ -47,6 +47,44 @@ pub fn expect_header(headers: &Headers, name: &str, expected: &str) -> Result<()
     }
 }
 
+/// The schema keyword that mirrors a tool argument into a `Mcp-Param-<Name>` header.
+pub const PARAM_HEADER_KEYWORD: &str = "x-mcp-header";
+
+/// Checks the `Mcp-Param-<Name>` headers of a tool call: every top-level argument whose schema
+/// property carries `"x-mcp-header": "<Name>"` must be mirrored, exactly, in that header (so
+/// that a proxy routing on the header sees what the tool gets).
+pub fn check_param_headers(
+    input_schema: &serde_json::Value,
+    arguments: &serde_json::Value,
+    headers: &Headers,
+) -> Result<(), RpcError> {
+    let Some(properties) = input_schema["properties"].as_object() else {
+        return Ok(());
+    };
+    for (argument, schema) in properties {
+        let Some(name) = schema[PARAM_HEADER_KEYWORD].as_str() else {
+            continue;
+        };
+        let header = format!("mcp-param-{}", name.to_ascii_lowercase());
+        match (&arguments[argument.as_str()], headers.get(&header)) {
+            (serde_json::Value::Null, None) => {}
+            (serde_json::Value::Null, Some(_)) => {
+                return Err(RpcError::header_mismatch(format!(
+                    "Header mismatch: {header} is sent but argument {argument:?} is not"
+                )));
+            }
+            (value, _) => {
+                let expected = match value {
+                    serde_json::Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                expect_header(headers, &header, &expected)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuses (HTTP 403) a request whose `Host` or `Origin` names a host the policy does not
 /// allow, so that a web page cannot reach a local server through DNS rebinding.
 pub fn check_origin(headers: &Headers, policy: &OriginPolicy) -> Result<(), RpcError> {

@@ -97,6 +97,7 @@ impl Router {
             params: &message.params,
             meta: &meta,
             principal,
+            headers,
         }
         .dispatch(method)
         .await

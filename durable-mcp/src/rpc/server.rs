@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use super::http::Headers;
 use crate::runtime::{LocalBoxFuture, TaskDefinition, TaskRegistry};
 use crate::wire::{
-    CallToolResult, ErrorObject, Implementation, InputRequiredResult, Resource, ResourceContents,
-    ResourceTemplate, Tool,
+    CallToolResult, ClientCapabilities, ErrorObject, Implementation, InputRequiredResult, Resource,
+    ResourceContents, ResourceTemplate, Tool,
 };
 
 /// One call of a tool, as its handler sees it.
@@ -25,6 +25,9 @@ pub struct ToolCall {
     pub request_state: Option<String>,
     /// Who is calling, as the authentication hook said.
     pub principal: Option<String>,
+    /// What the client declared it supports in this request (a tool must not use a capability
+    /// the client did not declare: refuse with -32021, or ask differently).
+    pub client_capabilities: ClientCapabilities,
 }
 
 impl ToolCall {

@@ -1,0 +1,62 @@
+//! The diagnostic tools the stateless-server scenario (`server-stateless`, SEP-2575) probes:
+//!
+//! | tool | behaviour |
+//! | --- | --- |
+//! | `test_missing_capability` | needs the client's `sampling` capability: -32021 without it |
+//! | `test_streaming_elicitation` | asks a name inside its own result (`input_required`) |
+//! | `test_logging_tool` | does its work; logs nothing, since no log level was asked for |
+
+use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
+use durable_mcp::{McpServer, ToolCall, ToolOutcome};
+use serde_json::json;
+
+use super::input::sample;
+use super::input_required::ask_name;
+use super::no_arguments;
+
+/// Adds the diagnostic tools to `server`.
+pub fn add(server: McpServer) -> McpServer {
+    server
+        .tool(
+            no_arguments(
+                "test_missing_capability",
+                "Needs the client's sampling capability, and refuses without it.",
+            ),
+            |call| std::future::ready(sample_if_declared(&call)),
+        )
+        .tool(
+            no_arguments(
+                "test_streaming_elicitation",
+                "Asks the user's name in its own result, never as a separate request.",
+            ),
+            ask_name,
+        )
+        .tool(
+            no_arguments(
+                "test_logging_tool",
+                "Works, logging only at a log level the request asks for.",
+            ),
+            |_| {
+                // durable-mcp has no log notifications, so the tool never logs.
+                std::future::ready(Ok(CallToolResult::text("done, nothing logged").into()))
+            },
+        )
+}
+
+/// A server MUST NOT rely on a capability the client did not declare: without `sampling`
+/// declared in this request, refuse with -32021; with it, ask the model.
+fn sample_if_declared(call: &ToolCall) -> Result<ToolOutcome, ErrorObject> {
+    if call.client_capabilities.other.contains_key("sampling") {
+        let mut input = InputRequiredResult::default();
+        input
+            .input_requests
+            .insert("answer".to_owned(), sample("Say hello", 20));
+        return Ok(input.into());
+    }
+    Err(ErrorObject::new(
+        code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "Missing required client capability: test_missing_capability needs sampling declared \
+         in this request's _meta clientCapabilities",
+    )
+    .with_data(json!({ "requiredCapabilities": { "sampling": {} } })))
+}
