@@ -43,13 +43,18 @@ fn ensure_built(name: &str, profile_dir: &Path) {
     let Some(cargo) = std::env::var_os("CARGO") else {
         return;
     };
-    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut built = BUILT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if built.iter().any(|done| done == name) {
         return;
     }
     let mut command = Command::new(cargo);
     command.args(["build", "--quiet", "--package", name, "--bin", name]);
-    if profile_dir.file_name().is_some_and(|profile| profile == "release") {
+    if profile_dir
+        .file_name()
+        .is_some_and(|profile| profile == "release")
+    {
         command.arg("--release");
     }
     let status = command
@@ -118,6 +123,27 @@ impl ServerProcess {
     /// The state directory.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Asks the server to stop with SIGTERM and returns how it exited (`None` if it has not
+    /// exited within `limit`, in which case it is killed).
+    pub fn terminate(mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     /// Kills the server with SIGKILL (no shutdown code runs) and waits for it to exit.
