@@ -17,6 +17,11 @@
 //! The parent runs every measurement [`RUNS`] times, interleaved, and prints the best and the
 //! median. Targets are shown next to the figures, never enforced: the command fails only if a
 //! measurement errors.
+//!
+//! Then the native host over HTTP (see the `http_bench` module): `tasks/get` throughput and
+//! p50/p99 latency under 32 keep-alive connections from a load generator in another process
+//! (`xtask bench-child load ...`, see the `load` module), and the host's VmRSS and VmHWM with
+//! 10,000 tasks parked in a sleep; a second table.
 
 use std::error::Error;
 use std::path::Path;
@@ -102,7 +107,7 @@ pub fn run() -> Result<()> {
     }
     let [engine, bare, replay] = samples.map(Summary::of);
     print_table(&engine, &bare, &replay);
-    Ok(())
+    crate::http_bench::run(&exe)
 }
 
 /// Runs one measurement in a child process and parses its result line.
@@ -134,7 +139,14 @@ fn spawn(exe: &Path, kind: Kind) -> Result<Sample> {
 }
 
 /// `xtask bench-child <kind>`: one measurement on a fresh database; prints its result line.
-pub fn child(kind: &str) -> Result<()> {
+/// `xtask bench-child load <args>` is the HTTP bench's load generator instead.
+pub fn child(kind: &str, args: &[&str]) -> Result<()> {
+    if kind == "load" {
+        return crate::load::child(args);
+    }
+    if !args.is_empty() {
+        return Err(format!("the {kind} measurement takes no arguments").into());
+    }
     let kind = Kind::parse(kind).ok_or_else(|| format!("unknown measurement {kind:?}"))?;
     let start_rss_kib = peak_rss_kib()?;
     let dir = tempfile::tempdir()?;

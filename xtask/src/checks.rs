@@ -30,7 +30,9 @@ pub fn run() -> Result<()> {
         &["check", "--package", "durable-mcp", "--target", WASM_TARGET],
         &[],
     )?;
-    cargo(&["test", "--workspace", "--all-features"], &[])
+    cargo(&["test", "--workspace", "--all-features"], &[])?;
+    // Official MCP clients and the conformance suite against the fixture server.
+    crate::clients::run()
 }
 
 fn ensure_wasm_target() -> Result<()> {

@@ -4,14 +4,21 @@
 //! Commands:
 //!
 //! - `bench`: measures the engine's cost per step on the SQLite store against a bare SQLite
-//!   insert of the same row, the replay time of a 10,000-step journal, and peak memory; prints
-//!   a table. See the `bench` module.
-//! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests),
-//!   after installing what they need. See the `checks` module.
+//!   insert of the same row, the replay time of a 10,000-step journal, and peak memory; then,
+//!   through the native host over HTTP, `tasks/get` throughput and p50/p99 latency under 32
+//!   keep-alive connections, and the host's memory with 10,000 parked tasks; prints tables.
+//!   See the `bench` and `http_bench` modules.
+//! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests,
+//!   then `clients`), after installing what they need. See the `checks` module.
+//! - `clients`: the official MCP conformance suite and official MCP clients against the
+//!   conformance fixture server. See the `clients` module.
 //! - `help`: prints the usage.
 
 mod bench;
 mod checks;
+mod clients;
+mod http_bench;
+mod load;
 
 use std::process::ExitCode;
 
@@ -19,8 +26,10 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests
-  bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory
+  test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests, clients
+  clients  run the MCP conformance suite and official MCP clients against the fixture server
+  bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory;
+           tasks/get throughput and latency over HTTP, host memory with 10,000 parked tasks
   help     print this message
 ";
 
@@ -29,9 +38,10 @@ fn main() -> ExitCode {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
         ["test"] => checks::run(),
+        ["clients"] => clients::run(),
         ["bench"] => bench::run(),
         // Internal: one measurement in a process of its own (see `bench`).
-        ["bench-child", kind] => bench::child(kind),
+        ["bench-child", kind, args @ ..] => bench::child(kind, args),
         [] | ["help" | "--help" | "-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

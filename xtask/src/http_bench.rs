@@ -1,0 +1,618 @@
+//! The native host measured over HTTP, the second half of `cargo xtask bench`.
+//!
+//! Both measurements run the release build of `conformance-server` (built first, with
+//! `cargo build --release -p conformance-server`) as a child process on `127.0.0.1`, port 0,
+//! with a fresh state directory, and create their tasks through the MCP endpoint: `tools/call`
+//! of `slow_compute`, declaring the Tasks extension.
+//!
+//! - `tasks/get` under load: [`LOAD_TASKS`] tasks sleeping an hour; once every one is parked,
+//!   the load generator (this executable, re-invoked as `xtask bench-child load`, see the
+//!   `load` module) polls them over [`CONNECTIONS`] keep-alive connections for a warm-up
+//!   second and [`MEASURED`]. It reports throughput and p50/p99 latency; every response must
+//!   be a `working` task, and one error fails the command. [`LOAD_RUNS`] runs, each on a fresh
+//!   server: best and median. The server's and the generator's CPU time per request are shown
+//!   too, to tell which side ran out of CPU.
+//! - Memory: [`PARKED_TASKS`] tasks sleeping a day; once every one is parked, the server's
+//!   `VmRSS` and `VmHWM` (from `/proc/<pid>/status`).
+//!
+//! A task is parked when the store says so (read-only, from the server's SQLite file): status
+//! `working`, no activation due or running (`next_run_at` unset), a pending sleep step.
+//! Targets are shown next to the figures, never enforced.
+
+use std::error::Error;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use durable_mcp::core::{StepKind, StepStatus, TaskStatus};
+use durable_mcp::native::DATABASE_FILE;
+use durable_mcp_tests::http::Connection;
+use durable_mcp_tests::mcp::McpClient;
+use rusqlite::OpenFlags;
+use serde_json::{Value, json};
+
+use crate::load::{self, RESULT_PREFIX, endpoint};
+
+/// A result whose error is any error.
+type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+
+/// The package and binary of the server measured.
+const SERVER: &str = "conformance-server";
+
+/// Tasks the load generator polls.
+const LOAD_TASKS: usize = 1_000;
+
+/// Concurrent keep-alive connections of the load generator.
+const CONNECTIONS: usize = 32;
+
+/// The measured period of a load run, after the warm-up ([`load::WARM_UP`]).
+const MEASURED: Duration = Duration::from_secs(5);
+
+/// Load runs, each on a fresh server.
+const LOAD_RUNS: usize = 3;
+
+/// Tasks parked for the memory measurement.
+const PARKED_TASKS: usize = 10_000;
+
+/// Connections (one thread each) that create the tasks.
+const CREATORS: usize = 4;
+
+/// How long every created task should take to park, at most.
+const PARK_LIMIT: Duration = Duration::from_secs(300);
+
+/// `tasks/get` throughput should be at least this, per second.
+const TARGET_THROUGHPUT: f64 = 10_000.0;
+
+/// The p99 latency of `tasks/get` should be under this.
+const TARGET_P99: Duration = Duration::from_millis(5);
+
+/// The host's resident memory with [`PARKED_TASKS`] parked tasks should be under this, in MiB.
+const TARGET_RSS_MIB: u64 = 100;
+
+/// Clock ticks per second of `utime` and `stime` in `/proc/<pid>/stat` (`USER_HZ`, 100 on
+/// every Linux architecture).
+const USER_HZ: u64 = 100;
+
+/// `cargo xtask bench`, second half: builds the server, runs the load [`LOAD_RUNS`] times and
+/// the memory measurement once, and prints their table. `exe` is this executable.
+pub fn run(exe: &Path) -> Result<()> {
+    let server = build_server(exe)?;
+    let mut loads = Vec::with_capacity(LOAD_RUNS);
+    for _ in 0..LOAD_RUNS {
+        loads.push(load_run(exe, &server)?);
+    }
+    let memory = memory_run(&server)?;
+    print_table(&LoadSummary::of(&loads), &memory);
+    Ok(())
+}
+
+/// Builds the server in release and returns its path, next to this executable (which cargo
+/// built into the same `target/release`).
+fn build_server(exe: &Path) -> Result<PathBuf> {
+    eprintln!("bench: building {SERVER} (release)");
+    // Inside `cargo xtask`, CARGO names the cargo that runs us: use the same toolchain.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "--release", "--package", SERVER])
+        .status()?;
+    if !status.success() {
+        return Err(format!("building {SERVER} failed ({status})").into());
+    }
+    let binary = exe
+        .parent()
+        .ok_or("this executable has no directory")?
+        .join(format!("{SERVER}{}", std::env::consts::EXE_SUFFIX));
+    if !binary.exists() {
+        return Err(format!("{} is missing after the build", binary.display()).into());
+    }
+    Ok(binary)
+}
+
+/// The server, running as a child process with its state in a temporary directory; killed
+/// when dropped.
+struct Server {
+    /// The server process.
+    child: Child,
+    /// The MCP endpoint's URL, as the server printed it.
+    url: String,
+    /// The endpoint's socket address.
+    address: SocketAddr,
+    /// The endpoint's path.
+    path: String,
+    /// The state directory, removed when dropped (after the process is killed).
+    dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `binary` on a free port with a fresh state directory and waits until it prints
+    /// the URL it serves.
+    fn start(binary: &Path) -> Result<Server> {
+        let dir = tempfile::tempdir()?;
+        let mut child = Command::new(binary)
+            .env("PORT", "0")
+            .env("DURABLE_MCP_DATA", dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdout = child.stdout.take().ok_or("no piped stdout")?;
+        let (sender, receiver) = mpsc::channel();
+        // Reads every line, so that the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    let _ = sender.send(url.to_owned());
+                }
+            }
+        });
+        let url = match receiver.recv_timeout(Duration::from_secs(60)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{SERVER} printed no URL within 60 s").into());
+            }
+        };
+        let (address, path) = endpoint(&url)?;
+        Ok(Server {
+            child,
+            url,
+            address,
+            path,
+            dir,
+        })
+    }
+
+    /// The server's process id.
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's SQLite file.
+    fn database(&self) -> PathBuf {
+        self.dir.path().join(DATABASE_FILE)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Creates `count` `slow_compute` tasks that sleep `seconds`, over [`CREATORS`] keep-alive
+/// connections, and returns their ids.
+fn create_tasks(server: &Server, count: usize, seconds: u64) -> Result<Vec<String>> {
+    let threads: Vec<_> = (0..CREATORS)
+        .map(|creator| {
+            let share = count / CREATORS + usize::from(creator < count % CREATORS);
+            let (url, address, path) = (server.url.clone(), server.address, server.path.clone());
+            std::thread::spawn(move || -> Result<Vec<String>, String> {
+                let client = McpClient::new(&url);
+                let mut connection = Connection::open(address).map_err(|e| e.to_string())?;
+                (0..share)
+                    .map(|_| create_task(&client, &mut connection, &path, seconds))
+                    .collect()
+            })
+        })
+        .collect();
+    let mut ids = Vec::with_capacity(count);
+    for thread in threads {
+        ids.extend(thread.join().map_err(|_| "a creating thread panicked")??);
+    }
+    Ok(ids)
+}
+
+/// Creates one task on `connection` and returns its id.
+fn create_task(
+    client: &McpClient,
+    connection: &mut Connection,
+    path: &str,
+    seconds: u64,
+) -> Result<String, String> {
+    let params =
+        json!({ "name": "slow_compute", "arguments": { "seconds": seconds, "label": "bench" } });
+    let (body, headers) = client.build("tools/call", params, true);
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    let response = connection
+        .request("POST", path, &headers, body.to_string().as_bytes())
+        .map_err(|e| format!("tools/call failed: {e}"))?;
+    let answer: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+    match answer["result"]["taskId"].as_str() {
+        Some(id) if response.status == 200 && answer["result"]["resultType"] == "task" => {
+            Ok(id.to_owned())
+        }
+        _ => Err(format!(
+            "tools/call created no task: HTTP {} {}",
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        )),
+    }
+}
+
+/// Waits until the store holds `count` parked tasks, reading the server's SQLite file.
+fn wait_parked(server: &Server, count: usize) -> Result<()> {
+    let connection =
+        rusqlite::Connection::open_with_flags(server.database(), OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    connection.busy_timeout(Duration::from_secs(5))?;
+    let mut parked = connection.prepare(
+        "SELECT count(*) FROM task WHERE status = ?1 AND next_run_at IS NULL AND EXISTS \
+         (SELECT 1 FROM steps WHERE steps.task_id = task.task_id AND kind = ?2 AND status = ?3)",
+    )?;
+    let deadline = Instant::now() + PARK_LIMIT;
+    loop {
+        let now: usize = parked.query_row(
+            [
+                TaskStatus::Working.as_str(),
+                StepKind::Sleep.as_str(),
+                StepStatus::Pending.as_str(),
+            ],
+            |row| row.get(0),
+        )?;
+        if now == count {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{now} of {count} tasks parked after {} s",
+                PARK_LIMIT.as_secs()
+            )
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Checks over HTTP that every `step`-th task of `ids` is `working`.
+fn check_working(server: &Server, ids: &[String], step: usize) -> Result<()> {
+    let client = McpClient::new(&server.url);
+    let mut connection = Connection::open(server.address)?;
+    for id in ids.iter().step_by(step) {
+        let (body, headers) = client.build("tasks/get", json!({ "taskId": id }), true);
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        let response =
+            connection.request("POST", &server.path, &headers, body.to_string().as_bytes())?;
+        let answer: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+        if response.status != 200 || answer["result"]["status"] != "working" {
+            return Err(format!(
+                "task {id} is not working: HTTP {} {answer}",
+                response.status
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// A field of `/proc/<pid>/status` given in kB (`VmRSS`, `VmHWM`), in KiB.
+fn status_kib(pid: u32, field: &str) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .ok_or_else(|| format!("no {field} in /proc/{pid}/status"))?;
+    Ok(kib.trim().parse()?)
+}
+
+/// The CPU time (user and system, every thread) process `pid` has used, from
+/// `/proc/<pid>/stat`, to the clock tick.
+pub fn cpu_time(pid: u32) -> Result<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name, in parentheses, may hold spaces: count fields after it. The state is
+    // field 3 of the file, so utime (14) and stime (15) are the 12th and 13th after it.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .ok_or("a /proc stat line without a command name")?
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks = |index: usize| -> Result<u64> {
+        Ok(fields
+            .get(index)
+            .ok_or("a short /proc stat line")?
+            .parse()?)
+    };
+    let ticks = ticks(11)? + ticks(12)?;
+    Ok(Duration::from_millis(ticks * 1000 / USER_HZ))
+}
+
+/// What one load run measured.
+#[derive(Clone, Copy, Debug)]
+struct LoadSample {
+    /// Requests per second in the measured period.
+    throughput: f64,
+    /// The median latency.
+    p50: Duration,
+    /// The 99th percentile latency.
+    p99: Duration,
+    /// The server's CPU time per request, the warm-up included.
+    server_cpu: Duration,
+    /// The generator's CPU time per request.
+    client_cpu: Duration,
+    /// The server's peak RSS after the run.
+    server_hwm_kib: u64,
+}
+
+/// One load run on a fresh server with [`LOAD_TASKS`] parked tasks.
+fn load_run(exe: &Path, binary: &Path) -> Result<LoadSample> {
+    let server = Server::start(binary)?;
+    let ids = create_tasks(&server, LOAD_TASKS, 3_600)?;
+    wait_parked(&server, LOAD_TASKS)?;
+    let ids_file = server.dir.path().join("task-ids.txt");
+    std::fs::write(&ids_file, ids.join("\n"))?;
+    let cpu_before = cpu_time(server.pid())?;
+    let output = Command::new(exe)
+        .arg("bench-child")
+        .arg("load")
+        .arg(&server.url)
+        .arg(&ids_file)
+        .arg(CONNECTIONS.to_string())
+        .arg(MEASURED.as_secs_f64().to_string())
+        .stderr(Stdio::inherit())
+        .output()?;
+    let server_cpu = cpu_time(server.pid())? - cpu_before;
+    if !output.status.success() {
+        return Err(format!("the load generator failed ({})", output.status).into());
+    }
+    let stdout = String::from_utf8(output.stdout)?;
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(RESULT_PREFIX))
+        .ok_or("the load generator printed no result line")?;
+    let field = |name: &str| -> Result<f64> {
+        let value = line
+            .split_whitespace()
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+            .ok_or_else(|| format!("no {name} in the result line {line:?}"))?;
+        Ok(value.parse()?)
+    };
+    let errors = field("errors")?;
+    if errors > 0.0 {
+        return Err(format!("{errors} tasks/get requests failed under load").into());
+    }
+    let sent = field("sent")?.max(1.0);
+    let micros = |us: f64| Duration::from_secs_f64(us / 1e6);
+    Ok(LoadSample {
+        throughput: field("req_per_s")?,
+        p50: micros(field("p50_us")?),
+        p99: micros(field("p99_us")?),
+        server_cpu: server_cpu.div_f64(sent),
+        client_cpu: Duration::from_secs_f64(field("cpu_s")? / sent),
+        server_hwm_kib: status_kib(server.pid(), "VmHWM")?,
+    })
+}
+
+/// What the memory measurement found.
+#[derive(Clone, Copy, Debug)]
+struct MemorySample {
+    /// The server's RSS before any task was created.
+    idle_rss_kib: u64,
+    /// The server's peak RSS before any task was created.
+    idle_hwm_kib: u64,
+    /// The server's RSS once every task is parked.
+    rss_kib: u64,
+    /// The server's peak RSS then.
+    hwm_kib: u64,
+    /// From the first `tools/call` until the last returned.
+    created_in: Duration,
+    /// From the first `tools/call` until every task was parked.
+    parked_in: Duration,
+}
+
+/// The memory of a fresh server with [`PARKED_TASKS`] parked tasks.
+fn memory_run(binary: &Path) -> Result<MemorySample> {
+    let server = Server::start(binary)?;
+    let idle_rss_kib = status_kib(server.pid(), "VmRSS")?;
+    let idle_hwm_kib = status_kib(server.pid(), "VmHWM")?;
+    let started = Instant::now();
+    let ids = create_tasks(&server, PARKED_TASKS, 86_400)?;
+    let created_in = started.elapsed();
+    wait_parked(&server, PARKED_TASKS)?;
+    let parked_in = started.elapsed();
+    let rss_kib = status_kib(server.pid(), "VmRSS")?;
+    let hwm_kib = status_kib(server.pid(), "VmHWM")?;
+    // After reading the figures, so that these requests do not count.
+    check_working(&server, &ids, 100)?;
+    Ok(MemorySample {
+        idle_rss_kib,
+        idle_hwm_kib,
+        rss_kib,
+        hwm_kib,
+        created_in,
+        parked_in,
+    })
+}
+
+/// The load runs, summarised: best and median of each figure.
+struct LoadSummary {
+    /// Requests per second.
+    throughput: (f64, f64),
+    /// Median latency.
+    p50: (Duration, Duration),
+    /// 99th percentile latency.
+    p99: (Duration, Duration),
+    /// The server's CPU time per request.
+    server_cpu: (Duration, Duration),
+    /// The generator's CPU time per request.
+    client_cpu: (Duration, Duration),
+    /// The highest peak RSS of the server in any run.
+    server_hwm_kib: u64,
+}
+
+impl LoadSummary {
+    /// Summarises `samples` (at least one).
+    fn of(samples: &[LoadSample]) -> LoadSummary {
+        /// The lowest and the median of `values`.
+        fn best_median(mut values: Vec<Duration>) -> (Duration, Duration) {
+            values.sort_unstable();
+            (values[0], values[values.len() / 2])
+        }
+        // Best is the lowest, except for throughput.
+        let pick = |f: fn(&LoadSample) -> Duration| best_median(samples.iter().map(f).collect());
+        let mut throughput: Vec<f64> = samples.iter().map(|s| s.throughput).collect();
+        throughput.sort_unstable_by(|a, b| b.total_cmp(a));
+        LoadSummary {
+            throughput: (throughput[0], throughput[throughput.len() / 2]),
+            p50: pick(|s| s.p50),
+            p99: pick(|s| s.p99),
+            server_cpu: pick(|s| s.server_cpu),
+            client_cpu: pick(|s| s.client_cpu),
+            server_hwm_kib: samples.iter().map(|s| s.server_hwm_kib).max().unwrap_or(0),
+        }
+    }
+}
+
+/// KiB as MiB, one decimal.
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+/// A duration in milliseconds, two decimals.
+fn millis(duration: Duration) -> String {
+    format!("{:.2} ms", duration.as_secs_f64() * 1e3)
+}
+
+/// A duration in microseconds, one decimal.
+fn micros(duration: Duration) -> String {
+    format!("{:.1} µs", duration.as_secs_f64() * 1e6)
+}
+
+/// `10000` as `10,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// Whether a target was met, as the engine's table says it.
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+/// One line of the table, in the columns of the engine's table.
+fn row(what: &str, first: &str, second: &str, third: &str, target: &str) {
+    let line = format!("{what:<34} {first:>11} {second:>11} {third:>10}   {target}");
+    println!("{}", line.trim_end());
+}
+
+/// Prints the load and memory figures with their targets.
+fn print_table(load: &LoadSummary, memory: &MemorySample) {
+    println!();
+    println!(
+        "durable-mcp bench, native host over HTTP: release {SERVER} on 127.0.0.1, state in {} \
+         (set TMPDIR to move it)",
+        std::env::temp_dir().display()
+    );
+    println!(
+        "tasks/get: {CONNECTIONS} keep-alive connections from another process, round robin over \
+         {} working tasks, {} s warm-up then {} s measured; {LOAD_RUNS} runs, each on a fresh \
+         server: best and median",
+        thousands(LOAD_TASKS as u64),
+        load::WARM_UP.as_secs(),
+        MEASURED.as_secs()
+    );
+    println!();
+    row("measurement", "best", "median", "peak RSS", "target");
+    let (best, median) = load.throughput;
+    row(
+        "tasks/get throughput",
+        &format!("{}/s", thousands(best as u64)),
+        &format!("{}/s", thousands(median as u64)),
+        &mib(load.server_hwm_kib),
+        &format!(
+            "at least {}/s: {}",
+            thousands(TARGET_THROUGHPUT as u64),
+            verdict(median >= TARGET_THROUGHPUT)
+        ),
+    );
+    row(
+        "tasks/get latency, p50",
+        &millis(load.p50.0),
+        &millis(load.p50.1),
+        "",
+        "",
+    );
+    row(
+        "tasks/get latency, p99",
+        &millis(load.p99.0),
+        &millis(load.p99.1),
+        "",
+        &format!(
+            "under {} ms: {}",
+            TARGET_P99.as_millis(),
+            verdict(load.p99.1 < TARGET_P99)
+        ),
+    );
+    row(
+        "server CPU per tasks/get",
+        &micros(load.server_cpu.0),
+        &micros(load.server_cpu.1),
+        "",
+        "",
+    );
+    row(
+        "load generator CPU per tasks/get",
+        &micros(load.client_cpu.0),
+        &micros(load.client_cpu.1),
+        "",
+        "",
+    );
+    println!();
+    let target = TARGET_RSS_MIB * 1024;
+    row("host memory", "VmRSS", "VmHWM", "", "target");
+    row(
+        "idle, no task yet",
+        &mib(memory.idle_rss_kib),
+        &mib(memory.idle_hwm_kib),
+        "",
+        "",
+    );
+    row(
+        &format!("{} tasks parked in a sleep", thousands(PARKED_TASKS as u64)),
+        &mib(memory.rss_kib),
+        &mib(memory.hwm_kib),
+        "",
+        &format!(
+            "under {TARGET_RSS_MIB} MiB: {}",
+            verdict(memory.rss_kib < target && memory.hwm_kib < target)
+        ),
+    );
+    println!();
+    println!(
+        "tasks/get: throughput counts the requests sent in the measured period; latency is from \
+         writing a request to reading its whole response; peak RSS is the server's highest \
+         VmHWM of the runs"
+    );
+    println!(
+        "CPU per tasks/get: the server's and the generator's CPU time over the whole run, \
+         warm-up included, divided by the requests sent; both share this machine's {} cores",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "memory: {} tasks created through the endpoint in {:.1} s ({} connections), all parked \
+         {:.1} s after the first; VmHWM includes that burst; targets are judged on the median \
+         (load) and on both VmRSS and VmHWM (memory)",
+        thousands(PARKED_TASKS as u64),
+        memory.created_in.as_secs_f64(),
+        CREATORS,
+        memory.parked_in.as_secs_f64()
+    );
+}
