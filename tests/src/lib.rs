@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod mcp;
+pub mod report_api;
 pub mod server;
 
 #[cfg(doctest)]

@@ -10,6 +10,8 @@
 //!   See the `bench` and `http_bench` modules.
 //! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests,
 //!   then `clients`), after installing what they need. See the `checks` module.
+//! - `demo`: runs `examples/report-task` natively with a demo report service beside it. See
+//!   the `demo` module.
 //! - `clients`: the official MCP conformance suite and official MCP clients against the
 //!   conformance fixture server. See the `clients` module.
 //! - `help`: prints the usage.
@@ -17,6 +19,7 @@
 mod bench;
 mod checks;
 mod clients;
+mod demo;
 mod http_bench;
 mod load;
 
@@ -26,6 +29,7 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
+  demo     run examples/report-task natively, with a demo report service beside it
   test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests, clients
   clients  run the MCP conformance suite and official MCP clients against the fixture server
   bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory;
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["test"] => checks::run(),
         ["clients"] => clients::run(),
+        ["demo"] => demo::run(),
         ["bench"] => bench::run(),
         // Internal: one measurement in a process of its own (see `bench`).
         ["bench-child", kind, args @ ..] => bench::child(kind, args),

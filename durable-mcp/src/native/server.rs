@@ -30,7 +30,10 @@ pub const DEFAULT_DATA_DIR: &str = ".durable-mcp";
 pub const DATABASE_FILE: &str = "tasks.sqlite3";
 
 /// Why the host could not start or stopped.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` form is its message, so that `fn main() -> Result<(), HostError>` prints
+/// `Error: cannot listen on ...` rather than a struct dump.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum HostError {
     /// The state directory or database could not be opened.
@@ -50,6 +53,12 @@ pub enum HostError {
     /// Any other I/O failure.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+impl std::fmt::Debug for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// The embedded native host of a [`McpServer`].
