@@ -132,6 +132,23 @@ fn assert_sends_carry_the_key(sends: &[SendCall], id: &str, to: &str) {
     }
 }
 
+/// The task fetched once, then sent once (accepted, with its key) no sooner than `cool_off`
+/// after the fetch.
+fn assert_fetched_then_sent_once(service: &FakeReportService, id: &str, cool_off: Duration) {
+    let fetches = service.fetches(ADA);
+    let sends = service.sends(ADA);
+    assert_eq!(fetches.len(), 1, "a journaled fetch runs once");
+    assert_eq!(sends.len(), 1, "send runs once: {sends:?}");
+    assert_eq!(sends[0].status, 200);
+    assert_sends_carry_the_key(&sends, id, ADA);
+    // The cool-off lies between the two calls (a lower bound; 50 ms for clock rounding).
+    let waited = sends[0].at.duration_since(fetches[0]);
+    assert!(
+        waited + Duration::from_millis(50) >= cool_off,
+        "sent after {waited:?}"
+    );
+}
+
 // ---- discovery and the plain tool ----
 
 #[test]
@@ -194,18 +211,7 @@ fn send_report_fetches_cools_off_and_sends_once() {
     assert!(done["result"].get("isError").is_none(), "{done}");
     assert_eq!(done["statusMessage"], format!("report sent to {ADA}"));
 
-    let fetches = service.fetches(ADA);
-    let sends = service.sends(ADA);
-    assert_eq!(fetches.len(), 1, "fetch runs once");
-    assert_eq!(sends.len(), 1, "send runs once: {sends:?}");
-    assert_eq!(sends[0].status, 200);
-    assert_sends_carry_the_key(&sends, &id, ADA);
-    // The cool-off lies between the two calls (a lower bound; 50 ms for clock rounding).
-    let waited = sends[0].at.duration_since(fetches[0]);
-    assert!(
-        waited + Duration::from_millis(50) >= cool_off,
-        "sent after {waited:?}"
-    );
+    assert_fetched_then_sent_once(&service, &id, cool_off);
 }
 
 #[test]
@@ -343,22 +349,8 @@ fn a_task_killed_while_it_sleeps_finishes_after_a_restart() {
     let restarted = ReportServer::start(dir.path(), &service, "3s");
     let done = restarted.wait_for_status(&id, "completed");
     assert_eq!(text_of(&done), format!("report sent to {ADA}"));
-    let fetches = service.fetches(ADA);
-    let sends = service.sends(ADA);
-    assert_eq!(
-        fetches.len(),
-        1,
-        "the journaled fetch is not re-run after the restart"
-    );
-    assert_eq!(sends.len(), 1, "{sends:?}");
-    assert_eq!(sends[0].status, 200);
-    assert_sends_carry_the_key(&sends, &id, ADA);
     // The sleep survived the restart: the send still waited out the whole cool-off.
-    let waited = sends[0].at.duration_since(fetches[0]);
-    assert!(
-        waited + Duration::from_millis(50) >= cool_off,
-        "sent after {waited:?}"
-    );
+    assert_fetched_then_sent_once(&service, &id, cool_off);
 }
 
 #[test]

@@ -359,7 +359,7 @@ fn mib(kib: u64) -> String {
 }
 
 /// `10000` as `10,000`.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {
@@ -371,7 +371,8 @@ fn thousands(n: u64) -> String {
     out
 }
 
-fn verdict(met: bool) -> &'static str {
+/// Whether a target was met, as the tables say it.
+pub(crate) fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "MISSED" }
 }
 

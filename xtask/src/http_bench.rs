@@ -34,6 +34,7 @@ use durable_mcp_tests::mcp::McpClient;
 use rusqlite::OpenFlags;
 use serde_json::{Value, json};
 
+use crate::bench::{thousands, verdict};
 use crate::load::{self, RESULT_PREFIX, endpoint};
 
 /// A result whose error is any error.
@@ -487,24 +488,6 @@ fn millis(duration: Duration) -> String {
 /// A duration in microseconds, one decimal.
 fn micros(duration: Duration) -> String {
     format!("{:.1} µs", duration.as_secs_f64() * 1e6)
-}
-
-/// `10000` as `10,000`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-/// Whether a target was met, as the engine's table says it.
-fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "MISSED" }
 }
 
 /// One line of the table, in the columns of the engine's table.
