@@ -64,6 +64,36 @@ fn steps_in_a_loop_get_occurrence_keys(setup: Setup) {
     assert_eq!(journal.steps["item#3"].result.as_deref(), Some("4"));
 }
 
+fn idempotency_keys_name_each_occurrence_of_a_step(setup: Setup) {
+    let keys = Log::default();
+    let k2 = keys.clone();
+    let mut env = setup(task("t", move |cx, _| {
+        let keys = k2.clone();
+        Box::pin(async move {
+            for _ in 0..2 {
+                let key = cx.idempotency_key("send");
+                let keys = keys.clone();
+                cx.step("send", || async move {
+                    keys.push(key);
+                    Ok(())
+                })
+                .await?;
+                cx.sleep("pause", "1s").await?;
+            }
+            Ok(reply("sent twice"))
+        })
+    }));
+    let id = env.start();
+    env.advance("1s");
+    env.advance("1s");
+    assert_eq!(env.status(&id), TaskStatus::Completed);
+    // Each step ran once, across three activations, under its own key.
+    assert_eq!(
+        keys.events(),
+        [format!("{id}:send"), format!("{id}:send#2")]
+    );
+}
+
 fn a_crash_before_the_journal_write_reruns_that_step_once(setup: Setup) {
     let (fetches, sends) = (Counter::default(), Counter::default());
     let keys = Log::default();
@@ -1029,6 +1059,7 @@ on_every_store!(
     completed_steps_never_run_again,
     steps_in_a_loop_get_occurrence_keys,
     a_crash_before_the_journal_write_reruns_that_step_once,
+    idempotency_keys_name_each_occurrence_of_a_step,
     retries_follow_the_policy,
     jittered_retries_stay_in_the_window,
     a_non_retryable_error_stops_retries,

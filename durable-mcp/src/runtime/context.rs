@@ -128,10 +128,12 @@ impl TaskContext {
         &self.task_id
     }
 
-    /// A key for external deduplication of `step`'s side effect: `"<task id>:<step>"`, the same
-    /// on every attempt and replay.
+    /// A key for external deduplication of the side effect of the next `step` this run takes:
+    /// `"<task id>:<journal key>"`, the same on every attempt and replay. Call it just before
+    /// the step; in a loop each occurrence gets its own (`<id>:send`, `<id>:send#2`, ...).
     pub fn idempotency_key(&self, step: &str) -> String {
-        format!("{}:{step}", self.task_id)
+        let taken = self.occurrences.borrow().get(step).copied().unwrap_or(0);
+        format!("{}:{}", self.task_id, occurrence_key(step, taken + 1))
     }
 
     /// A journaled step: runs `closure` once and records its value; on replay returns the
@@ -404,11 +406,7 @@ impl TaskContext {
         let mut occurrences = self.occurrences.borrow_mut();
         let count = occurrences.entry(name.to_owned()).or_insert(0);
         *count += 1;
-        if *count == 1 {
-            name.to_owned()
-        } else {
-            format!("{name}#{count}")
-        }
+        occurrence_key(name, *count)
     }
 
     /// A replay decision on the journal as it stands now; an engine error stops the run.
@@ -522,6 +520,15 @@ impl TaskContext {
             (AfterAttempt::Failed(failure), _) => Err(step_failed(&key, failure)),
             _ => self.stop(Suspension::Wait).await,
         }
+    }
+}
+
+/// The journal key of occurrence `count` (from 1) of `name` in a run: `name`, `name#2`, ...
+fn occurrence_key(name: &str, count: u32) -> String {
+    if count == 1 {
+        name.to_owned()
+    } else {
+        format!("{name}#{count}")
     }
 }
 
