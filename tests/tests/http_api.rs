@@ -805,3 +805,50 @@ fn a_tool_refusing_for_a_missing_capability_answers_http_400() {
     assert_eq!((status, code), (400, -32021));
     assert_valid(Spec::Core, "MissingRequiredClientCapabilityError", &body);
 }
+
+// ---- more transitions ----
+
+#[test]
+fn a_task_waiting_for_input_can_be_cancelled() {
+    let target = Target::start();
+    let id = target.create_task("confirm_delete", json!({ "filename": "c.txt" }));
+    target.wait_for(&id, "input_required");
+    target
+        .client
+        .result("tasks/cancel", json!({ "taskId": id }));
+    let cancelled = target.wait_for(&id, "cancelled");
+    assert_valid(Spec::Tasks, "GetTaskResult", &cancelled);
+    assert!(cancelled.get("inputRequests").is_none());
+    // A late answer is acknowledged and changes nothing.
+    target.client.result(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "confirm": { "action": "accept", "content": { "confirm": true } } } }),
+    );
+    assert_eq!(target.get(&id)["status"], "cancelled");
+}
+
+#[test]
+fn a_task_outliving_its_ttl_fails_as_expired() {
+    let target = Target::start();
+    let created = target.client.result(
+        "tools/call",
+        json!({ "name": "expiring_job", "arguments": {} }),
+    );
+    assert_eq!(created["ttlMs"], 1000);
+    let id = created["taskId"].as_str().unwrap();
+    let failed = target.wait_for(id, "failed");
+    assert_valid(Spec::Tasks, "GetTaskResult", &failed);
+    assert_eq!(failed["error"]["code"], -32603);
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{failed}"
+    );
+    // Cancelling or answering an expired task is acknowledged and changes nothing.
+    target
+        .client
+        .result("tasks/cancel", json!({ "taskId": id }));
+    assert_eq!(target.get(id)["status"], "failed");
+}

@@ -9,6 +9,7 @@
 //! | `confirm_delete` | task | asks to confirm, answers `deleted={confirm}` |
 //! | `multi_input` | task | asks two questions at once, answers with both |
 //! | `test_tool_with_task` | task, required | asks `user_name` before the task (MRTR), greets it |
+//! | `expiring_job` | task | kept 1 s but sleeps an hour: expires (for durable-mcp's own suite) |
 
 use std::time::Duration;
 
@@ -69,6 +70,20 @@ pub fn add(server: McpServer) -> McpServer {
             .description("Asks for a name before starting a task that greets it.")
             .prepare(ask_name_first),
         )
+        .task(
+            TaskTool::new(
+                TaskDefinition::new("expiring_job", |cx, _| Box::pin(outlive_ttl(cx)))
+                    .ttl(Some(Duration::from_secs(1)))
+                    .poll_interval(Duration::from_millis(200)),
+                object(json!({})),
+            )
+            .description("Is kept for a second but sleeps an hour, so it expires."),
+        )
+}
+
+async fn outlive_ttl(cx: &TaskContext) -> Result<Value, TaskError> {
+    cx.sleep("forever", Duration::from_secs(3600)).await?;
+    Ok(CallToolResult::text("woke up").into_value())
 }
 
 /// A task tool running `body`, kept an hour and polled every 200 ms.
