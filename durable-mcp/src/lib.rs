@@ -51,9 +51,14 @@ pub mod wire;
 #[cfg(feature = "native")]
 pub mod native;
 
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __private;
+
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use durable_mcp_macros::{mcp_task, step};
 pub use rpc::{McpServer, Router, TaskTool, ToolCall, ToolOutcome};
 pub use runtime::{
     ElicitOutcome, Engine, StepError, StepFailureKind, TaskContext, TaskDefinition, TaskError,

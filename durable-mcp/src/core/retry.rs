@@ -35,15 +35,9 @@ pub struct RetryPolicy {
 }
 
 impl Default for RetryPolicy {
-    /// Five attempts, 1 s doubling up to 5 minutes, with jitter.
+    /// [`RetryPolicy::DEFAULT`].
     fn default() -> Self {
-        RetryPolicy {
-            limit: 5,
-            delay: Duration::from_secs(1),
-            backoff: Backoff::Exponential,
-            max_delay: Duration::from_secs(300),
-            jitter: true,
-        }
+        RetryPolicy::DEFAULT
     }
 }
 
@@ -53,6 +47,15 @@ impl Default for RetryPolicy {
 pub struct RetryPolicyError(pub &'static str);
 
 impl RetryPolicy {
+    /// Five attempts, 1 s doubling up to 5 minutes, with jitter.
+    pub const DEFAULT: RetryPolicy = RetryPolicy {
+        limit: 5,
+        delay: Duration::from_secs(1),
+        backoff: Backoff::Exponential,
+        max_delay: Duration::from_secs(300),
+        jitter: true,
+    };
+
     /// A policy that tries once and never again.
     pub fn never() -> Self {
         RetryPolicy {

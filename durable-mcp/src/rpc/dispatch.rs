@@ -216,6 +216,7 @@ impl Call<'_> {
         let input = match preparation {
             Preparation::Start(input) => input,
             Preparation::InputRequired(input) => return Ok(input_required(input)),
+            Preparation::Answer(result) => return Ok(complete_result(json!(result))),
         };
         let mut request = CreateTask::new(task.tool.name.clone(), input);
         request.principal = self.principal.clone();

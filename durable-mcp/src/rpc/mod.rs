@@ -16,4 +16,6 @@ pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
 pub use http::{Headers, HttpRequest, HttpResponse};
 pub use router::Router;
-pub use server::{McpServer, OriginPolicy, Preparation, TaskTool, ToolCall, ToolOutcome};
+pub use server::{
+    IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool, ToolCall, ToolOutcome,
+};

@@ -65,6 +65,9 @@ pub enum Preparation {
     Start(Value),
     /// Ask the client for input first (multi round-trip); the task starts on a later call.
     InputRequired(InputRequiredResult),
+    /// Answer the call at once without a task (arguments the tool refuses, as a tool error the
+    /// model can read and correct).
+    Answer(CallToolResult),
 }
 
 type ToolHandler =
@@ -121,6 +124,13 @@ impl TaskTool {
         self
     }
 
+    /// Sets the tool annotations (`{"readOnlyHint": true, ...}`).
+    #[must_use]
+    pub fn annotations(mut self, annotations: Value) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
     /// Lets a client that did not declare the Tasks extension call the tool anyway: the task
     /// runs and the call answers with its result when it finishes.
     #[must_use]
@@ -139,6 +149,24 @@ impl TaskTool {
     ) -> Self {
         self.prepare = Some(Rc::new(prepare));
         self
+    }
+}
+
+/// What [`McpServer::task`] takes: a [`TaskTool`], or the fn `#[mcp_task]` generates.
+pub trait IntoTaskTool {
+    /// The task tool.
+    fn into_task_tool(self) -> TaskTool;
+}
+
+impl IntoTaskTool for TaskTool {
+    fn into_task_tool(self) -> TaskTool {
+        self
+    }
+}
+
+impl<F: FnOnce() -> TaskTool> IntoTaskTool for F {
+    fn into_task_tool(self) -> TaskTool {
+        self()
     }
 }
 
@@ -284,13 +312,14 @@ impl McpServer {
         self
     }
 
-    /// Adds a task tool.
+    /// Adds a task tool: a [`TaskTool`], or a `#[mcp_task]` fn by its name.
     ///
     /// # Panics
     ///
     /// If a tool of the same name is already registered (a programming error).
     #[must_use]
-    pub fn task(mut self, task: TaskTool) -> Self {
+    pub fn task(mut self, task: impl IntoTaskTool) -> Self {
+        let task = task.into_task_tool();
         self.check_unique(&task.tool.name);
         self.tools.push(ToolEntry::Task(task));
         self

@@ -7,7 +7,10 @@ use std::task::Poll;
 use futures_util::FutureExt;
 use serde_json::{Value, json};
 
+use std::rc::Rc;
+
 use super::context::{ContextParts, Suspension, TaskContext};
+use super::current::while_current;
 use super::error::TaskError;
 use super::host::Host;
 use super::registry::TaskDefinition;
@@ -43,16 +46,17 @@ pub(crate) async fn run_body(
         }
     };
     let options = definition.task_options();
-    let cx = TaskContext::new(ContextParts {
+    let cx = Rc::new(TaskContext::new(ContextParts {
         journal,
         host: host.clone(),
         retry: options.retry,
         step_timeout: options.step_timeout,
         limits,
-    });
+    }));
     let mut body = AssertUnwindSafe((definition.handler())(&cx, input)).catch_unwind();
     poll_fn(|waker| {
-        let polled = body.poll_unpin(waker);
+        // `#[step]` fns called by the body find their task here.
+        let polled = while_current(&cx, || body.poll_unpin(waker));
         // A suspension wins even over a body that went on (say, through a `select!` that
         // dropped the suspended step): nothing the body did after it counts.
         if let Some(suspension) = cx.take_suspension() {

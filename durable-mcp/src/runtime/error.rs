@@ -89,6 +89,9 @@ pub struct StepError {
     message: String,
     retryable: bool,
     timed_out: bool,
+    /// A journaled step that failed for good, as the task sees it (set by `#[step]` fns, so
+    /// that `?` in the body keeps the failure's kind and attempts).
+    failed_step: Option<Box<TaskError>>,
 }
 
 impl StepError {
@@ -98,6 +101,7 @@ impl StepError {
             message: message.to_string(),
             retryable: true,
             timed_out: false,
+            failed_step: None,
         }
     }
 
@@ -120,6 +124,7 @@ impl StepError {
             message: message.to_string(),
             retryable: false,
             timed_out: false,
+            failed_step: None,
         }
     }
 
@@ -131,6 +136,30 @@ impl StepError {
     /// The message.
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+impl StepError {
+    /// The error a `#[step]` fn returns when its journaled step failed for good: not
+    /// retryable, and converting back into that `TaskError` with `?`.
+    pub(crate) fn failed_for_good(error: TaskError) -> Self {
+        StepError {
+            message: error.to_string(),
+            retryable: false,
+            timed_out: false,
+            failed_step: Some(Box::new(error)),
+        }
+    }
+}
+
+impl From<StepError> for TaskError {
+    /// A step error reaching a task body: the journaled failure it stands for, or the body's
+    /// own failure with its message.
+    fn from(error: StepError) -> Self {
+        match error.failed_step {
+            Some(failure) => *failure,
+            None => TaskError::Failed(error.message),
+        }
     }
 }
 

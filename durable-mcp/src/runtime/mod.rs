@@ -2,6 +2,7 @@
 //! surface, and the ports hosts implement. Executor-agnostic, with no `Send` bound anywhere.
 
 mod context;
+mod current;
 mod driver;
 mod engine;
 mod error;
@@ -12,6 +13,7 @@ mod step;
 
 pub use crate::core::replay::StepFailureKind;
 pub use context::{IntoDelay, Step, TaskContext};
+pub use current::current_context;
 pub use driver::tool_error_result;
 pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};
 pub use error::{ElicitOutcome, StepError, TaskError};

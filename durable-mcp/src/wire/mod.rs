@@ -18,4 +18,4 @@ pub use envelope::{
 pub use jsonrpc::{ErrorObject, RequestId, code};
 pub use resources::{Resource, ResourceContents, ResourceTemplate};
 pub use tasks::{CreateTaskResult, DetailedTask, TaskStatusWire};
-pub use tools::{CallToolResult, Content, InputRequiredResult, Tool};
+pub use tools::{CallToolResult, Content, InputRequiredResult, IntoCallToolResult, Json, Tool};

@@ -148,6 +148,51 @@ impl CallToolResult {
     }
 }
 
+/// What a task tool's body may return: anything that converts into a [`CallToolResult`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool result",
+    label = "return a CallToolResult, a String, or Json(value) for structured content",
+    note = "a tool's result converts into a CallToolResult through IntoCallToolResult"
+)]
+pub trait IntoCallToolResult {
+    /// The result.
+    fn into_call_tool_result(self) -> CallToolResult;
+}
+
+impl IntoCallToolResult for CallToolResult {
+    fn into_call_tool_result(self) -> CallToolResult {
+        self
+    }
+}
+
+impl IntoCallToolResult for String {
+    fn into_call_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoCallToolResult for &str {
+    fn into_call_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+/// A serialisable value as a tool result: its JSON as `structuredContent`, and as text for
+/// clients that read only `content`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoCallToolResult for Json<T> {
+    fn into_call_tool_result(self) -> CallToolResult {
+        match serde_json::to_value(&self.0) {
+            Ok(value) => CallToolResult::text(value.to_string()).with_structured(value),
+            Err(error) => {
+                CallToolResult::error(format!("the result cannot be serialised: {error}"))
+            }
+        }
+    }
+}
+
 /// A call's answer when the server needs input before it can run the call: the client fulfils
 /// `inputRequests` and retries the same call with `inputResponses` and `requestState` echoed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,75 @@
+//! The attribute arguments as written, parsed declaratively with darling. Nothing here is
+//! validated beyond its Rust type: `model` turns these into checked values.
+
+use darling::FromMeta;
+use darling::util::{Flag, SpannedValue};
+
+/// `#[mcp_task(...)]`.
+#[derive(Debug, Default, FromMeta)]
+pub struct TaskArgs {
+    /// The tool name (default: the fn name).
+    pub name: Option<SpannedValue<String>>,
+    /// The display title.
+    pub title: Option<String>,
+    /// The description (default: the doc comment).
+    pub description: Option<String>,
+    /// Retention: a duration, or `"forever"`.
+    pub ttl: Option<SpannedValue<String>>,
+    /// The suggested poll interval.
+    pub poll_interval: Option<SpannedValue<String>>,
+    /// The default retry policy of the task's steps.
+    pub retries: Option<SpannedValue<RetryArgs>>,
+    /// The default per-attempt timeout of the task's steps.
+    pub timeout: Option<SpannedValue<String>>,
+    /// Clients without the Tasks extension get -32021 (the default).
+    pub required: Flag,
+    /// Clients without the Tasks extension may call it; it then runs inline.
+    pub optional: Flag,
+    /// Tool annotations.
+    pub annotations: Option<AnnotationArgs>,
+    /// The path of the durable-mcp crate (default `::durable_mcp`).
+    #[darling(rename = "crate")]
+    pub krate: Option<syn::Path>,
+}
+
+/// `#[step(...)]`.
+#[derive(Debug, Default, FromMeta)]
+pub struct StepArgs {
+    /// The journal name (default: the fn name).
+    pub name: Option<SpannedValue<String>>,
+    /// The step's retry policy.
+    pub retries: Option<SpannedValue<RetryArgs>>,
+    /// The per-attempt timeout.
+    pub timeout: Option<SpannedValue<String>>,
+    /// The path of the durable-mcp crate (default `::durable_mcp`).
+    #[darling(rename = "crate")]
+    pub krate: Option<syn::Path>,
+}
+
+/// `retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "5m", jitter = true)`.
+#[derive(Debug, Default, FromMeta)]
+pub struct RetryArgs {
+    /// Attempts in all, the first included.
+    pub limit: Option<SpannedValue<u32>>,
+    /// The base delay.
+    pub delay: Option<SpannedValue<String>>,
+    /// `"constant"`, `"linear"` or `"exponential"`.
+    pub backoff: Option<SpannedValue<String>>,
+    /// The longest delay.
+    pub max_delay: Option<SpannedValue<String>>,
+    /// Whether delays are spread.
+    pub jitter: Option<bool>,
+}
+
+/// `annotations(read_only, destructive, idempotent, open_world)`: hints for clients.
+#[derive(Debug, Default, FromMeta)]
+pub struct AnnotationArgs {
+    /// `readOnlyHint`.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`.
+    pub destructive: Option<bool>,
+    /// `idempotentHint`.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`.
+    pub open_world: Option<bool>,
+}

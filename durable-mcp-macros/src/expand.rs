@@ -1,0 +1,230 @@
+//! Code generation from the checked model. The generated code is thin: it calls documented
+//! runtime items through `<crate>::__private` by absolute path only.
+
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, ItemFn, Pat};
+
+use crate::args::{StepArgs, TaskArgs};
+use crate::model::{Millis, Retry, Step, Task, Ttl};
+
+/// The options `#[mcp_task]` accepts.
+const TASK_OPTIONS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "ttl",
+    "poll_interval",
+    "retries",
+    "timeout",
+    "required",
+    "optional",
+    "annotations",
+    "crate",
+];
+
+/// The options `#[step]` accepts.
+const STEP_OPTIONS: &[&str] = &["name", "retries", "timeout", "crate"];
+
+/// `#[mcp_task]`: the expansion, or the errors next to the user's item.
+pub fn task(args: TokenStream, item: TokenStream) -> TokenStream {
+    with_item_on_error(item.clone(), expand_task(args, item))
+}
+
+/// `#[step]`: the expansion, or the errors next to the user's item.
+pub fn step(args: TokenStream, item: TokenStream) -> TokenStream {
+    with_item_on_error(item.clone(), expand_step(args, item))
+}
+
+/// A failing macro still emits the user's item, so that one mistake gives one error.
+fn with_item_on_error(
+    item: TokenStream,
+    expanded: Result<TokenStream, TokenStream>,
+) -> TokenStream {
+    expanded.unwrap_or_else(|errors| quote!(#item #errors))
+}
+
+fn parse_options<T: FromMeta>(
+    args: TokenStream,
+    attribute: &str,
+    valid: &[&str],
+) -> Result<T, TokenStream> {
+    let nested = NestedMeta::parse_meta_list(args).map_err(|e| e.to_compile_error())?;
+    let mut errors = crate::model::Errors::default();
+    for meta in &nested {
+        let NestedMeta::Meta(meta) = meta else {
+            errors.push(
+                meta.span(),
+                format!(
+                    "{attribute} takes `option = value` pairs; valid options: {}",
+                    valid.join(", ")
+                ),
+            );
+            continue;
+        };
+        let name = meta
+            .path()
+            .get_ident()
+            .map(ToString::to_string)
+            .or_else(|| meta.path().is_ident("crate").then(|| "crate".to_owned()))
+            .unwrap_or_default();
+        if !valid.contains(&name.as_str()) {
+            errors.push(
+                meta.path().span(),
+                format!(
+                    "unknown option `{name}` of {attribute}; valid options: {}",
+                    valid.join(", ")
+                ),
+            );
+        }
+    }
+    errors.finish().map_err(|e| e.to_compile_error())?;
+    T::from_list(&nested).map_err(|e| e.write_errors())
+}
+
+fn expand_task(args: TokenStream, item: TokenStream) -> Result<TokenStream, TokenStream> {
+    let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
+    let args: TaskArgs = parse_options(args, "#[mcp_task]", TASK_OPTIONS)?;
+    let task = Task::new(args, item).map_err(|e| e.to_compile_error())?;
+    Ok(task_tokens(&task))
+}
+
+fn expand_step(args: TokenStream, item: TokenStream) -> Result<TokenStream, TokenStream> {
+    let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
+    let args: StepArgs = parse_options(args, "#[step]", STEP_OPTIONS)?;
+    let step = Step::new(args, item).map_err(|e| e.to_compile_error())?;
+    Ok(step_tokens(&step))
+}
+
+fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn duration(millis: Millis) -> TokenStream {
+    quote!(::core::time::Duration::from_millis(#millis))
+}
+
+fn retry(krate: &syn::Path, retry: &Retry) -> TokenStream {
+    let limit = option(retry.limit);
+    let delay = option(retry.delay.map(duration));
+    let backoff = option(retry.backoff.map(|backoff| {
+        let variant = format_ident!("{}", backoff.variant());
+        quote!(#krate::__private::Backoff::#variant)
+    }));
+    let max_delay = option(retry.max_delay.map(duration));
+    let jitter = option(retry.jitter);
+    quote!(#krate::__private::retry_policy(#limit, #delay, #backoff, #max_delay, #jitter))
+}
+
+fn task_tokens(task: &Task) -> TokenStream {
+    let krate = &task.krate;
+    let item = &task.item;
+    let (attrs, vis, name) = (&item.attrs, &item.vis, &item.sig.ident);
+    let body_name = format_ident!("__durable_mcp_task_body");
+    let mut body = item.clone();
+    body.attrs.retain(|attr| !attr.path().is_ident("doc"));
+    body.vis = syn::Visibility::Inherited;
+    body.sig.ident = body_name.clone();
+    let input = &task.input;
+    let (context, call) = if task.takes_context {
+        (quote!(__cx), quote!(#body_name(__cx, __input)))
+    } else {
+        (quote!(_), quote!(#body_name(__input)))
+    };
+    let tool_name = &task.tool_name;
+    let title = option(task.title.as_deref());
+    let description = option(task.description.as_deref());
+    let ttl = option(task.ttl.as_ref().map(|ttl| match ttl {
+        Ttl::For(millis) => {
+            let duration = duration(*millis);
+            quote!(::core::option::Option::Some(#duration))
+        }
+        Ttl::Forever => quote!(::core::option::Option::None),
+    }));
+    let poll_interval = option(task.poll_interval.map(duration));
+    let retry = option(task.retry.as_ref().map(|r| retry(krate, r)));
+    let timeout = option(task.timeout.map(duration));
+    let optional = task.optional;
+    let annotations = task
+        .annotations
+        .iter()
+        .map(|(hint, value)| quote!((#hint, #value)));
+    quote! {
+        #(#attrs)*
+        #vis fn #name() -> #krate::TaskTool {
+            #body
+            #krate::__private::task_tool::<#input, _>(
+                #krate::__private::TaskSpec {
+                    name: #tool_name,
+                    title: #title,
+                    description: #description,
+                    ttl: #ttl,
+                    poll_interval: #poll_interval,
+                    retry: #retry,
+                    timeout: #timeout,
+                    optional: #optional,
+                    annotations: &[#(#annotations),*],
+                },
+                |#context, __input| {
+                    ::std::boxed::Box::pin(async move {
+                        #krate::__private::into_task_result(#call.await)
+                    })
+                },
+            )
+        }
+    }
+}
+
+fn step_tokens(step: &Step) -> TokenStream {
+    let krate = &step.krate;
+    let item = &step.item;
+    let (attrs, vis, name) = (&item.attrs, &item.vis, &item.sig.ident);
+    let output_type = &item.sig.output;
+    let body_name = format_ident!("__durable_mcp_step_body");
+    let mut body = item.clone();
+    body.attrs.retain(|attr| !attr.path().is_ident("doc"));
+    body.vis = syn::Visibility::Inherited;
+    body.sig.ident = body_name.clone();
+    let (names, types): (Vec<_>, Vec<_>) = item
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(typed) => match &*typed.pat {
+                Pat::Ident(pat) => Some((pat.ident.clone(), typed.ty.clone())),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .unzip();
+    let (output, error) = (&step.output, &step.error);
+    let assert_output = quote_spanned! {output.span()=>
+        const _: () = #krate::__private::assert_step_output::<#output>();
+    };
+    let assert_error = quote_spanned! {error.span()=>
+        const _: () = #krate::__private::assert_step_error::<#error>();
+    };
+    let step_name = &step.step_name;
+    let retry = option(step.retry.as_ref().map(|r| retry(krate, r)));
+    let timeout = option(step.timeout.map(duration));
+    quote! {
+        #(#attrs)*
+        #vis async fn #name(#(#names: #types),*) #output_type {
+            #body
+            #assert_output
+            #assert_error
+            #krate::__private::run_step(
+                #step_name,
+                #krate::__private::StepSpec { retry: #retry, timeout: #timeout },
+                move || #body_name(#(#names),*),
+            )
+            .await
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! What the code `#[mcp_task]` and `#[step]` generate calls. Not a public API: it changes
+//! with the macros. Everything here has a documented equivalent for hand-written code
+//! ([`TaskTool`], [`TaskContext::step`]).
+
+use std::future::Future;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use schemars;
+pub use serde_json;
+
+pub use crate::core::Backoff;
+use crate::core::RetryPolicy;
+use crate::rpc::{Preparation, TaskTool, ToolCall};
+use crate::runtime::{LocalBoxFuture, StepError, TaskContext, TaskDefinition, TaskError};
+use crate::wire::{CallToolResult, ErrorObject, IntoCallToolResult};
+
+/// What `#[mcp_task]` read from its attribute and the fn's doc comment.
+#[derive(Clone, Debug)]
+pub struct TaskSpec {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Its display title.
+    pub title: Option<&'static str>,
+    /// Its description (the doc comment).
+    pub description: Option<&'static str>,
+    /// Retention: `None` leaves the default, `Some(None)` keeps tasks forever.
+    pub ttl: Option<Option<Duration>>,
+    /// The suggested poll interval.
+    pub poll_interval: Option<Duration>,
+    /// The default retry policy of the task's steps.
+    pub retry: Option<RetryPolicy>,
+    /// The default per-attempt timeout of the task's steps.
+    pub timeout: Option<Duration>,
+    /// Whether clients without the Tasks extension may call it (it then runs inline).
+    pub optional: bool,
+    /// Tool annotations (`readOnlyHint`, ...) and their values.
+    pub annotations: &'static [(&'static str, bool)],
+}
+
+/// The bound a task's input type must meet, checked where the user wrote the type.
+#[diagnostic::on_unimplemented(
+    message = "the input type `{Self}` of a #[mcp_task] must implement JsonSchema and Deserialize",
+    label = "add #[derive(serde::Deserialize, schemars::JsonSchema)] to this type",
+    note = "the tool's input schema is derived from the type, and arguments are checked against it"
+)]
+pub trait TaskInput: schemars::JsonSchema + DeserializeOwned + 'static {}
+
+impl<T: schemars::JsonSchema + DeserializeOwned + 'static> TaskInput for T {}
+
+/// The bound a step's output must meet, checked where the user wrote the type.
+#[diagnostic::on_unimplemented(
+    message = "step output `{Self}` must be Serialize + DeserializeOwned to be journaled",
+    label = "this type is stored in the task's journal as JSON",
+    note = "derive serde::Serialize and serde::Deserialize for it, or return a type that does"
+)]
+pub trait StepOutput: Serialize + DeserializeOwned + 'static {}
+
+impl<T: Serialize + DeserializeOwned + 'static> StepOutput for T {}
+
+/// Checks at compile time that `T` can be a step output.
+pub const fn assert_step_output<T: StepOutput>() {}
+
+/// The task tool of a `#[mcp_task]` fn: `handler` gets the typed input; arguments that do not
+/// deserialise are answered with a tool error naming the problem, and no task is created.
+pub fn task_tool<T, H>(spec: TaskSpec, handler: H) -> TaskTool
+where
+    T: TaskInput,
+    H: for<'a> Fn(&'a TaskContext, T) -> LocalBoxFuture<'a, Result<Value, TaskError>> + 'static,
+{
+    let name = spec.name;
+    let definition = TaskDefinition::new(name, move |cx, input| {
+        match serde_json::from_value::<T>(input) {
+            Ok(input) => handler(cx, input),
+            // The arguments were checked when the task was created; a stored input that no
+            // longer fits means the input type changed under a live task.
+            Err(error) => Box::pin(std::future::ready(Err(TaskError::protocol(
+                crate::wire::code::INTERNAL_ERROR,
+                format!("the stored input of task {name:?} no longer fits its type: {error}"),
+            )))),
+        }
+    });
+    let definition = apply_options(definition, &spec);
+    let mut tool = TaskTool::new(definition, input_schema::<T>())
+        .prepare(move |call| Ok::<_, ErrorObject>(check_arguments::<T>(name, call)));
+    if let Some(description) = spec.description {
+        tool = tool.description(description);
+    }
+    if let Some(title) = spec.title {
+        tool = tool.title(title);
+    }
+    if spec.optional {
+        tool = tool.optional();
+    }
+    if !spec.annotations.is_empty() {
+        let annotations = spec
+            .annotations
+            .iter()
+            .map(|(hint, value)| ((*hint).to_owned(), Value::Bool(*value)))
+            .collect();
+        tool = tool.annotations(Value::Object(annotations));
+    }
+    tool
+}
+
+fn apply_options(mut definition: TaskDefinition, spec: &TaskSpec) -> TaskDefinition {
+    if let Some(ttl) = spec.ttl {
+        definition = definition.ttl(ttl);
+    }
+    if let Some(interval) = spec.poll_interval {
+        definition = definition.poll_interval(interval);
+    }
+    if let Some(retry) = spec.retry {
+        definition = definition.retry(retry);
+    }
+    if let Some(timeout) = spec.timeout {
+        definition = definition.step_timeout(timeout);
+    }
+    definition
+}
+
+/// The JSON Schema (draft 2020-12) of `T`, as a tool's `inputSchema`.
+pub fn input_schema<T: schemars::JsonSchema>() -> Value {
+    schemars::schema_for!(T).to_value()
+}
+
+fn check_arguments<T: DeserializeOwned>(name: &str, call: &ToolCall) -> Preparation {
+    match serde_json::from_value::<T>(call.arguments.clone()) {
+        Ok(_) => Preparation::Start(call.arguments.clone()),
+        Err(error) => Preparation::Answer(CallToolResult::error(format!(
+            "invalid arguments for {name}: {error}"
+        ))),
+    }
+}
+
+/// A task body's `Result` as the engine takes it: the value converted into a tool result, the
+/// error into a [`TaskError`] (a tool error, or a protocol failure for `TaskError::Protocol`).
+pub fn into_task_result<R, E>(result: Result<R, E>) -> Result<Value, TaskError>
+where
+    R: IntoCallToolResult,
+    E: Into<TaskError>,
+{
+    match result {
+        Ok(value) => Ok(value.into_call_tool_result().into_value()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// What `#[step]` read from its attribute.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepSpec {
+    /// The step's retry policy, if not the task's.
+    pub retry: Option<RetryPolicy>,
+    /// The per-attempt timeout, if not the task's.
+    pub timeout: Option<Duration>,
+}
+
+/// A `#[step]` fn's call: journaled under `name` in the running task's journal, or, called
+/// outside a running task, simply run.
+pub async fn run_step<T, F, Fut>(
+    name: &'static str,
+    spec: StepSpec,
+    body: F,
+) -> Result<T, StepError>
+where
+    T: StepOutput,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<T, StepError>>,
+{
+    let Some(cx) = crate::runtime::current_context() else {
+        return body().await;
+    };
+    let mut step = cx.step(name, body);
+    if let Some(retry) = spec.retry {
+        step = step.retry(retry);
+    }
+    if let Some(timeout) = spec.timeout {
+        step = step.timeout(timeout);
+    }
+    step.await.map_err(StepError::failed_for_good)
+}
+
+/// A retry policy from the macro's validated options ([`RetryPolicy::DEFAULT`] where absent).
+pub const fn retry_policy(
+    limit: Option<u32>,
+    delay: Option<Duration>,
+    backoff: Option<Backoff>,
+    max_delay: Option<Duration>,
+    jitter: Option<bool>,
+) -> RetryPolicy {
+    let default = RetryPolicy::DEFAULT;
+    RetryPolicy {
+        limit: match limit {
+            Some(limit) => limit,
+            None => default.limit,
+        },
+        delay: match delay {
+            Some(delay) => delay,
+            None => default.delay,
+        },
+        backoff: match backoff {
+            Some(backoff) => backoff,
+            None => default.backoff,
+        },
+        max_delay: match max_delay {
+            Some(max_delay) => max_delay,
+            None => default.max_delay,
+        },
+        jitter: match jitter {
+            Some(jitter) => jitter,
+            None => default.jitter,
+        },
+    }
+}
+
+/// The error type a `#[step]` fn returns, checked where the user wrote it.
+#[diagnostic::on_unimplemented(
+    message = "a #[step] fn returns `Result<T, StepError>`, not `Result<T, {Self}>`",
+    label = "use durable_mcp::StepError here",
+    note = "inside the step any error converts into a retryable StepError with `?`; \
+            StepError::non_retryable stops the retries"
+)]
+pub trait IsStepError {}
+
+impl IsStepError for StepError {}
+
+/// Checks at compile time that `E` is [`StepError`].
+pub const fn assert_step_error<E: IsStepError>() {}

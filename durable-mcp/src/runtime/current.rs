@@ -1,0 +1,35 @@
+//! Which task's body is being polled on this thread, so that a `#[step]` fn called from it
+//! finds its context without taking one as a parameter.
+//!
+//! The driver marks its context current for exactly the duration of each poll of the body and
+//! restores the previous value afterwards (also when the poll panics). Bodies of different
+//! tasks interleave between polls, never inside one, so the mark is always the task whose code
+//! is running; a future polled elsewhere (a spawned task) sees no context.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::context::TaskContext;
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<TaskContext>>> = const { RefCell::new(None) };
+}
+
+/// The context of the task whose body this thread is polling, if any.
+pub fn current_context() -> Option<Rc<TaskContext>> {
+    CURRENT.with(|current| current.borrow().clone())
+}
+
+/// Runs `poll` with `cx` marked current.
+pub(crate) fn while_current<R>(cx: &Rc<TaskContext>, poll: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Rc<TaskContext>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CURRENT.with(|current| *current.borrow_mut() = previous);
+        }
+    }
+    let previous = CURRENT.with(|current| current.borrow_mut().replace(Rc::clone(cx)));
+    let _restore = Restore(previous);
+    poll()
+}

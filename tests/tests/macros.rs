@@ -1,0 +1,233 @@
+//! `#[mcp_task]` and `#[step]` through the engine harness: journal keys, replay, options on
+//! the virtual clock, the derived input schema, and argument checking.
+
+mod common;
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use durable_mcp::core::{StepKind, TaskStatus};
+use durable_mcp::testing::Harness;
+use durable_mcp::wire::{CallToolResult, Json};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+thread_local! {
+    /// How many times `double`'s body ran on this thread (tests run one per thread).
+    static DOUBLED: Cell<u32> = const { Cell::new(0) };
+    /// How many attempts `flaky` made.
+    static FLAKY: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Doubles a number, counting its runs.
+#[step]
+async fn double(n: u64) -> Result<u64, StepError> {
+    DOUBLED.with(|runs| runs.set(runs.get() + 1));
+    Ok(n * 2)
+}
+
+/// Fails until its third attempt.
+#[step(
+    name = "flaky-call",
+    retries(limit = 4, delay = "2s", backoff = "constant", jitter = false)
+)]
+async fn flaky() -> Result<String, StepError> {
+    let attempt = FLAKY.with(|runs| {
+        runs.set(runs.get() + 1);
+        runs.get()
+    });
+    if attempt < 3 {
+        return Err(StepError::retryable(format!("attempt {attempt} failed")));
+    }
+    Ok(format!("ok after {attempt}"))
+}
+
+/// What to double.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Numbers {
+    /// The numbers, doubled one step each.
+    values: Vec<u64>,
+}
+
+/// Doubles every number, one journaled step each, with a durable pause in between.
+#[mcp_task(ttl = "1h", poll_interval = "2s")]
+async fn double_all(cx: &TaskContext, input: Numbers) -> Result<Json<Vec<u64>>, TaskError> {
+    let mut doubled = Vec::new();
+    for value in input.values {
+        doubled.push(double(value).await?);
+        cx.sleep("pause", "1s").await?;
+    }
+    Ok(Json(doubled))
+}
+
+/// No input worth naming.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+/// Calls the flaky step.
+#[mcp_task(name = "retrying", optional)]
+async fn retrying_task(_input: Nothing) -> Result<String, TaskError> {
+    Ok(flaky().await?)
+}
+
+fn harness(server: &McpServer) -> Harness {
+    Harness::new(server.task_registry())
+}
+
+#[test]
+fn a_step_in_a_loop_journals_each_occurrence_and_replay_skips_them() {
+    let server = McpServer::new("t", "0").task(double_all);
+    let mut harness = harness(&server);
+    let id = harness.create("double_all", json!({ "values": [1, 2, 3] }));
+    harness.run_until_idle();
+    harness.advance("1s");
+    harness.advance("1s");
+    harness.advance("1s");
+    assert_eq!(harness.status(&id), TaskStatus::Completed);
+    let journal = harness.journal(&id);
+    assert_eq!(
+        common::step_keys(&journal, StepKind::Do),
+        ["double", "double#2", "double#3"]
+    );
+    // Four activations replayed the loop, but each step body ran once.
+    assert_eq!(DOUBLED.with(Cell::get), 3);
+    let result = harness.result(&id).unwrap();
+    assert_eq!(result["structuredContent"], json!([2, 4, 6]));
+}
+
+#[test]
+fn step_options_reach_the_runtime() {
+    let server = McpServer::new("t", "0").task(retrying_task);
+    let mut harness = harness(&server);
+    let start = harness.now();
+    let id = harness.create("retrying", json!({}));
+    harness.run_until_idle();
+    assert_eq!(FLAKY.with(Cell::get), 1);
+    // Constant 2 s backoff without jitter: attempts at 0 s, 2 s, 4 s.
+    assert_eq!(
+        harness.next_wake(&id),
+        Some(start.saturating_add(Duration::from_secs(2)))
+    );
+    harness.advance("2s");
+    assert_eq!(FLAKY.with(Cell::get), 2);
+    assert_eq!(
+        harness.next_wake(&id),
+        Some(start.saturating_add(Duration::from_secs(4)))
+    );
+    harness.advance("2s");
+    assert_eq!(harness.status(&id), TaskStatus::Completed);
+    assert_eq!(common::text(&harness.result(&id).unwrap()), "ok after 3");
+    assert!(harness.journal(&id).steps.contains_key("flaky-call"));
+}
+
+#[test]
+fn a_step_outside_a_task_simply_runs() {
+    let doubled = common::block_on_ready(double(21));
+    assert_eq!(doubled, Ok(42));
+    assert_eq!(DOUBLED.with(Cell::get), 1);
+}
+
+#[test]
+fn task_options_reach_the_definition() {
+    let tool = double_all();
+    let server = McpServer::new("t", "0").task(tool);
+    let registry = server.task_registry();
+    let options = registry.get("double_all").unwrap().task_options();
+    assert_eq!(options.ttl, Some(Duration::from_secs(3600)));
+    assert_eq!(options.poll_interval, Duration::from_secs(2));
+}
+
+/// A nested, documented input.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
+struct Order {
+    /// Who receives the order.
+    recipient: Recipient,
+    /// How many items.
+    quantity: u32,
+    /// A note for the courier.
+    note: Option<String>,
+}
+
+/// A person and where to reach them.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
+struct Recipient {
+    /// Their name.
+    name: String,
+    /// Their e-mail address.
+    email: String,
+}
+
+/// Places an order.
+#[mcp_task]
+async fn place_order(input: Order) -> Result<CallToolResult, TaskError> {
+    Ok(CallToolResult::text(format!(
+        "{} × for {}",
+        input.quantity, input.recipient.name
+    )))
+}
+
+#[test]
+fn the_input_schema_is_derived_with_field_docs() {
+    let server = McpServer::new("t", "0").task(place_order);
+    let harness = harness(&server);
+    let router = durable_mcp::Router::new(server, harness.shared_engine());
+    let client = durable_mcp_tests::mcp::McpClient::new("http://127.0.0.1:1/mcp");
+    let (body, headers) = client.build("tools/list", json!({}), true);
+    let response = common::block_on_ready(router.handle(durable_mcp::rpc::HttpRequest {
+        method: "POST".into(),
+        headers: durable_mcp::rpc::Headers::new(headers),
+        body: body.to_string().into_bytes(),
+    }));
+    let tool = &response.json_body()["result"]["tools"][0];
+    assert_eq!(tool["name"], "place_order");
+    assert_eq!(tool["description"], "Places an order.");
+    let schema = &tool["inputSchema"];
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(
+        schema["properties"]["quantity"]["description"],
+        "How many items."
+    );
+    assert_eq!(schema["required"], json!(["recipient", "quantity"]));
+    let recipient = &schema["$defs"]["Recipient"];
+    assert_eq!(
+        recipient["properties"]["email"]["description"],
+        "Their e-mail address."
+    );
+    // The schema is itself valid draft 2020-12 and accepts what the type accepts.
+    let validator = jsonschema::draft202012::new(schema).expect("a valid schema");
+    let order =
+        json!({ "recipient": { "name": "Ada", "email": "ada@example.org" }, "quantity": 2 });
+    assert!(validator.is_valid(&order));
+    assert!(!validator.is_valid(&json!({ "quantity": "two" })));
+}
+
+#[test]
+fn invalid_arguments_are_a_tool_error_naming_the_field() {
+    let server = McpServer::new("t", "0").task(place_order);
+    let harness = harness(&server);
+    let router = durable_mcp::Router::new(server, harness.shared_engine());
+    let client = durable_mcp_tests::mcp::McpClient::new("http://127.0.0.1:1/mcp");
+    let arguments = json!({ "recipient": { "name": "Ada" }, "quantity": 2 });
+    let (body, headers) = client.build(
+        "tools/call",
+        json!({ "name": "place_order", "arguments": arguments }),
+        true,
+    );
+    let response = common::block_on_ready(router.handle(durable_mcp::rpc::HttpRequest {
+        method: "POST".into(),
+        headers: durable_mcp::rpc::Headers::new(headers),
+        body: body.to_string().into_bytes(),
+    }));
+    let result = &response.json_body()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("email"), "{text}");
+    assert!(
+        harness.engine().host().store.task_ids().unwrap().is_empty(),
+        "no task was created"
+    );
+}
