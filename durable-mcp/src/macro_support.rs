@@ -127,12 +127,21 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     schemars::schema_for!(T).to_value()
 }
 
+/// Starts the task if the arguments deserialise into `T`; else answers with a tool error that
+/// names the offending field, so that the model can correct the call.
 fn check_arguments<T: DeserializeOwned>(name: &str, call: &ToolCall) -> Preparation {
-    match serde_json::from_value::<T>(call.arguments.clone()) {
+    match serde_path_to_error::deserialize::<_, T>(call.arguments.clone()) {
         Ok(_) => Preparation::Start(call.arguments.clone()),
-        Err(error) => Preparation::Answer(CallToolResult::error(format!(
-            "invalid arguments for {name}: {error}"
-        ))),
+        Err(error) => {
+            let path = error.path().to_string();
+            let reason = error.into_inner();
+            let message = if path == "." {
+                format!("invalid arguments for {name}: {reason}")
+            } else {
+                format!("invalid arguments for {name}: `{path}`: {reason}")
+            };
+            Preparation::Answer(CallToolResult::error(message))
+        }
     }
 }
 

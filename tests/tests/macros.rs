@@ -225,7 +225,10 @@ fn invalid_arguments_are_a_tool_error_naming_the_field() {
     let result = &response.json_body()["result"];
     assert_eq!(result["isError"], true, "{result}");
     let text = result["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("email"), "{text}");
+    assert!(
+        text.contains("`recipient`") && text.contains("email"),
+        "{text}"
+    );
     assert!(
         harness.engine().host().store.task_ids().unwrap().is_empty(),
         "no task was created"

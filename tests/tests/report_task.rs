@@ -270,7 +270,16 @@ fn send_report_refuses_a_call_without_a_recipient() {
                 true,
             )
             .json();
-        assert_eq!(response["error"]["code"], -32602, "{arguments}: {response}");
+        // A tool error the model can read, naming the argument; no task is created.
+        let result = &response["result"];
+        assert_eq!(result["isError"], true, "{arguments}: {response}");
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("to"),
+            "{response}"
+        );
     }
     // No task was created, so nothing reached the service.
     assert_eq!(service.all_fetches(), 0);

@@ -1,153 +1,158 @@
-//! The server's tools: two task tools and a plain one, with hand-written input schemas.
+//! The server's tools, written with the macros: `#[mcp_task]` turns an async fn into a task
+//! tool whose input schema comes from its input type, `#[step]` makes an async fn a journaled
+//! step. (`examples/conformance` registers its tools through plain Rust, the macro-free path.)
 
-use std::rc::Rc;
-use std::time::Duration;
+use std::sync::OnceLock;
 
-use durable_mcp::core::{Backoff, RetryPolicy, format_duration};
-use durable_mcp::rpc::Preparation;
+use durable_mcp::core::format_duration;
 use durable_mcp::wire::{CallToolResult, ErrorObject, Tool, code};
-use durable_mcp::{McpServer, TaskContext, TaskDefinition, TaskError, TaskTool, ToolCall};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, ToolCall, mcp_task, step};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::upstream::Report;
 
-/// How long one call of the report service may take before the attempt counts as failed.
-const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(10);
+/// The settings the steps read, set once by [`server`] before any task runs.
+static CONFIG: OnceLock<Config> = OnceLock::new();
 
-/// Sending is worth insisting on: ten attempts, 0.5 s doubling up to 30 s (about two minutes
-/// in all). The idempotency key makes every attempt safe to repeat.
-const SEND_RETRY: RetryPolicy = RetryPolicy {
-    limit: 10,
-    delay: Duration::from_millis(500),
-    backoff: Backoff::Exponential,
-    max_delay: Duration::from_secs(30),
-    jitter: true,
-};
+fn config() -> &'static Config {
+    CONFIG
+        .get()
+        .expect("server() stores the configuration before serving")
+}
 
 /// The MCP server with its three tools.
 pub fn server(config: Config) -> McpServer {
-    let config = Rc::new(config);
+    // A second call (tests build several servers in one process) keeps the first settings.
+    let _ = CONFIG.set(config);
     McpServer::new("report-task", env!("CARGO_PKG_VERSION"))
         .instructions(
             "send_report fetches a recipient's report and sends it after a short cool-off; \
              approve_report asks the user to approve a report; echo repeats its text.",
         )
-        .task(
-            TaskTool::new(
-                TaskDefinition::new("send_report", move |cx, input| {
-                    let config = Rc::clone(&config);
-                    Box::pin(async move { send_report(cx, &config, input).await })
-                })
-                .poll_interval(Duration::from_millis(500)),
-                object_schema(
-                    json!({
-                        "to": { "type": "string", "minLength": 1, "description": "The recipient." },
-                    }),
-                    &["to"],
-                ),
-            )
-            .title("Send a report")
-            .description(
-                "Fetches the report for `to`, waits a cool-off period, then sends it. Runs as a \
-                 task: poll it for progress.",
-            )
-            .prepare(check_recipient),
-        )
-        .task(
-            TaskTool::new(
-                TaskDefinition::new("approve_report", |cx, input| {
-                    Box::pin(approve_report(cx, input))
-                })
-                .poll_interval(Duration::from_millis(500)),
-                object_schema(
-                    json!({ "report": { "type": "string", "description": "What to approve." } }),
-                    &[],
-                ),
-            )
-            .title("Approve a report")
-            .description(
-                "Asks the user whether a report may go out, and answers with the decision.",
-            ),
-        )
+        .task(send_report)
+        .task(approve_report)
         .tool(
             Tool::new(
                 "echo",
-                object_schema(json!({ "text": { "type": "string" } }), &["text"]),
+                json!({
+                    "type": "object",
+                    "properties": { "text": { "type": "string" } },
+                    "required": ["text"],
+                }),
             )
             .description("Answers with `text`."),
             |call: ToolCall| async move {
                 match call.arguments["text"].as_str() {
                     Some(text) => Ok(CallToolResult::text(text).into()),
-                    None => Err(invalid_params("echo needs a string argument `text`")),
+                    None => Err(ErrorObject::new(
+                        code::INVALID_PARAMS,
+                        "echo needs a string argument `text`",
+                    )),
                 }
             },
         )
 }
 
-/// Fetch, cool off, send. Each step's outcome is journaled, so after a crash or restart the
-/// body replays to where it stopped without calling the service again for finished steps.
-async fn send_report(cx: &TaskContext, config: &Config, input: Value) -> Result<Value, TaskError> {
-    // `check_recipient` vetted the arguments; this only reads them.
-    let to = input["to"].as_str().unwrap_or_default().to_owned();
-    let upstream = &config.upstream;
+/// Who receives a report.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SendReport {
+    /// The recipient: a non-empty string without control characters.
+    #[serde(deserialize_with = "recipient")]
+    #[schemars(length(min = 1))]
+    pub to: String,
+}
 
+fn recipient<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let to = String::deserialize(deserializer)?.trim().to_owned();
+    if to.is_empty() || to.contains(char::is_control) {
+        return Err(serde::de::Error::custom(
+            "`to` must be a non-empty string without control characters",
+        ));
+    }
+    Ok(to)
+}
+
+/// Fetches the report for `to`, waits a cool-off period, then sends it. Runs as a task: poll
+/// it for progress.
+///
+/// Each step's outcome is journaled, so after a crash or restart the body replays to where it
+/// stopped without calling the service again for finished steps.
+#[mcp_task(title = "Send a report", poll_interval = "500ms")]
+async fn send_report(cx: &TaskContext, input: SendReport) -> Result<String, TaskError> {
+    let to = input.to;
     cx.status(format!("fetching the report for {to}")).await;
-    let report: Report = cx
-        .step("fetch", || upstream.fetch_report(&to))
-        .timeout(UPSTREAM_TIMEOUT)
-        .await?;
+    let report = fetch(&to).await?;
 
+    let cool_off = config().cool_off;
     cx.status(format!(
         "fetched {} rows of {:?}; cooling off for {}",
         report.rows.len(),
         report.title,
-        format_duration(config.cool_off)
+        format_duration(cool_off)
     ))
     .await;
-    cx.sleep("cool-off", config.cool_off).await?;
+    cx.sleep("cool-off", cool_off).await?;
 
     cx.status(format!("sending the report to {to}")).await;
     // The same key on every attempt and after every restart: "<task id>:send".
     let key = cx.idempotency_key("send");
-    cx.step("send", || upstream.send_report(&to, &report, &key))
-        .retry(SEND_RETRY)
-        .timeout(UPSTREAM_TIMEOUT)
-        .await?;
+    send(&to, &report, &key).await?;
 
     let done = format!("report sent to {to}");
     cx.status(done.clone()).await;
-    Ok(CallToolResult::text(done).into_value())
+    Ok(done)
 }
 
-/// Refuses a `send_report` call without a usable recipient before any task exists.
-fn check_recipient(call: &ToolCall) -> Result<Preparation, ErrorObject> {
-    match call.arguments["to"].as_str().map(str::trim) {
-        Some(to) if !to.is_empty() && !to.contains(char::is_control) => {
-            Ok(Preparation::Start(json!({ "to": to })))
-        }
-        _ => Err(invalid_params(
-            "send_report needs `to`, a non-empty string without control characters",
-        )),
-    }
+/// The report to send to `to`; one call of the service may take 10 s.
+#[step(timeout = "10s")]
+async fn fetch(to: &str) -> Result<Report, StepError> {
+    config().upstream.fetch_report(to).await
 }
 
-/// Asks for approval and answers with what the user decided.
-async fn approve_report(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
-    let report = input["report"].as_str().unwrap_or("the report");
+/// Sends `report`: worth insisting on, ten attempts 0.5 s doubling up to 30 s (about two
+/// minutes in all). The idempotency key makes every attempt safe to repeat.
+#[step(
+    retries(
+        limit = 10,
+        delay = "500ms",
+        backoff = "exponential",
+        max_delay = "30s"
+    ),
+    timeout = "10s"
+)]
+async fn send(to: &str, report: &Report, key: &str) -> Result<(), StepError> {
+    config().upstream.send_report(to, report, key).await
+}
+
+/// What to approve.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ApproveReport {
+    /// What to approve.
+    #[serde(default)]
+    pub report: Option<String>,
+}
+
+/// Asks the user whether a report may go out, and answers with the decision.
+#[mcp_task(title = "Approve a report", poll_interval = "500ms")]
+async fn approve_report(cx: &TaskContext, input: ApproveReport) -> Result<String, TaskError> {
+    let report = input.report.as_deref().unwrap_or("the report");
     let question = json!({
         "mode": "form",
         "message": format!("Approve {report}?"),
-        "requestedSchema": object_schema(
-            json!({
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
                 "approve": { "type": "boolean", "title": "Approve" },
                 "note": { "type": "string", "title": "Note" },
-            }),
-            &["approve"],
-        ),
+            },
+            "required": ["approve"],
+        },
     });
     let answer = cx.elicit("approval", question).await?;
-    Ok(CallToolResult::text(decision(&answer)).into_value())
+    Ok(decision(&answer))
 }
 
 /// The decision an elicitation answer (`{"action", "content"}`) carries: only an accepted form
@@ -161,19 +166,6 @@ fn decision(answer: &Value) -> String {
         Some(note) if !note.is_empty() => format!("approved: {note}"),
         _ => "approved".to_owned(),
     }
-}
-
-/// An object schema with `properties`, `required` naming the mandatory ones.
-fn object_schema(properties: Value, required: &[&str]) -> Value {
-    let mut schema = json!({ "type": "object", "properties": properties });
-    if !required.is_empty() {
-        schema["required"] = json!(required);
-    }
-    schema
-}
-
-fn invalid_params(message: &str) -> ErrorObject {
-    ErrorObject::new(code::INVALID_PARAMS, message)
 }
 
 #[cfg(test)]
@@ -201,22 +193,17 @@ mod tests {
     }
 
     #[test]
-    fn a_recipient_is_required() {
-        let call = |arguments: Value| ToolCall {
-            arguments,
-            ..ToolCall::default()
-        };
-        assert_eq!(
-            check_recipient(&call(json!({ "to": " ada@example.org " }))),
-            Ok(Preparation::Start(json!({ "to": "ada@example.org" })))
-        );
+    fn a_recipient_is_a_trimmed_non_empty_string() {
+        let parse = |arguments: Value| serde_json::from_value::<SendReport>(arguments);
+        let good = parse(json!({ "to": " ada@example.org " })).unwrap();
+        assert_eq!(good.to, "ada@example.org");
         for bad in [
             json!({}),
             json!({ "to": "" }),
             json!({ "to": 7 }),
             json!({ "to": "a\nb" }),
         ] {
-            assert!(check_recipient(&call(bad)).is_err());
+            assert!(parse(bad.clone()).is_err(), "{bad}");
         }
     }
 }
