@@ -14,15 +14,21 @@
 use std::time::Duration;
 
 use durable_mcp::rpc::Preparation;
-use durable_mcp::runtime::LocalBoxFuture;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, Tool, code};
-use durable_mcp::{McpServer, TaskContext, TaskDefinition, TaskError, TaskTool, ToolCall};
+use durable_mcp::{
+    McpServer, TaskContext, TaskDefinition, TaskError, TaskTool, ToolCall, mcp_task,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::schema::{form, object};
 
 /// Adds the Tasks extension fixtures to `server`. `greet` comes first: header-validation
 /// scenarios call the first listed tool with no arguments.
+///
+/// The task fixtures are `#[mcp_task]` fns; `test_tool_with_task` is registered through plain
+/// Rust because it asks for input before its task exists (a `prepare` hook).
 pub fn add(server: McpServer) -> McpServer {
     server
         .tool(
@@ -36,82 +42,64 @@ pub fn add(server: McpServer) -> McpServer {
                 Ok(CallToolResult::text(format!("Hello, {name}!")).into())
             },
         )
+        .task(slow_compute)
+        .task(failing_job)
+        .task(protocol_error_job)
+        .task(confirm_delete)
+        .task(multi_input)
         .task(
-            task("slow_compute", |cx, input| {
-                Box::pin(slow_compute(cx, input))
-            })
-            .optional()
-            .description("Computes for `seconds`, then answers with `label`."),
-        )
-        .task(
-            task("failing_job", |cx, _| Box::pin(failing_job(cx)))
-                .description("Fails after a second with a tool error."),
-        )
-        .task(
-            task("protocol_error_job", |cx, _| {
-                Box::pin(protocol_error_job(cx))
-            })
-            .description("Fails with a JSON-RPC error."),
-        )
-        .task(
-            task("confirm_delete", |cx, input| {
-                Box::pin(confirm_delete(cx, input))
-            })
-            .description("Asks for confirmation before deleting `filename`."),
-        )
-        .task(
-            task("multi_input", |cx, _| Box::pin(multi_input(cx)))
-                .description("Asks two questions at once."),
-        )
-        .task(
-            task("test_tool_with_task", |cx, input| {
-                Box::pin(greet_task(cx, input))
-            })
+            TaskTool::new(
+                TaskDefinition::new("test_tool_with_task", |cx, input| {
+                    Box::pin(greet_task(cx, input))
+                })
+                .ttl(Some(Duration::from_secs(3600)))
+                .poll_interval(Duration::from_millis(200)),
+                object(json!({})),
+            )
             .description("Asks for a name before starting a task that greets it.")
             .prepare(ask_name_first),
         )
-        .task(
-            TaskTool::new(
-                TaskDefinition::new("expiring_job", |cx, _| Box::pin(outlive_ttl(cx)))
-                    .ttl(Some(Duration::from_secs(1)))
-                    .poll_interval(Duration::from_millis(200)),
-                object(json!({})),
-            )
-            .description("Is kept for a second but sleeps an hour, so it expires."),
-        )
+        .task(expiring_job)
 }
 
-async fn outlive_ttl(cx: &TaskContext) -> Result<Value, TaskError> {
-    cx.sleep("forever", Duration::from_secs(3600)).await?;
-    Ok(CallToolResult::text("woke up").into_value())
+/// `slow_compute`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SlowCompute {
+    /// How long to compute, in seconds.
+    #[serde(default = "one_second")]
+    seconds: f64,
+    /// What to answer with.
+    #[serde(default)]
+    label: String,
 }
 
-/// A task tool running `body`, kept an hour and polled every 200 ms.
-pub fn task(
-    name: &str,
-    body: impl for<'a> Fn(&'a TaskContext, Value) -> LocalBoxFuture<'a, Result<Value, TaskError>>
-    + 'static,
-) -> TaskTool {
-    let definition = TaskDefinition::new(name, body)
-        .ttl(Some(Duration::from_secs(3600)))
-        .poll_interval(Duration::from_millis(200));
-    TaskTool::new(definition, object(json!({})))
+fn one_second() -> f64 {
+    1.0
 }
 
-async fn slow_compute(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
-    let seconds = input["seconds"].as_f64().unwrap_or(1.0).max(0.0);
+/// No arguments (any given are ignored).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoArguments {}
+
+/// Computes for `seconds`, then answers with `label`.
+#[mcp_task(optional, ttl = "1h", poll_interval = "200ms")]
+async fn slow_compute(cx: &TaskContext, input: SlowCompute) -> Result<String, TaskError> {
+    let seconds = input.seconds.max(0.0);
     cx.sleep("compute", Duration::from_secs_f64(seconds))
         .await?;
-    let label = input["label"].as_str().unwrap_or_default();
-    Ok(CallToolResult::text(format!("computed {label}")).into_value())
+    Ok(format!("computed {}", input.label))
 }
 
-async fn failing_job(cx: &TaskContext) -> Result<Value, TaskError> {
+/// Fails after a second with a tool error.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn failing_job(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
     cx.sleep("work", Duration::from_secs(1)).await?;
     Err(TaskError::failed("the job failed (as designed)"))
 }
 
-async fn protocol_error_job(cx: &TaskContext) -> Result<Value, TaskError> {
+/// Fails with a JSON-RPC error.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn protocol_error_job(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
     cx.sleep("work", Duration::from_millis(200)).await?;
     Err(TaskError::protocol(
         code::INTERNAL_ERROR,
@@ -119,18 +107,30 @@ async fn protocol_error_job(cx: &TaskContext) -> Result<Value, TaskError> {
     ))
 }
 
-async fn confirm_delete(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
-    let filename = input["filename"].as_str().unwrap_or("the file");
+/// `confirm_delete`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ConfirmDelete {
+    /// The file to delete.
+    #[serde(default)]
+    filename: Option<String>,
+}
+
+/// Asks for confirmation before deleting `filename`.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn confirm_delete(cx: &TaskContext, input: ConfirmDelete) -> Result<String, TaskError> {
+    let filename = input.filename.as_deref().unwrap_or("the file");
     let question = form(
         &format!("Delete {filename}?"),
         json!({ "confirm": { "type": "boolean" } }),
     );
     let answer = cx.elicit("confirm", question).await?;
     let confirmed = answer["action"] == "accept" && answer["content"]["confirm"] == true;
-    Ok(CallToolResult::text(format!("deleted={confirmed}")).into_value())
+    Ok(format!("deleted={confirmed}"))
 }
 
-async fn multi_input(cx: &TaskContext) -> Result<Value, TaskError> {
+/// Asks two questions at once.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn multi_input(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
     let name = form("Your name?", json!({ "name": { "type": "string" } }));
     let colour = form(
         "Your favourite colour?",
@@ -140,12 +140,18 @@ async fn multi_input(cx: &TaskContext) -> Result<Value, TaskError> {
     let (name, colour) =
         futures_util::future::join(cx.elicit("name", name), cx.elicit("colour", colour)).await;
     let (name, colour) = (name?, colour?);
-    Ok(CallToolResult::text(format!(
+    Ok(format!(
         "name={} colour={}",
         name["content"]["name"].as_str().unwrap_or("?"),
         colour["content"]["colour"].as_str().unwrap_or("?")
     ))
-    .into_value())
+}
+
+/// Is kept for a second but sleeps an hour, so it expires.
+#[mcp_task(ttl = "1s", poll_interval = "200ms")]
+async fn expiring_job(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
+    cx.sleep("forever", Duration::from_secs(3600)).await?;
+    Ok("woke up".to_owned())
 }
 
 /// Round one of `test_tool_with_task` asks for a name; round two starts the task with it.

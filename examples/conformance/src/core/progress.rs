@@ -7,28 +7,25 @@
 
 use std::time::Duration;
 
-use durable_mcp::wire::CallToolResult;
-use durable_mcp::{McpServer, TaskContext, TaskError};
-use serde_json::Value;
+use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
 
-use crate::tasks::task;
+use crate::tasks::NoArguments;
 
 /// Adds the progress fixture to `server`.
 pub fn add(server: McpServer) -> McpServer {
-    server.task(
-        task("test_tool_with_progress", |cx, _| {
-            Box::pin(count_to_hundred(cx))
-        })
-        .optional()
-        .description("Works in three steps, reporting progress out of 100 after each."),
-    )
+    server.task(test_tool_with_progress)
 }
 
-async fn count_to_hundred(cx: &TaskContext) -> Result<Value, TaskError> {
+/// Works in three steps, reporting progress out of 100 after each.
+#[mcp_task(optional, ttl = "1h", poll_interval = "200ms")]
+async fn test_tool_with_progress(
+    cx: &TaskContext,
+    _input: NoArguments,
+) -> Result<String, TaskError> {
     cx.status("0/100").await;
     cx.sleep("first-half", Duration::from_millis(50)).await?;
     cx.status("50/100").await;
     cx.sleep("second-half", Duration::from_millis(50)).await?;
     cx.status("100/100").await;
-    Ok(CallToolResult::text("finished in three steps").into_value())
+    Ok("finished in three steps".to_owned())
 }
