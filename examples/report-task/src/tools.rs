@@ -1,6 +1,8 @@
 //! The server's tools, written with the macros: `#[mcp_task]` turns an async fn into a task
 //! tool whose input schema comes from its input type, `#[step]` makes an async fn a journaled
-//! step. (`examples/conformance` registers its tools through plain Rust, the macro-free path.)
+//! step. Both have a macro-free equivalent (`TaskTool::new` with a `TaskDefinition`, and
+//! `cx.step("name", || async { .. })`); `examples/conformance` uses it where a tool asks for
+//! input before its task exists.
 
 use std::sync::OnceLock;
 
