@@ -234,3 +234,88 @@ fn invalid_arguments_are_a_tool_error_naming_the_field() {
         "no task was created"
     );
 }
+
+thread_local! {
+    /// The gate `held_open_by_the_test` waits on.
+    static GATE: common::Gate = common::Gate::default();
+}
+
+/// Waits until the test opens the gate.
+#[step]
+async fn held_open_by_the_test(label: String) -> Result<String, StepError> {
+    GATE.with(Clone::clone).wait().await;
+    Ok(label)
+}
+
+/// Answers at once.
+#[step]
+async fn quick(label: String) -> Result<String, StepError> {
+    Ok(label)
+}
+
+/// Which step to take.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Route {
+    /// A label, journaled by the step.
+    label: String,
+    /// Whether to wait at the gate.
+    gated: bool,
+}
+
+/// Takes the gated or the quick step.
+#[mcp_task]
+async fn interleave(input: Route) -> Result<String, TaskError> {
+    let label = if input.gated {
+        held_open_by_the_test(input.label).await?
+    } else {
+        quick(input.label).await?
+    };
+    Ok(label)
+}
+
+#[test]
+fn steps_of_interleaved_tasks_journal_into_their_own_task() {
+    let server = McpServer::new("t", "0").task(interleave);
+    let mut harness = harness(&server);
+    let gated = harness.create("interleave", json!({ "label": "A", "gated": true }));
+    let quick_one = harness.create("interleave", json!({ "label": "B", "gated": false }));
+    harness.run_until_idle();
+    // A waits inside its step while B runs its own from start to end on the same thread.
+    assert!(harness.is_running(&gated));
+    assert_eq!(harness.status(&quick_one), TaskStatus::Completed);
+    GATE.with(common::Gate::open);
+    harness.run_until_idle();
+    assert_eq!(harness.status(&gated), TaskStatus::Completed);
+    let keys = |id: &str| common::step_keys(&harness.journal(id), StepKind::Do);
+    assert_eq!(keys(&gated), ["held_open_by_the_test"]);
+    assert_eq!(keys(&quick_one), ["quick"]);
+    assert_eq!(common::text(&harness.result(&gated).unwrap()), "A");
+    assert_eq!(common::text(&harness.result(&quick_one).unwrap()), "B");
+}
+
+/// Fails for good at once.
+#[step]
+async fn refused() -> Result<(), StepError> {
+    Err(StepError::non_retryable("the service said no"))
+}
+
+/// Takes the refused step.
+#[mcp_task]
+async fn takes_a_refusal(_input: Nothing) -> Result<String, TaskError> {
+    refused().await?;
+    Ok("unreachable".to_owned())
+}
+
+#[test]
+fn a_step_failure_keeps_its_kind_through_question_mark() {
+    let server = McpServer::new("t", "0").task(takes_a_refusal);
+    let mut harness = harness(&server);
+    let id = harness.create("takes_a_refusal", json!({}));
+    harness.run_until_idle();
+    let result = harness.result(&id).unwrap();
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        common::text(&result),
+        "step \"refused\" failed after 1 attempt: the service said no"
+    );
+}
