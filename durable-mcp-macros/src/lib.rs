@@ -9,6 +9,8 @@ mod args;
 mod duration;
 mod expand;
 mod model;
+#[cfg(test)]
+mod tests;
 
 use proc_macro::TokenStream;
 

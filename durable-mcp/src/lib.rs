@@ -58,7 +58,256 @@ pub mod __private;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use durable_mcp_macros::{mcp_task, step};
+/// Turns an `async fn` into a durable MCP task tool.
+///
+/// ```text
+/// #[mcp_task(option = value, ..)]
+/// async fn name(cx: &TaskContext, input: Input) -> Result<R, E> { .. }
+/// async fn name(input: Input) -> Result<R, E> { .. }   // a body that needs no context
+/// ```
+///
+/// The fn becomes `fn name() -> TaskTool`, with the same visibility and doc comment: register it
+/// with [`McpServer::task`]`(name)`, or call `name()` to adjust the [`TaskTool`] first. Each
+/// `tools/call` of the tool creates a task whose body is the fn; the body is re-run from the top
+/// on every activation, and its steps and sleeps replay from the journal.
+///
+/// - `Input` derives `serde::Deserialize` and `schemars::JsonSchema`: its schema (doc comments
+///   included) is the tool's `inputSchema`, and arguments that do not deserialise into it are
+///   answered with a tool error naming the problem, before any task is created.
+/// - `R` is the tool result: a [`CallToolResult`](wire::CallToolResult), a `String`, or
+///   [`Json`](wire::Json)`(value)` for structured content.
+/// - `E` converts into [`TaskError`] (any `std::error::Error` does): the task then completes
+///   with a tool error, or fails for [`TaskError::Protocol`].
+///
+/// # Options
+///
+/// Durations are strings checked at compile time: a number followed by `ms`, `s`, `m`, `h` or
+/// `d` (`"250ms"`, `"1.5s"`, `"5m"`), or plain milliseconds (`"1500"`).
+///
+/// | option | value | default | meaning |
+/// |---|---|---|---|
+/// | `name` | string, not empty, no `#` | the fn's name | the tool's name |
+/// | `title` | string | none | the display title |
+/// | `description` | string | the doc comment | what the model reads about the tool |
+/// | `ttl` | duration, or `"forever"` | `"24h"` | how long a task is kept from its creation; a task still live then fails |
+/// | `poll_interval` | duration | `"5s"` | the poll interval suggested to clients |
+/// | `retries(..)` | see below | see below | the retry policy of the task's steps, unless a step sets its own |
+/// | `timeout` | duration | `"5m"` | how long **one attempt of a step** may take, unless the step sets its own; it does not limit the task |
+/// | `required` | flag | set | a client that did not declare the Tasks extension gets error -32021 |
+/// | `optional` | flag | not set | such a client may call the tool anyway: the task runs and the call answers with its result |
+/// | `annotations(..)` | `read_only`, `destructive`, `idempotent`, `open_world` = bool (a bare name is `true`) | none | the tool's `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` |
+/// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
+///
+/// `retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "5m", jitter = true)`
+/// (these are the defaults; a field left out keeps its default):
+///
+/// | field | value | default | meaning |
+/// |---|---|---|---|
+/// | `limit` | integer ≥ 1 | `5` | attempts in all, the first included (`1` never retries) |
+/// | `delay` | duration | `"1s"` | the delay after the first failed attempt |
+/// | `backoff` | `"constant"`, `"linear"`, `"exponential"` | `"exponential"` | the delay after failed attempt *n*: `delay`, `delay·n` or `delay·2^(n-1)` |
+/// | `max_delay` | duration, ≥ `delay` | `"5m"` | the longest delay |
+/// | `jitter` | bool | `true` | spreads each delay over `[d/2, d]`, the same on every replay |
+///
+/// # Example
+///
+/// A task with a step, registered on a server and run on virtual time by
+/// `durable_mcp::testing::Harness` (feature `testing`):
+///
+/// ```
+/// # #[cfg(feature = "testing")] {
+/// use durable_mcp::testing::Harness;
+/// use durable_mcp::wire::Json;
+/// use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+/// use serde::{Deserialize, Serialize};
+/// use serde_json::json;
+///
+/// /// What to summarise.
+/// #[derive(Deserialize, schemars::JsonSchema)]
+/// struct Request {
+///     /// The report's name.
+///     report: String,
+/// }
+///
+/// /// The tool's structured result.
+/// #[derive(Serialize)]
+/// struct Summary {
+///     report: String,
+///     rows: u32,
+/// }
+///
+/// /// Counts a report's rows: journaled, so it runs once however often the task replays.
+/// #[step(retries(limit = 3, delay = "1s"))]
+/// async fn count_rows(report: &str) -> Result<u32, StepError> {
+///     Ok(u32::try_from(report.len())?)
+/// }
+///
+/// /// Summarises a report after a cool-off period.
+/// #[mcp_task(ttl = "1h", poll_interval = "2s", annotations(read_only = true))]
+/// async fn summarise(cx: &TaskContext, input: Request) -> Result<Json<Summary>, TaskError> {
+///     let rows = count_rows(&input.report).await?;
+///     cx.sleep("cool-off", "30s").await?;
+///     Ok(Json(Summary { report: input.report, rows }))
+/// }
+///
+/// let server = McpServer::new("reports", "1.0.0").task(summarise);
+/// let mut harness = Harness::new(server.task_registry());
+/// let id = harness.create("summarise", json!({ "report": "Q3" }));
+/// harness.run_until_idle(); // the step ran, the task sleeps
+/// harness.advance("30s"); // it wakes, replays the step from the journal and completes
+/// let result = harness.result(&id).unwrap();
+/// assert_eq!(result["structuredContent"], json!({ "report": "Q3", "rows": 2 }));
+/// # }
+/// ```
+///
+/// # Mistakes caught at compile time
+///
+/// The fn must be `async` (and not generic, not a method); the error names the expected shape:
+///
+/// ```compile_fail
+/// use durable_mcp::{TaskError, mcp_task};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Input {
+///     n: u64,
+/// }
+///
+/// #[mcp_task]
+/// fn double(input: Input) -> Result<String, TaskError> {
+///     // error: #[mcp_task] needs an `async fn`: write `async fn name(cx: &TaskContext, ...`
+///     Ok((input.n * 2).to_string())
+/// }
+/// ```
+///
+/// The input type must describe itself as a JSON Schema:
+///
+/// ```compile_fail
+/// use durable_mcp::{TaskError, mcp_task};
+///
+/// #[derive(serde::Deserialize)] // error: ... must implement JsonSchema and Deserialize
+/// struct Input {
+///     n: u64,
+/// }
+///
+/// #[mcp_task]
+/// async fn double(input: Input) -> Result<String, TaskError> {
+///     Ok((input.n * 2).to_string())
+/// }
+/// ```
+///
+/// Malformed options (an unknown option, a bad duration, `limit = 0`, `max_delay` shorter
+/// than `delay`, `required` with `optional`) are errors on the offending option or literal.
+#[doc(inline)]
+pub use durable_mcp_macros::mcp_task;
+
+/// Turns an `async fn` into a journaled step, callable from any task body.
+///
+/// ```text
+/// #[step(option = value, ..)]
+/// async fn name(param: Type, ..) -> Result<T, StepError> { .. }
+/// ```
+///
+/// The fn keeps its signature. Awaited while a task's body runs (in the body itself or in any
+/// fn it awaits), it is a [`TaskContext::step`] of that task: keyed by its name (`name`,
+/// `name#2`, ... for repeated calls in one run), run once and its value recorded; on replay the
+/// recorded value comes back without running the body. A failed attempt is retried after a
+/// durable backoff under the step's policy; once the step fails for good (its attempts spent,
+/// or a [`StepError::non_retryable`]), the returned `StepError` turns back into
+/// [`TaskError::StepFailed`] with `?`. Called outside a task (a test, a spawned future), the
+/// body simply runs once, with no journal, retry or timeout.
+///
+/// - `T` is journaled as JSON: it implements `serde::Serialize` and `serde::Deserialize`.
+/// - Parameters are plain names (`to: &str`, `mut n: u32`), not patterns. Arguments are
+///   captured when the step is called; on replay they are not looked at.
+/// - Inside the body, `?` turns any error into a retryable [`StepError`].
+///
+/// # Options
+///
+/// | option | value | default | meaning |
+/// |---|---|---|---|
+/// | `name` | string, not empty, no `#` | the fn's name | the step's journal key (renaming a step makes live tasks that already ran it run it again) |
+/// | `retries(..)` | as for [`mcp_task`] | the task's policy | the retry policy of this step; a field left out takes its value from [`RetryPolicy::DEFAULT`](core::RetryPolicy::DEFAULT), not from the task |
+/// | `timeout` | duration | the task's `timeout` (`"5m"`) | how long one attempt may take; an attempt that outlasts it failed |
+/// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
+///
+/// # Example
+///
+/// A step that fails twice, retried on the virtual clock of `durable_mcp::testing::Harness`:
+///
+/// ```
+/// # #[cfg(feature = "testing")] {
+/// use std::sync::atomic::{AtomicU32, Ordering};
+///
+/// use durable_mcp::core::TaskStatus;
+/// use durable_mcp::testing::Harness;
+/// use durable_mcp::{McpServer, StepError, TaskError, mcp_task, step};
+/// use serde_json::json;
+///
+/// static CALLS: AtomicU32 = AtomicU32::new(0);
+///
+/// /// Asks a flaky service for a price: fails twice, then answers.
+/// #[step(
+///     name = "price",
+///     retries(limit = 5, delay = "2s", backoff = "constant", jitter = false),
+///     timeout = "10s"
+/// )]
+/// async fn fetch_price(symbol: &str) -> Result<f64, StepError> {
+///     if symbol.is_empty() {
+///         return Err(StepError::non_retryable("no symbol: no attempt can fix that"));
+///     }
+///     let call = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+///     if call < 3 {
+///         return Err(StepError::retryable(format!("call {call}: service unavailable")));
+///     }
+///     Ok(101.5)
+/// }
+///
+/// /// Which symbol to quote.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Input {
+///     symbol: String,
+/// }
+///
+/// /// Quotes a symbol.
+/// #[mcp_task]
+/// async fn quote(input: Input) -> Result<String, TaskError> {
+///     let price = fetch_price(&input.symbol).await?;
+///     Ok(format!("{}: {price}", input.symbol))
+/// }
+///
+/// let server = McpServer::new("quotes", "1.0.0").task(quote);
+/// let mut harness = Harness::new(server.task_registry());
+/// let id = harness.create("quote", json!({ "symbol": "ACME" }));
+/// harness.run_until_idle(); // attempt 1 fails; the next is 2 s away
+/// harness.advance("2s"); // attempt 2 fails
+/// harness.advance("2s"); // attempt 3 succeeds and the task completes
+/// assert_eq!(harness.status(&id), TaskStatus::Completed);
+/// assert_eq!(harness.result(&id).unwrap()["content"][0]["text"], "ACME: 101.5");
+/// assert_eq!(CALLS.load(Ordering::SeqCst), 3);
+/// # }
+/// ```
+///
+/// # Mistakes caught at compile time
+///
+/// The output must be storable in the journal:
+///
+/// ```compile_fail
+/// use durable_mcp::{StepError, step};
+///
+/// struct Rows(Vec<u32>); // error: step output `Rows` must be Serialize + DeserializeOwned
+///
+/// #[step]
+/// async fn fetch_rows() -> Result<Rows, StepError> {
+///     Ok(Rows(vec![3, 1, 4]))
+/// }
+/// ```
+///
+/// The error type is [`StepError`], which carries whether to retry: convert other errors
+/// with `?` inside the body (`Result<T, std::io::Error>` is refused at the type, naming
+/// `StepError`). The fn must be `async`, not generic and not a method; options are checked as
+/// for [`mcp_task`].
+#[doc(inline)]
+pub use durable_mcp_macros::step;
 pub use rpc::{McpServer, Router, TaskTool, ToolCall, ToolOutcome};
 pub use runtime::{
     ElicitOutcome, Engine, StepError, StepFailureKind, TaskContext, TaskDefinition, TaskError,

@@ -14,4 +14,7 @@ mod docs {
 
     #[doc = include_str!("../../docs/how-it-works.md")]
     struct HowItWorks;
+
+    #[doc = include_str!("../../docs/macros.md")]
+    struct Macros;
 }

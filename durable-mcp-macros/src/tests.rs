@@ -1,0 +1,140 @@
+//! Expansion snapshots: each case runs `expand` on tokens built with `quote!`, formats the
+//! output with prettyplease and compares it with a file under `tests/snapshots/`. After a
+//! deliberate change to the expansion, run `UPDATE_EXPECT=1 cargo test -p durable-mcp-macros`
+//! and review the diff of the snapshots like code.
+
+use expect_test::{ExpectFile, expect_file};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::expand;
+
+/// The expansion as a reader sees it. Panics if it is not a valid Rust file: every
+/// expansion, failing ones included, must parse.
+fn pretty(tokens: TokenStream) -> String {
+    let file = syn::parse2::<syn::File>(tokens.clone())
+        .unwrap_or_else(|error| panic!("the expansion does not parse ({error}):\n{tokens}"));
+    prettyplease::unparse(&file)
+}
+
+fn check(expanded: TokenStream, snapshot: ExpectFile) {
+    snapshot.assert_eq(&pretty(expanded));
+}
+
+#[test]
+fn minimal_task() {
+    let expanded = expand::task(
+        quote!(),
+        quote! {
+            /// Doubles every number.
+            async fn double_all(cx: &TaskContext, input: Numbers) -> Result<Json<Vec<u64>>, TaskError> {
+                let mut doubled = Vec::new();
+                for value in input.values {
+                    doubled.push(double(value).await?);
+                }
+                Ok(Json(doubled))
+            }
+        },
+    );
+    check(expanded, expect_file!["../tests/snapshots/task_minimal.rs"]);
+}
+
+#[test]
+fn task_with_every_option() {
+    let expanded = expand::task(
+        quote! {
+            name = "send-report",
+            title = "Send a report",
+            description = "Fetches the report and sends it.",
+            ttl = "1h",
+            poll_interval = "2s",
+            retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "1m", jitter = false),
+            timeout = "30s",
+            optional,
+            annotations(read_only = false, destructive = false, idempotent = true, open_world = true),
+            crate = ::my_framework::durable_mcp,
+        },
+        quote! {
+            /// This doc comment stays on the tool fn; `description` wins for the tool.
+            #[allow(clippy::needless_pass_by_value)]
+            pub(crate) async fn send_report(
+                cx: &TaskContext,
+                input: Report,
+            ) -> Result<String, TaskError> {
+                cx.sleep("cool-off", "5s").await?;
+                Ok(format!("sent {}", input.name))
+            }
+        },
+    );
+    check(expanded, expect_file!["../tests/snapshots/task_full.rs"]);
+}
+
+#[test]
+fn task_without_context() {
+    let expanded = expand::task(
+        quote!(required, ttl = "forever"),
+        quote! {
+            /// Places an order.
+            ///
+            /// The order is kept forever.
+            pub async fn place_order(input: Order) -> Result<CallToolResult, TaskError> {
+                Ok(CallToolResult::text(input.summary()))
+            }
+        },
+    );
+    check(
+        expanded,
+        expect_file!["../tests/snapshots/task_without_context.rs"],
+    );
+}
+
+#[test]
+fn minimal_step() {
+    let expanded = expand::step(
+        quote!(),
+        quote! {
+            /// Doubles a number.
+            async fn double(n: u64) -> Result<u64, StepError> {
+                Ok(n * 2)
+            }
+        },
+    );
+    check(expanded, expect_file!["../tests/snapshots/step_minimal.rs"]);
+}
+
+#[test]
+fn step_with_every_option() {
+    let expanded = expand::step(
+        quote! {
+            name = "send-mail",
+            retries(limit = 4, delay = "2s", backoff = "linear", max_delay = "10s", jitter = true),
+            timeout = "15s",
+            crate = ::my_framework::durable_mcp,
+        },
+        quote! {
+            /// Sends one mail; the receipt is journaled.
+            #[must_use = "a step that is not awaited does not run"]
+            pub async fn send_mail(to: &str, mut attempts: u32, body: String) -> Result<Receipt, StepError> {
+                attempts += 1;
+                Ok(Receipt::new(to, attempts, body))
+            }
+        },
+    );
+    check(expanded, expect_file!["../tests/snapshots/step_full.rs"]);
+}
+
+#[test]
+fn a_failing_expansion_still_emits_the_item() {
+    // Two mistakes, reported together; the fn itself is emitted unchanged so that the code
+    // around it (and an IDE) still sees it.
+    let expanded = expand::task(
+        quote!(ttl = "soon"),
+        quote! {
+            /// Not async.
+            fn not_async(input: Order) -> Result<String, TaskError> {
+                Ok(input.summary())
+            }
+        },
+    );
+    check(expanded, expect_file!["../tests/snapshots/task_error.rs"]);
+}

@@ -1,0 +1,48 @@
+/// Sends one mail; the receipt is journaled.
+#[must_use = "a step that is not awaited does not run"]
+pub async fn send_mail(
+    to: &str,
+    attempts: u32,
+    body: String,
+) -> Result<Receipt, StepError> {
+    #[must_use = "a step that is not awaited does not run"]
+    async fn __durable_mcp_step_body(
+        to: &str,
+        mut attempts: u32,
+        body: String,
+    ) -> Result<Receipt, StepError> {
+        attempts += 1;
+        Ok(Receipt::new(to, attempts, body))
+    }
+    const _: () = ::my_framework::durable_mcp::__private::assert_step_output::<
+        Receipt,
+    >();
+    const _: () = ::my_framework::durable_mcp::__private::assert_step_error::<
+        StepError,
+    >();
+    ::my_framework::durable_mcp::__private::run_step(
+            "send-mail",
+            ::my_framework::durable_mcp::__private::StepSpec {
+                retry: ::core::option::Option::Some(
+                    ::my_framework::durable_mcp::__private::retry_policy(
+                        ::core::option::Option::Some(4u32),
+                        ::core::option::Option::Some(
+                            ::core::time::Duration::from_millis(2000u64),
+                        ),
+                        ::core::option::Option::Some(
+                            ::my_framework::durable_mcp::__private::Backoff::Linear,
+                        ),
+                        ::core::option::Option::Some(
+                            ::core::time::Duration::from_millis(10000u64),
+                        ),
+                        ::core::option::Option::Some(true),
+                    ),
+                ),
+                timeout: ::core::option::Option::Some(
+                    ::core::time::Duration::from_millis(15000u64),
+                ),
+            },
+            move || __durable_mcp_step_body(to, attempts, body),
+        )
+        .await
+}

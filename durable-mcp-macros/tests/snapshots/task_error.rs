@@ -1,0 +1,10 @@
+/// Not async.
+fn not_async(input: Order) -> Result<String, TaskError> {
+    Ok(input.summary())
+}
+::core::compile_error! {
+    "#[mcp_task] needs an `async fn`: write `async fn name(cx: &TaskContext, input: Input) -> Result<R, E>`"
+}
+::core::compile_error! {
+    "`ttl`: invalid duration \"soon\": it does not start with a number; write a number followed by ms, s, m, h or d (\"250ms\", \"30s\", \"5m\", \"1h\", \"2d\") or plain milliseconds (\"1500\")"
+}
