@@ -122,15 +122,28 @@ fn retry(krate: &syn::Path, retry: &Retry) -> TokenStream {
     quote!(#krate::__private::retry_policy(#limit, #delay, #backoff, #max_delay, #jitter))
 }
 
+/// The user's fn, renamed and private, as the body the generated fn calls. Lint levels the
+/// user set apply to the body too; every other attribute stays on the outer fn only
+/// (`#[deprecated]` or `#[instrument]` apply once, to the name the user wrote). The body must
+/// stay `async` even without an `.await`.
+fn inner_body(item: &ItemFn, name: &syn::Ident) -> ItemFn {
+    const LINT_LEVELS: [&str; 5] = ["allow", "expect", "warn", "deny", "forbid"];
+    let mut body = item.clone();
+    body.attrs
+        .retain(|attr| LINT_LEVELS.iter().any(|level| attr.path().is_ident(level)));
+    body.attrs
+        .push(syn::parse_quote!(#[allow(clippy::unused_async)]));
+    body.vis = syn::Visibility::Inherited;
+    body.sig.ident = name.clone();
+    body
+}
+
 fn task_tokens(task: &Task) -> TokenStream {
     let krate = &task.krate;
     let item = &task.item;
     let (attrs, vis, name) = (&item.attrs, &item.vis, &item.sig.ident);
     let body_name = format_ident!("__durable_mcp_task_body");
-    let mut body = item.clone();
-    body.attrs.retain(|attr| !attr.path().is_ident("doc"));
-    body.vis = syn::Visibility::Inherited;
-    body.sig.ident = body_name.clone();
+    let body = inner_body(item, &body_name);
     let input = &task.input;
     let (context, call) = if task.takes_context {
         (quote!(__cx), quote!(#body_name(__cx, __input)))
@@ -187,10 +200,7 @@ fn step_tokens(step: &Step) -> TokenStream {
     let (attrs, vis, name) = (&item.attrs, &item.vis, &item.sig.ident);
     let output_type = &item.sig.output;
     let body_name = format_ident!("__durable_mcp_step_body");
-    let mut body = item.clone();
-    body.attrs.retain(|attr| !attr.path().is_ident("doc"));
-    body.vis = syn::Visibility::Inherited;
-    body.sig.ident = body_name.clone();
+    let body = inner_body(item, &body_name);
     let (names, types): (Vec<_>, Vec<_>) = item
         .sig
         .inputs

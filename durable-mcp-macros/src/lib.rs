@@ -14,15 +14,15 @@ mod tests;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn(cx: &TaskContext, input: T) -> Result<R, E>` into a durable MCP task
-/// tool. See `durable_mcp::mcp_task` for the options and an example.
+// Documented on its re-export in durable-mcp (rustdoc would append docs written here).
+#[allow(missing_docs)]
 #[proc_macro_attribute]
 pub fn mcp_task(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::task(args.into(), item.into()).into()
 }
 
-/// Turns an `async fn(..) -> Result<T, StepError>` into a journaled step. See
-/// `durable_mcp::step` for the options and an example.
+// Documented on its re-export in durable-mcp (rustdoc would append docs written here).
+#[allow(missing_docs)]
 #[proc_macro_attribute]
 pub fn step(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::step(args.into(), item.into()).into()

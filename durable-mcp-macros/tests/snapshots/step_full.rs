@@ -5,7 +5,7 @@ pub async fn send_mail(
     attempts: u32,
     body: String,
 ) -> Result<Receipt, StepError> {
-    #[must_use = "a step that is not awaited does not run"]
+    #[allow(clippy::unused_async)]
     async fn __durable_mcp_step_body(
         to: &str,
         mut attempts: u32,

@@ -1,5 +1,6 @@
 /// Doubles a number.
 async fn double(n: u64) -> Result<u64, StepError> {
+    #[allow(clippy::unused_async)]
     async fn __durable_mcp_step_body(n: u64) -> Result<u64, StepError> {
         Ok(n * 2)
     }

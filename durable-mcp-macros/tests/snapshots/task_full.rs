@@ -2,6 +2,7 @@
 #[allow(clippy::needless_pass_by_value)]
 pub(crate) fn send_report() -> ::my_framework::durable_mcp::TaskTool {
     #[allow(clippy::needless_pass_by_value)]
+    #[allow(clippy::unused_async)]
     async fn __durable_mcp_task_body(
         cx: &TaskContext,
         input: Report,

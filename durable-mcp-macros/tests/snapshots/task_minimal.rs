@@ -1,5 +1,6 @@
 /// Doubles every number.
 fn double_all() -> ::durable_mcp::TaskTool {
+    #[allow(clippy::unused_async)]
     async fn __durable_mcp_task_body(
         cx: &TaskContext,
         input: Numbers,

@@ -2,6 +2,7 @@
 ///
 /// The order is kept forever.
 pub fn place_order() -> ::durable_mcp::TaskTool {
+    #[allow(clippy::unused_async)]
     async fn __durable_mcp_task_body(input: Order) -> Result<CallToolResult, TaskError> {
         Ok(CallToolResult::text(input.summary()))
     }
