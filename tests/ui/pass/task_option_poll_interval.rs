@@ -1,0 +1,19 @@
+// Checks: `poll_interval` reaches the task's options.
+use std::time::Duration;
+
+use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Input {}
+
+#[mcp_task(poll_interval = "500ms")]
+async fn work(_cx: &TaskContext, _input: Input) -> Result<String, TaskError> {
+    Ok(String::new())
+}
+
+fn main() {
+    let server = McpServer::new("ui", "0").task(work);
+    let registry = server.task_registry();
+    let options = registry.get("work").unwrap().task_options();
+    assert_eq!(options.poll_interval, Duration::from_millis(500));
+}
