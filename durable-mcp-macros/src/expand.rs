@@ -4,7 +4,7 @@
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Pat};
 
@@ -150,6 +150,7 @@ fn task_tokens(task: &Task) -> TokenStream {
     } else {
         (quote!(_), quote!(#body_name(__input)))
     };
+    let into_task_result = quote!(#krate::__private::into_task_result);
     let tool_name = &task.tool_name;
     let title = option(task.title.as_deref());
     let description = option(task.description.as_deref());
@@ -186,7 +187,7 @@ fn task_tokens(task: &Task) -> TokenStream {
                 },
                 |#context, __input| {
                     ::std::boxed::Box::pin(async move {
-                        #krate::__private::into_task_result(#call.await)
+                        #into_task_result(#call.await)
                     })
                 },
             )
@@ -213,13 +214,7 @@ fn step_tokens(step: &Step) -> TokenStream {
             FnArg::Receiver(_) => None,
         })
         .unzip();
-    let (output, error) = (&step.output, &step.error);
-    let assert_output = quote_spanned! {output.span()=>
-        const _: () = #krate::__private::assert_step_output::<#output>();
-    };
-    let assert_error = quote_spanned! {error.span()=>
-        const _: () = #krate::__private::assert_step_error::<#error>();
-    };
+    let run_step = quote!(#krate::__private::run_step);
     let step_name = &step.step_name;
     let retry = option(step.retry.as_ref().map(|r| retry(krate, r)));
     let timeout = option(step.timeout.map(duration));
@@ -227,9 +222,7 @@ fn step_tokens(step: &Step) -> TokenStream {
         #(#attrs)*
         #vis async fn #name(#(#names: #types),*) #output_type {
             #body
-            #assert_output
-            #assert_error
-            #krate::__private::run_step(
+            #run_step(
                 #step_name,
                 #krate::__private::StepSpec { retry: #retry, timeout: #timeout },
                 move || #body_name(#(#names),*),

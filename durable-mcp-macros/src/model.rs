@@ -73,9 +73,6 @@ pub struct Step {
     pub step_name: String,
     pub retry: Option<Retry>,
     pub timeout: Option<Millis>,
-    /// `T` and `E` of the fn's `Result<T, E>`.
-    pub output: Type,
-    pub error: Type,
 }
 
 /// Collects every mistake of one attribute before reporting them together.
@@ -270,11 +267,11 @@ impl Task {
                 (false, None)
             }
         };
-        if matches!(item.sig.output, ReturnType::Default) {
-            errors.push(
-                item.sig.ident.span(),
-                format!("a #[mcp_task] fn returns a Result: `{SHAPE}`"),
-            );
+        let shape = format!("a #[mcp_task] fn returns a Result: `{SHAPE}`");
+        match &item.sig.output {
+            ReturnType::Type(_, ty) if result_types(ty).is_some() => {}
+            ReturnType::Type(_, ty) => errors.push(ty.span(), shape),
+            ReturnType::Default => errors.push(item.sig.ident.span(), shape),
         }
         if args.optional.is_present() && args.required.is_present() {
             errors.push(
@@ -376,14 +373,11 @@ impl Step {
             None => item.sig.ident.to_string(),
         };
         errors.finish()?;
-        let (output, error) = result.expect("a Result when there are no errors");
         Ok(Step {
             krate: args.krate.unwrap_or_else(default_crate),
             step_name,
             retry,
             timeout,
-            output,
-            error,
             item,
         })
     }

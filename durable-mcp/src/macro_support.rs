@@ -61,9 +61,6 @@ pub trait StepOutput: Serialize + DeserializeOwned + 'static {}
 
 impl<T: Serialize + DeserializeOwned + 'static> StepOutput for T {}
 
-/// Checks at compile time that `T` can be a step output.
-pub const fn assert_step_output<T: StepOutput>() {}
-
 /// The task tool of a `#[mcp_task]` fn: `handler` gets the typed input; arguments that do not
 /// deserialise are answered with a tool error naming the problem, and no task is created.
 pub fn task_tool<T, H>(spec: TaskSpec, handler: H) -> TaskTool
@@ -145,16 +142,33 @@ fn check_arguments<T: DeserializeOwned>(name: &str, call: &ToolCall) -> Preparat
     }
 }
 
+/// The error type a `#[mcp_task]` fn returns, checked where the user wrote it.
+#[diagnostic::on_unimplemented(
+    message = "the error type `{Self}` of a #[mcp_task] fn must convert into TaskError",
+    label = "return TaskError, or an error type that implements std::error::Error",
+    note = "an error the body returns completes the task with a tool error (isError: true)"
+)]
+pub trait IntoTaskError {
+    /// The task's error.
+    fn into_task_error(self) -> TaskError;
+}
+
+impl<E: Into<TaskError>> IntoTaskError for E {
+    fn into_task_error(self) -> TaskError {
+        self.into()
+    }
+}
+
 /// A task body's `Result` as the engine takes it: the value converted into a tool result, the
 /// error into a [`TaskError`] (a tool error, or a protocol failure for `TaskError::Protocol`).
 pub fn into_task_result<R, E>(result: Result<R, E>) -> Result<Value, TaskError>
 where
     R: IntoCallToolResult,
-    E: Into<TaskError>,
+    E: IntoTaskError,
 {
     match result {
         Ok(value) => Ok(value.into_call_tool_result().into_value()),
-        Err(error) => Err(error.into()),
+        Err(error) => Err(error.into_task_error()),
     }
 }
 
@@ -169,27 +183,27 @@ pub struct StepSpec {
 
 /// A `#[step]` fn's call: journaled under `name` in the running task's journal, or, called
 /// outside a running task, simply run.
-pub async fn run_step<T, F, Fut>(
-    name: &'static str,
-    spec: StepSpec,
-    body: F,
-) -> Result<T, StepError>
+pub async fn run_step<T, E, F, Fut>(name: &'static str, spec: StepSpec, body: F) -> Result<T, E>
 where
     T: StepOutput,
+    E: IsStepError,
     F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<T, StepError>>,
+    Fut: Future<Output = Result<T, E>>,
 {
     let Some(cx) = crate::runtime::current_context() else {
         return body().await;
     };
-    let mut step = cx.step(name, body);
+    let mut step = cx.step(name, move || async move {
+        body().await.map_err(IsStepError::into_step_error)
+    });
     if let Some(retry) = spec.retry {
         step = step.retry(retry);
     }
     if let Some(timeout) = spec.timeout {
         step = step.timeout(timeout);
     }
-    step.await.map_err(StepError::failed_for_good)
+    step.await
+        .map_err(|failure| E::from_step_error(StepError::failed_for_good(failure)))
 }
 
 /// A retry policy from the macro's validated options ([`RetryPolicy::DEFAULT`] where absent).
@@ -232,9 +246,19 @@ pub const fn retry_policy(
     note = "inside the step any error converts into a retryable StepError with `?`; \
             StepError::non_retryable stops the retries"
 )]
-pub trait IsStepError {}
+pub trait IsStepError: Sized {
+    /// Into the step error the journal records.
+    fn into_step_error(self) -> StepError;
+    /// From a step error the journal recorded.
+    fn from_step_error(error: StepError) -> Self;
+}
 
-impl IsStepError for StepError {}
+impl IsStepError for StepError {
+    fn into_step_error(self) -> StepError {
+        self
+    }
 
-/// Checks at compile time that `E` is [`StepError`].
-pub const fn assert_step_error<E: IsStepError>() {}
+    fn from_step_error(error: StepError) -> Self {
+        error
+    }
+}

@@ -14,12 +14,6 @@ pub async fn send_mail(
         attempts += 1;
         Ok(Receipt::new(to, attempts, body))
     }
-    const _: () = ::my_framework::durable_mcp::__private::assert_step_output::<
-        Receipt,
-    >();
-    const _: () = ::my_framework::durable_mcp::__private::assert_step_error::<
-        StepError,
-    >();
     ::my_framework::durable_mcp::__private::run_step(
             "send-mail",
             ::my_framework::durable_mcp::__private::StepSpec {

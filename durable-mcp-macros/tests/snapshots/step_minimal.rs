@@ -4,8 +4,6 @@ async fn double(n: u64) -> Result<u64, StepError> {
     async fn __durable_mcp_step_body(n: u64) -> Result<u64, StepError> {
         Ok(n * 2)
     }
-    const _: () = ::durable_mcp::__private::assert_step_output::<u64>();
-    const _: () = ::durable_mcp::__private::assert_step_error::<StepError>();
     ::durable_mcp::__private::run_step(
             "double",
             ::durable_mcp::__private::StepSpec {
