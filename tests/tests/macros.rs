@@ -197,6 +197,8 @@ fn the_input_schema_is_derived_with_field_docs() {
         recipient["properties"]["email"]["description"],
         "Their e-mail address."
     );
+    let pretty = serde_json::to_string_pretty(schema).unwrap() + "\n";
+    expect_test::expect_file!["snapshots/order_input_schema.json"].assert_eq(&pretty);
     // The schema is itself valid draft 2020-12 and accepts what the type accepts.
     let validator = jsonschema::draft202012::new(schema).expect("a valid schema");
     let order =
