@@ -29,9 +29,36 @@ const TASK_OPTIONS: &[&str] = &[
 /// The options `#[step]` accepts.
 const STEP_OPTIONS: &[&str] = &["name", "retries", "timeout", "crate"];
 
-/// `#[mcp_task]`: the expansion, or the errors next to the user's item.
+/// `#[mcp_task]`: the expansion, or the errors next to a stand-in for the user's fn.
 pub fn task(args: TokenStream, item: TokenStream) -> TokenStream {
-    with_item_on_error(item.clone(), expand_task(args, item))
+    expand_task(args, item.clone()).unwrap_or_else(|errors| task_stand_in(item, errors))
+}
+
+/// After a mistake, the user's fn still compiles (nested, so its own errors show) behind a fn
+/// of its name that returns a task tool, so that `McpServer::task(name)` adds no second error.
+fn task_stand_in(item: TokenStream, errors: TokenStream) -> TokenStream {
+    let Ok(mut function) = syn::parse2::<ItemFn>(item.clone()) else {
+        return quote!(#item #errors);
+    };
+    if matches!(function.sig.inputs.first(), Some(FnArg::Receiver(_))) {
+        // A method cannot be nested in a fn; it stays where it is.
+        return quote!(#item #errors);
+    }
+    let (attrs, vis, name) = (
+        std::mem::take(&mut function.attrs),
+        std::mem::replace(&mut function.vis, syn::Visibility::Inherited),
+        function.sig.ident.clone(),
+    );
+    function.attrs = vec![syn::parse_quote!(#[allow(dead_code, clippy::unused_async)])];
+    function.sig.ident = format_ident!("__durable_mcp_task_body");
+    quote! {
+        #(#attrs)*
+        #vis fn #name() -> ::durable_mcp::TaskTool {
+            #function
+            ::core::unimplemented!("#[mcp_task] failed to compile")
+        }
+        #errors
+    }
 }
 
 /// `#[step]`: the expansion, or the errors next to the user's item.
@@ -81,8 +108,24 @@ fn parse_options<T: FromMeta>(
             );
         }
     }
-    errors.finish().map_err(|e| e.to_compile_error())?;
-    T::from_list(&nested).map_err(|e| e.write_errors())
+    // The known options are still parsed, so that one build reports every mistake.
+    let known: Vec<NestedMeta> = nested
+        .into_iter()
+        .filter(|meta| match meta {
+            NestedMeta::Meta(meta) => valid.iter().any(|option| meta.path().is_ident(option)),
+            NestedMeta::Lit(_) => false,
+        })
+        .collect();
+    match (errors.finish(), T::from_list(&known)) {
+        (Ok(()), Ok(options)) => Ok(options),
+        (Ok(()), Err(invalid)) => Err(invalid.write_errors()),
+        (Err(unknown), Ok(_)) => Err(unknown.to_compile_error()),
+        (Err(unknown), Err(invalid)) => {
+            let mut tokens = unknown.to_compile_error();
+            tokens.extend(invalid.write_errors());
+            Err(tokens)
+        }
+    }
 }
 
 fn expand_task(args: TokenStream, item: TokenStream) -> Result<TokenStream, TokenStream> {

@@ -1,6 +1,10 @@
 /// Not async.
-fn not_async(input: Order) -> Result<String, TaskError> {
-    Ok(input.summary())
+fn not_async() -> ::durable_mcp::TaskTool {
+    #[allow(dead_code, clippy::unused_async)]
+    fn __durable_mcp_task_body(input: Order) -> Result<String, TaskError> {
+        Ok(input.summary())
+    }
+    ::core::unimplemented!("#[mcp_task] failed to compile")
 }
 ::core::compile_error! {
     "#[mcp_task] needs an `async fn`: write `async fn name(cx: &TaskContext, input: Input) -> Result<R, E>`"
