@@ -3,7 +3,7 @@
 
 use darling::FromMeta;
 use darling::ast::NestedMeta;
-use proc_macro2::TokenStream;
+use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Pat};
@@ -181,6 +181,24 @@ fn inner_body(item: &ItemFn, name: &syn::Ident) -> ItemFn {
     body
 }
 
+/// `tokens` with every token on `span`: rustc reports an unmet bound of a call at the call
+/// expression, whose span joins its first and last tokens.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut respanned = Group::new(group.delimiter(), respan(group.stream(), span));
+                respanned.set_span(span);
+                token = TokenTree::Group(respanned);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}
+
 fn task_tokens(task: &Task) -> TokenStream {
     let krate = &task.krate;
     let item = &task.item;
@@ -193,7 +211,11 @@ fn task_tokens(task: &Task) -> TokenStream {
     } else {
         (quote!(_), quote!(#body_name(__input)))
     };
-    let into_task_result = quote!(#krate::__private::into_task_result);
+    // On the return type's span: a result or error type that does not fit is reported there.
+    let conversion = respan(
+        quote!(#krate::__private::into_task_result(#call.await)),
+        task.result_span,
+    );
     let tool_name = &task.tool_name;
     let title = option(task.title.as_deref());
     let description = option(task.description.as_deref());
@@ -230,7 +252,7 @@ fn task_tokens(task: &Task) -> TokenStream {
                 },
                 |#context, __input| {
                     ::std::boxed::Box::pin(async move {
-                        #into_task_result(#call.await)
+                        #conversion
                     })
                 },
             )
@@ -257,20 +279,23 @@ fn step_tokens(step: &Step) -> TokenStream {
             FnArg::Receiver(_) => None,
         })
         .unzip();
-    let run_step = quote!(#krate::__private::run_step);
     let step_name = &step.step_name;
     let retry = option(step.retry.as_ref().map(|r| retry(krate, r)));
     let timeout = option(step.timeout.map(duration));
+    // Only the call is on the return type's span, so that an output the journal cannot store,
+    // or an error type other than StepError, is reported where the user wrote the type; the
+    // options stay on the macro's span, out of the user's lints.
+    let call = respan(
+        quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_run).await),
+        step.result_span,
+    );
     quote! {
         #(#attrs)*
         #vis async fn #name(#(#names: #types),*) #output_type {
             #body
-            #run_step(
-                #step_name,
-                #krate::__private::StepSpec { retry: #retry, timeout: #timeout },
-                move || #body_name(#(#names),*),
-            )
-            .await
+            let __durable_mcp_spec = #krate::__private::StepSpec { retry: #retry, timeout: #timeout };
+            let __durable_mcp_run = move || #body_name(#(#names),*);
+            #call
         }
     }
 }

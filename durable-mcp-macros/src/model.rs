@@ -64,6 +64,8 @@ pub struct Task {
     pub takes_context: bool,
     /// The input type, as written.
     pub input: Type,
+    /// Where the fn's return type is written (type errors of `R` and `E` are reported there).
+    pub result_span: Span,
 }
 
 /// A `#[step]` fn, checked.
@@ -73,6 +75,8 @@ pub struct Step {
     pub step_name: String,
     pub retry: Option<Retry>,
     pub timeout: Option<Millis>,
+    /// Where the fn's return type is written (type errors of `T` and `E` are reported there).
+    pub result_span: Span,
 }
 
 /// Collects every mistake of one attribute before reporting them together.
@@ -316,6 +320,7 @@ impl Task {
             annotations: annotations(args.annotations.as_ref()),
             takes_context,
             input: input.expect("an input when there are no errors"),
+            result_span: result_span(&item),
             item,
         })
     }
@@ -378,8 +383,17 @@ impl Step {
             step_name,
             retry,
             timeout,
+            result_span: result_span(&item),
             item,
         })
+    }
+}
+
+/// Where `item`'s return type is written (its first token on stable).
+fn result_span(item: &ItemFn) -> Span {
+    match &item.sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => item.sig.ident.span(),
     }
 }
 

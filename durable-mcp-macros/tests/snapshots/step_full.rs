@@ -14,29 +14,31 @@ pub async fn send_mail(
         attempts += 1;
         Ok(Receipt::new(to, attempts, body))
     }
+    let __durable_mcp_spec = ::my_framework::durable_mcp::__private::StepSpec {
+        retry: ::core::option::Option::Some(
+            ::my_framework::durable_mcp::__private::retry_policy(
+                ::core::option::Option::Some(4u32),
+                ::core::option::Option::Some(
+                    ::core::time::Duration::from_millis(2000u64),
+                ),
+                ::core::option::Option::Some(
+                    ::my_framework::durable_mcp::__private::Backoff::Linear,
+                ),
+                ::core::option::Option::Some(
+                    ::core::time::Duration::from_millis(10000u64),
+                ),
+                ::core::option::Option::Some(true),
+            ),
+        ),
+        timeout: ::core::option::Option::Some(
+            ::core::time::Duration::from_millis(15000u64),
+        ),
+    };
+    let __durable_mcp_run = move || __durable_mcp_step_body(to, attempts, body);
     ::my_framework::durable_mcp::__private::run_step(
             "send-mail",
-            ::my_framework::durable_mcp::__private::StepSpec {
-                retry: ::core::option::Option::Some(
-                    ::my_framework::durable_mcp::__private::retry_policy(
-                        ::core::option::Option::Some(4u32),
-                        ::core::option::Option::Some(
-                            ::core::time::Duration::from_millis(2000u64),
-                        ),
-                        ::core::option::Option::Some(
-                            ::my_framework::durable_mcp::__private::Backoff::Linear,
-                        ),
-                        ::core::option::Option::Some(
-                            ::core::time::Duration::from_millis(10000u64),
-                        ),
-                        ::core::option::Option::Some(true),
-                    ),
-                ),
-                timeout: ::core::option::Option::Some(
-                    ::core::time::Duration::from_millis(15000u64),
-                ),
-            },
-            move || __durable_mcp_step_body(to, attempts, body),
+            __durable_mcp_spec,
+            __durable_mcp_run,
         )
         .await
 }

@@ -4,13 +4,11 @@ async fn double(n: u64) -> Result<u64, StepError> {
     async fn __durable_mcp_step_body(n: u64) -> Result<u64, StepError> {
         Ok(n * 2)
     }
-    ::durable_mcp::__private::run_step(
-            "double",
-            ::durable_mcp::__private::StepSpec {
-                retry: ::core::option::Option::None,
-                timeout: ::core::option::Option::None,
-            },
-            move || __durable_mcp_step_body(n),
-        )
+    let __durable_mcp_spec = ::durable_mcp::__private::StepSpec {
+        retry: ::core::option::Option::None,
+        timeout: ::core::option::Option::None,
+    };
+    let __durable_mcp_run = move || __durable_mcp_step_body(n);
+    ::durable_mcp::__private::run_step("double", __durable_mcp_spec, __durable_mcp_run)
         .await
 }
