@@ -299,13 +299,7 @@ impl Task {
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
         let retry = args.retries.as_ref().map(|r| retry(&mut errors, r));
-        let tool_name = match &args.name {
-            Some(name) => {
-                check_name(&mut errors, name);
-                name.as_str().to_owned()
-            }
-            None => item.sig.ident.to_string(),
-        };
+        let tool_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
         Ok(Task {
             krate: args.krate.unwrap_or_else(default_crate),
@@ -323,6 +317,17 @@ impl Task {
             result_span: result_span(&item),
             item,
         })
+    }
+}
+
+/// The `name` option, checked, or the fn's name.
+fn name(errors: &mut Errors, option: Option<&SpannedValue<String>>, item: &ItemFn) -> String {
+    match option {
+        Some(name) => {
+            check_name(errors, name);
+            name.as_str().to_owned()
+        }
+        None => item.sig.ident.to_string(),
     }
 }
 
@@ -370,13 +375,7 @@ impl Step {
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
         let retry = args.retries.as_ref().map(|r| retry(&mut errors, r));
-        let step_name = match &args.name {
-            Some(name) => {
-                check_name(&mut errors, name);
-                name.as_str().to_owned()
-            }
-            None => item.sig.ident.to_string(),
-        };
+        let step_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
         Ok(Step {
             krate: args.krate.unwrap_or_else(default_crate),
