@@ -51,6 +51,9 @@ pub mod wire;
 #[cfg(feature = "native")]
 pub mod native;
 
+#[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
+pub mod cloudflare;
+
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __private;

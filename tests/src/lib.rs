@@ -6,6 +6,7 @@ pub mod http;
 pub mod mcp;
 pub mod report_api;
 pub mod server;
+pub mod workerd;
 
 #[cfg(doctest)]
 mod docs {

@@ -1,7 +1,8 @@
 //! `cargo xtask test`: every check CI runs, in the order that fails fastest.
 //!
 //! It installs what the checks need first (the `wasm32-unknown-unknown` target, through
-//! rustup), so the one command works on a fresh machine.
+//! rustup; the Worker tools, see `worker_tools`; the npm packages of the MCP clients, see
+//! `clients`), so the one command works on a fresh machine.
 
 use std::error::Error;
 use std::process::Command;
@@ -30,6 +31,22 @@ pub fn run() -> Result<()> {
         &["check", "--package", "durable-mcp", "--target", WASM_TARGET],
         &[],
     )?;
+    // The Cloudflare host exists only on wasm32: lint it there.
+    let clippy_worker = [
+        "clippy",
+        "--package",
+        "durable-mcp",
+        "--target",
+        WASM_TARGET,
+        "--features",
+        "cloudflare",
+        "--",
+        "-D",
+        "warnings",
+    ];
+    cargo(&clippy_worker, &[])?;
+    // The Worker tests build a test Worker and run it under workerd.
+    crate::worker_tools::ensure()?;
     cargo(&["test", "--workspace", "--all-features"], &[])?;
     // Official MCP clients and the conformance suite against the fixture server.
     crate::clients::run()

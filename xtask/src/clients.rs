@@ -200,7 +200,7 @@ fn say(message: std::fmt::Arguments<'_>) {
 }
 
 /// The workspace root (this crate's parent directory).
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }

@@ -20,7 +20,9 @@ pub struct StoreError(pub String);
 /// Synchronous, SQL-shaped access to task rows. Both SQLite APIs this crate runs on (rusqlite
 /// and the Durable Object's `SqlStorage`) are synchronous, so this trait is too.
 ///
-/// Every store must pass [`crate::testing::store_conformance`] (feature `testing`).
+/// Every store must pass [`crate::testing::store_conformance`] (feature `testing`). Integer
+/// columns need only keep values up to 2^53 − 1 exactly (a Durable Object's SQLite binds
+/// JavaScript numbers); counters and millisecond timestamps stay far below that.
 pub trait Store {
     /// Inserts `task` unless a task with its id exists, and returns the stored row either way.
     /// The row is durable when this returns.

@@ -12,6 +12,9 @@ use crate::core::{
 };
 use crate::runtime::Store;
 
+/// 2^53 − 1: integer columns hold values up to this, exactly, in every store.
+const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
+
 /// One check of the suite, run on a fresh store.
 type Check = fn(&dyn Store);
 
@@ -456,7 +459,9 @@ fn values_round_trip(store: &dyn Store) {
     let mut unusual = task("t-ünïcødé 🚀", 10);
     unusual.input = format!(r#"{{"text":"{}","quote":"\"'\\n"}}"#, "x".repeat(100_000));
     unusual.status_message = Some(String::new());
-    unusual.generation = i64::MAX as u64;
+    // The largest integer every store keeps exactly: a Durable Object binds integers as
+    // JavaScript numbers (see `Store`).
+    unusual.generation = MAX_EXACT_INTEGER;
     unusual.ttl = Some(Duration::from_millis(u64::from(u32::MAX) * 1000));
     store.create(&unusual).expect("create");
     let loaded = load(store, &unusual.task_id, LoadScope::Full).expect("task");

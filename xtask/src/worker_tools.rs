@@ -1,0 +1,95 @@
+//! The tools a Rust Worker is built and run with, installed idempotently for the tests:
+//! worker-build and wasm-bindgen-cli from crates.io into `target/worker-tools/` (debug builds:
+//! a minute each instead of four, and their own speed does not matter), and wrangler (workerd)
+//! from npm into `tests/workerd/node_modules/` as its lockfile pins it.
+//!
+//! worker-build would otherwise download wasm-bindgen, binaryen and esbuild from outside the
+//! package registries; the tests point it at these through `WASM_BINDGEN_BIN` and
+//! `ESBUILD_BIN`, and the test Worker disables wasm-opt.
+
+use std::error::Error;
+use std::path::Path;
+use std::process::Command;
+
+type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+
+/// worker-build, matching the `worker` crate's 0.8 line.
+const WORKER_BUILD: &str = "0.8.7";
+/// wasm-bindgen-cli: must equal the wasm-bindgen the test Worker pins.
+const WASM_BINDGEN: &str = "0.2.130";
+/// Where the cargo tools go, relative to the workspace root.
+pub const TOOLS_ROOT: &str = "target/worker-tools";
+/// The npm package holding wrangler, relative to the workspace root.
+const WORKERD_DIR: &str = "tests/workerd";
+/// A copy of the lockfile `npm ci` last installed from.
+const INSTALL_STAMP: &str = "node_modules/.xtask-installed-package-lock.json";
+
+/// Installs whatever is missing.
+pub fn ensure() -> Result<()> {
+    let root = crate::clients::workspace_root();
+    let tools = root.join(TOOLS_ROOT);
+    install_crate(&tools, "worker-build", WORKER_BUILD, "worker-build", true)?;
+    install_crate(
+        &tools,
+        "wasm-bindgen-cli",
+        WASM_BINDGEN,
+        "wasm-bindgen",
+        false,
+    )?;
+    install_wrangler(&root.join(WORKERD_DIR))
+}
+
+fn install_crate(
+    tools: &Path,
+    package: &str,
+    version: &str,
+    binary: &str,
+    locked: bool,
+) -> Result<()> {
+    let installed = Command::new(tools.join("bin").join(binary))
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).contains(version));
+    if installed {
+        return Ok(());
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command.args([
+        "install",
+        "--debug",
+        "--force",
+        package,
+        "--version",
+        version,
+        "--root",
+    ]);
+    command.arg(tools);
+    // wasm-bindgen-cli's own lockfile names a crate version the registry may lack.
+    if locked {
+        command.arg("--locked");
+    }
+    println!("xtask: installing {package} {version} into {TOOLS_ROOT}");
+    let status = command.status()?;
+    if !status.success() {
+        return Err(format!("cargo install {package} {version} failed ({status})").into());
+    }
+    Ok(())
+}
+
+fn install_wrangler(dir: &Path) -> Result<()> {
+    let lockfile = std::fs::read(dir.join("package-lock.json"))?;
+    if std::fs::read(dir.join(INSTALL_STAMP)).is_ok_and(|stamp| stamp == lockfile) {
+        return Ok(());
+    }
+    println!("xtask: npm ci in {WORKERD_DIR} (wrangler)");
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(dir)
+        .status()?;
+    if !status.success() {
+        return Err(format!("npm ci in {WORKERD_DIR} failed ({status})").into());
+    }
+    std::fs::write(dir.join(INSTALL_STAMP), lockfile)?;
+    Ok(())
+}
