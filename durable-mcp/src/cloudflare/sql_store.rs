@@ -218,15 +218,7 @@ impl Store for DurableObjectStore {
                 let (statement, params) = schema::write_statement(&task_id, write);
                 execute(sql, statement, params)?;
             }
-            // The flag as of the commit: the guard read it, and only a task-row write changes it.
-            let cancel_requested = writes
-                .iter()
-                .rev()
-                .find_map(|write| match write {
-                    Write::PutTask(task) => Some(task.cancel_requested),
-                    _ => None,
-                })
-                .unwrap_or(flag != Some(0));
+            let cancel_requested = Write::cancel_flag_after(&writes, flag != Some(0));
             Ok(Applied::Done { cancel_requested })
         })
     }

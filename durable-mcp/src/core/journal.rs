@@ -216,6 +216,20 @@ impl Write {
     pub fn changes_task(&self) -> bool {
         !matches!(self, Write::PutStep(_) | Write::PutInput(_))
     }
+
+    /// The task's cancel flag once `writes` commit, given the flag the guard read: the last
+    /// task-row write sets it, other writes leave it (what a SQL store reports in
+    /// [`Applied::Done`]).
+    pub fn cancel_flag_after(writes: &[Write], read: bool) -> bool {
+        writes
+            .iter()
+            .rev()
+            .find_map(|write| match write {
+                Write::PutTask(task) => Some(task.cancel_requested),
+                _ => None,
+            })
+            .unwrap_or(read)
+    }
 }
 
 /// Which task row a list of writes expects to find.

@@ -240,15 +240,7 @@ impl Store for SqliteStore {
                 .and_then(|mut s| s.execute(params_from_iter(bind(params))))
                 .map_err(sql_error)?;
         }
-        // The flag as of the commit: the guard read it, and only a task-row write changes it.
-        let cancel_requested = writes
-            .iter()
-            .rev()
-            .find_map(|write| match write {
-                Write::PutTask(task) => Some(task.cancel_requested),
-                _ => None,
-            })
-            .unwrap_or(cancel_requested != Some(0));
+        let cancel_requested = Write::cancel_flag_after(writes, cancel_requested != Some(0));
         tx.commit().map_err(sql_error)?;
         Ok(Applied::Done { cancel_requested })
     }
