@@ -14,7 +14,11 @@
 //! - [`runtime`]: the async step API, the activation driver and the [`Engine`]'s control
 //!   surface, over ports that hosts implement ([`runtime::Store`], [`runtime::Clock`],
 //!   [`runtime::Timer`], [`runtime::Scheduler`]).
-//! - `native` (feature `native`): the SQLite store on rusqlite.
+//! - `native` (feature `native`): the embedded host: MCP over HTTP (tokio, hyper), the SQLite
+//!   store on rusqlite, the wake-up scheduler and recovery at start.
+//! - `cloudflare` (feature `cloudflare`, wasm32 only): the Durable Object store, the first part
+//!   of the Workers host.
+//! - `mcp_task` and `step`: the attribute macros.
 //! - `testing` (feature `testing`): a virtual clock, an in-memory store, a harness that drives
 //!   tasks on virtual time, and the store conformance suite.
 //!
