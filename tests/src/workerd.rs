@@ -56,8 +56,13 @@ pub struct WorkerProcess {
 
 impl WorkerProcess {
     /// Starts the built Worker of `dir` (its `wrangler.toml`) with state in `state`, and waits
-    /// until `GET /` answers 200.
+    /// until the Worker answers `GET /` (with any status but a 5xx).
     pub fn start(dir: &Path, state: &Path) -> Self {
+        Self::start_with_vars(dir, state, &[])
+    }
+
+    /// [`start`](Self::start) with Worker variables set (`--var NAME:VALUE`).
+    pub fn start_with_vars(dir: &Path, state: &Path, vars: &[(&str, &str)]) -> Self {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
@@ -74,6 +79,10 @@ impl WorkerProcess {
             .arg("--persist-to")
             .arg(state)
             .args(["--log-level", "warn"])
+            .args(
+                vars.iter()
+                    .flat_map(|(name, value)| ["--var".to_owned(), format!("{name}:{value}")]),
+            )
             .current_dir(dir)
             // Quiet and offline-safe: no telemetry, no update check, no Request.cf download.
             .envs([
@@ -101,7 +110,7 @@ impl WorkerProcess {
         loop {
             let ready = Connection::open(([127, 0, 0, 1], self.port).into())
                 .and_then(|mut connection| connection.request("GET", "/", &[], b""))
-                .is_ok_and(|response| response.status == 200);
+                .is_ok_and(|response| response.status < 500);
             if ready {
                 return;
             }
@@ -116,6 +125,11 @@ impl WorkerProcess {
     /// The Worker's base URL (`http://127.0.0.1:<port>`).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The MCP endpoint's URL.
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.url)
     }
 
     /// A GET of `path`.

@@ -20,6 +20,12 @@
 //!    `tests/mcp-clients/package-lock.json` and installed with `npm ci` when
 //!    `node_modules` is missing or was installed from another lockfile.
 //!
+//! 4. **The same fixtures as a Cloudflare Worker**: `examples/conformance` is built with
+//!    worker-build and run under `wrangler dev` (workerd, real Durable Object SQLite and
+//!    alarms, loopback only); the black-box suite (`tests/tests/http_api.rs`, through
+//!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios and the ext-tasks driver run
+//!    against it. See the `worker_target` module.
+//!
 //! Node 22 comes from the npm package `node`, through npx: each npx package set is
 //! provisioned once (`npx -y -p node@22 -p <tool>@<version> -c …`, which installs it in
 //! npm's cache on first use), and the tool then runs on the `PATH` npx gives its commands,
@@ -168,6 +174,30 @@ pub fn run() -> Result<()> {
     let server_exit = server.stop();
     if let Some(status) = server_exit {
         failed.push(format!("the server exited during the checks ({status})"));
+    }
+
+    // The same fixtures as a Cloudflare Worker under workerd.
+    match crate::worker_target::start(&root) {
+        Ok(worker) => {
+            let url = worker.mcp_url();
+            say(format_args!("Worker at {url}"));
+            record(
+                &mut failed,
+                "black-box suite on the Worker".into(),
+                crate::worker_target::black_box_suite(&root, &url),
+            );
+            if let Ok(npx) = &conformance {
+                let worker_out = out.join("worker");
+                for scenario in TASK_SCENARIOS {
+                    let name = format!("conformance {scenario} on the Worker");
+                    let outcome = conformance_scenario(npx, &url, scenario, &worker_out);
+                    record(&mut failed, name, outcome);
+                }
+            }
+            let driver = ext_tasks_driver(&clients, &url);
+            record(&mut failed, "ext-tasks driver on the Worker".into(), driver);
+        }
+        Err(error) => record(&mut failed, "Worker (build, start)".into(), Err(error)),
     }
     say(format_args!("done in {:.0?}", started.elapsed()));
     if failed.is_empty() {

@@ -22,6 +22,7 @@ mod clients;
 mod demo;
 mod http_bench;
 mod load;
+mod worker_target;
 mod worker_tools;
 
 use std::process::ExitCode;

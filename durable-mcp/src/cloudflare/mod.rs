@@ -1,9 +1,54 @@
 //! The Cloudflare Workers host (feature `cloudflare`, built for `wasm32-unknown-unknown`).
 //!
-//! This first part holds the store: a Durable Object's SQLite storage keeping the same
-//! tables as the native host, passing the same store conformance suite (run under workerd by
-//! `tests/worker-store`). The TaskRunner Durable Object and the Worker entry build on it.
+//! Every task lives in its own Durable Object, the TaskRunner, named by the task id: its
+//! SQLite storage holds the task's rows (the same tables as the native host), its one alarm
+//! fires the task's next wake-up, and the task body runs inside it. The Worker's fetch handler
+//! runs the router and reaches each task's object through `fetch` with a small internal JSON
+//! protocol; plain tools and discovery never touch an object.
+//!
+//! A Worker's glue is three items: the server factory, the object, and the fetch handler.
+//!
+//! ```ignore
+//! use worker::{Context, DurableObject, Env, Request, Response, Result, State};
+//!
+//! fn server() -> durable_mcp::McpServer { /* tools and tasks */ }
+//!
+//! #[worker::durable_object]
+//! pub struct TaskRunner(durable_mcp::cloudflare::TaskRunner);
+//!
+//! impl DurableObject for TaskRunner {
+//!     fn new(state: State, env: Env) -> Self {
+//!         Self(durable_mcp::cloudflare::TaskRunner::new(state, &env, server))
+//!     }
+//!     async fn fetch(&self, request: Request) -> Result<Response> {
+//!         self.0.fetch(request).await
+//!     }
+//!     async fn alarm(&self) -> Result<Response> {
+//!         self.0.alarm().await
+//!     }
+//! }
+//!
+//! #[worker::event(fetch)]
+//! async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
+//!     durable_mcp::cloudflare::serve(request, &env, server).await
+//! }
+//! ```
+//!
+//! # Settings
+//!
+//! Read from the Worker's variables: `DURABLE_MCP_HAND_OFF` (default 10 minutes, see
+//! [`DEFAULT_HAND_OFF`]) and `DURABLE_MCP_LEASE` (default 15 minutes, see [`DEFAULT_LEASE`]),
+//! each a duration such as `"30s"` or `"10m"`.
 
+mod entry;
+mod ports;
+mod protocol;
+mod runner;
+mod settings;
 mod sql_store;
 
+pub use entry::{BODY_LIMIT, MCP_PATH, TASK_RUNNER_BINDING, serve};
+pub use ports::{AlarmScheduler, JsClock, JsTimer};
+pub use runner::TaskRunner;
+pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
 pub use sql_store::DurableObjectStore;

@@ -4,8 +4,11 @@
 //! runs in the object meanwhile. Multi-statement changes run inside `transactionSync`, which
 //! workers-rs does not wrap; it is called through `js_sys` so that a failing statement rolls
 //! back every statement before it.
+//!
+//! The tables are created by the first `create`, not on open: reading a task that was never
+//! created (a `tasks/get` of an unknown id reaches a fresh object) must leave no storage behind.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
 use worker::wasm_bindgen::JsValue;
@@ -20,6 +23,8 @@ use crate::runtime::{Store, StoreError};
 pub struct DurableObjectStore {
     storage: Storage,
     sql: SqlStorage,
+    /// Whether the tables are known to exist.
+    tables: Cell<bool>,
 }
 
 impl std::fmt::Debug for DurableObjectStore {
@@ -29,13 +34,39 @@ impl std::fmt::Debug for DurableObjectStore {
 }
 
 impl DurableObjectStore {
-    /// The store on `storage`, creating the tables if they are missing. The object's class
+    /// The store on `storage`. Nothing is written until a task is created. The object's class
     /// must be declared with `new_sqlite_classes` in a wrangler migration.
-    pub fn open(storage: Storage) -> Result<Self, StoreError> {
+    pub fn open(storage: Storage) -> Self {
         let sql = storage.sql();
-        sql.exec(schema::CREATE_SCHEMA, None)
-            .map_err(worker_error)?;
-        Ok(DurableObjectStore { storage, sql })
+        DurableObjectStore {
+            storage,
+            sql,
+            tables: Cell::new(false),
+        }
+    }
+
+    /// Forgets that the tables exist, after `deleteAll` removed them with everything else.
+    pub fn forget_tables(&self) {
+        self.tables.set(false);
+    }
+
+    /// Whether the tables exist (a read of the catalogue, which writes nothing).
+    fn has_tables(&self) -> Result<bool, StoreError> {
+        if !self.tables.get() {
+            let found = rows(&self.sql, schema::SELECT_TASK_TABLE, Vec::new())?;
+            self.tables.set(!found.is_empty());
+        }
+        Ok(self.tables.get())
+    }
+
+    fn create_tables(&self) -> Result<(), StoreError> {
+        if !self.tables.get() {
+            self.sql
+                .exec(schema::CREATE_SCHEMA, None)
+                .map_err(worker_error)?;
+            self.tables.set(true);
+        }
+        Ok(())
     }
 
     /// Runs `body` in one SQLite transaction: if it fails, none of its statements stay.
@@ -158,12 +189,16 @@ fn load_task(sql: &SqlStorage, task_id: &str) -> Result<Option<TaskRecord>, Stor
 
 impl Store for DurableObjectStore {
     fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
+        self.create_tables()?;
         execute(&self.sql, schema::INSERT_TASK, schema::task_params(task))?;
         load_task(&self.sql, &task.task_id)?
             .ok_or_else(|| StoreError("the task row vanished right after its insert".into()))
     }
 
     fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
+        if !self.has_tables()? {
+            return Ok(None);
+        }
         // No await between the reads: they see one instant of the object's storage.
         let Some(task) = load_task(&self.sql, task_id)? else {
             return Ok(None);
@@ -190,6 +225,9 @@ impl Store for DurableObjectStore {
     }
 
     fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
+        if !self.has_tables()? {
+            return Ok(None);
+        }
         rows(
             &self.sql,
             schema::SELECT_INPUT,
@@ -201,6 +239,9 @@ impl Store for DurableObjectStore {
     }
 
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
+        if !self.has_tables()? {
+            return Ok(Applied::Stale);
+        }
         let task_id = task_id.to_owned();
         let writes = writes.to_vec();
         self.transaction(move |sql| {
@@ -224,6 +265,9 @@ impl Store for DurableObjectStore {
     }
 
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {
+        if !self.has_tables()? {
+            return Ok(());
+        }
         let task_id = task_id.to_owned();
         self.transaction(move |sql| {
             for statement in schema::PURGE {
@@ -234,6 +278,9 @@ impl Store for DurableObjectStore {
     }
 
     fn task_ids(&self) -> Result<Vec<String>, StoreError> {
+        if !self.has_tables()? {
+            return Ok(Vec::new());
+        }
         rows(&self.sql, schema::SELECT_TASK_IDS, Vec::new())?
             .iter()
             .map(|row| {

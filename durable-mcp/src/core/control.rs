@@ -93,8 +93,23 @@ pub fn check_duplicate_create(
     Ok(())
 }
 
-/// Everything a poller may see of a task.
-#[derive(Clone, Debug, PartialEq)]
+// Timestamps cross hosts as plain milliseconds. The impls live here, not beside the type, because
+// the macros crate compiles `time.rs` on its own, without serde.
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        u64::deserialize(deserializer).map(Timestamp)
+    }
+}
+
+/// Everything a poller may see of a task. It crosses from a Durable Object to the Worker as
+/// JSON, so it is serde both ways.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TaskSnapshot {
     /// The opaque id.
     pub task_id: String,

@@ -10,6 +10,10 @@ use super::journal::{InputRow, StepKind, StepRow, StepStatus, Write};
 use super::task::{TaskFailure, TaskRecord, TaskStatus};
 use super::time::{Timestamp, duration_millis};
 
+/// One row if the `task` table exists (a store that creates its tables lazily asks this).
+pub const SELECT_TASK_TABLE: &str =
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'task'";
+
 /// The schema. Idempotent: run it on every open.
 pub const CREATE_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS task (

@@ -9,7 +9,8 @@ use super::time::Timestamp;
 ///
 /// `Working` and `InputRequired` alternate while the task lives; `Completed`, `Failed` and
 /// `Cancelled` are terminal and never change again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     /// The body is running or will run at its next wake.
     Working,
@@ -70,7 +71,7 @@ impl fmt::Display for TaskStatus {
 }
 
 /// Why the engine failed a task: a JSON-RPC error object.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TaskFailure {
     /// The JSON-RPC error code (`-32603` for engine failures).
     pub code: i64,

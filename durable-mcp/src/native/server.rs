@@ -172,7 +172,8 @@ impl NativeHost {
         Ok(Listening {
             address: listener.local_addr()?,
             listener,
-            router: Rc::new(Router::new(self.server, engine)),
+            router: Rc::new(Router::new(self.server, Rc::clone(&engine))),
+            engine,
             scheduler,
             body_limit: self.body_limit,
         })
@@ -185,6 +186,7 @@ pub struct Listening {
     address: SocketAddr,
     listener: TcpListener,
     router: Rc<Router>,
+    engine: Rc<Engine>,
     scheduler: Rc<WakeScheduler>,
     body_limit: usize,
 }
@@ -204,9 +206,8 @@ impl Listening {
     /// and gives running activations a few seconds to settle (an activation cut short runs
     /// again after the next start).
     pub async fn serve_until(self, shutdown: impl Future<Output = ()>) -> Result<(), HostError> {
-        let wakes = tokio::task::spawn_local(
-            Rc::clone(&self.scheduler).run(Rc::clone(self.router.engine())),
-        );
+        let wakes =
+            tokio::task::spawn_local(Rc::clone(&self.scheduler).run(Rc::clone(&self.engine)));
         tokio::pin!(shutdown);
         loop {
             let (stream, _) = tokio::select! {
@@ -259,7 +260,7 @@ async fn answer(
     );
     let body = match Limited::new(request.into_body(), limit).collect().await {
         Ok(body) => body.to_bytes().to_vec(),
-        Err(_) => return reply(too_large(limit)),
+        Err(_) => return reply(HttpResponse::too_large(limit)),
     };
     reply(
         router
@@ -270,14 +271,6 @@ async fn answer(
             })
             .await,
     )
-}
-
-fn too_large(limit: usize) -> HttpResponse {
-    let error = crate::wire::ErrorObject::new(
-        crate::wire::code::INVALID_REQUEST,
-        format!("the request body is larger than the limit of {limit} bytes"),
-    );
-    HttpResponse::json(413, &crate::wire::jsonrpc::failure(None, &error))
 }
 
 fn reply(response: HttpResponse) -> hyper::Response<Full<Bytes>> {

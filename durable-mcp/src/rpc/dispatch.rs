@@ -11,7 +11,7 @@ use super::http::Headers;
 use super::server::{
     McpServer, Preparation, ResourceListing, TaskTool, ToolCall, ToolEntry, ToolOutcome,
 };
-use crate::Engine;
+use super::service::TaskService;
 use crate::core::{TaskSnapshot, TaskStatus};
 use crate::runtime::CreateTask;
 use crate::wire::envelope::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
@@ -78,7 +78,7 @@ impl Method {
 /// One authenticated, well-formed request.
 pub(crate) struct Call<'a> {
     pub(crate) server: &'a McpServer,
-    pub(crate) engine: &'a Engine,
+    pub(crate) tasks: &'a dyn TaskService,
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) meta: &'a RequestMeta,
     pub(crate) principal: Option<String>,
@@ -101,9 +101,9 @@ impl Call<'_> {
             Method::ResourcesList => Ok(self.list_resources(false)),
             Method::ResourceTemplatesList => Ok(self.list_resources(true)),
             Method::ResourcesRead => self.read_resource().await,
-            Method::TasksGet => self.get_task(),
-            Method::TasksUpdate => self.update_task(),
-            Method::TasksCancel => self.cancel_task(),
+            Method::TasksGet => self.get_task().await,
+            Method::TasksUpdate => self.update_task().await,
+            Method::TasksCancel => self.cancel_task().await,
         }
     }
 
@@ -220,10 +220,7 @@ impl Call<'_> {
         };
         let mut request = CreateTask::new(task.tool.name.clone(), input);
         request.principal = self.principal.clone();
-        let snapshot = self
-            .engine
-            .create_task(request)
-            .map_err(RpcError::from_engine)?;
+        let snapshot = self.tasks.create(request).await?;
         if declared {
             Ok(json!(CreateTaskResult::of(&snapshot)))
         } else {
@@ -232,7 +229,7 @@ impl Call<'_> {
     }
 
     /// Waits for a task created for a client that cannot poll, and answers with its outcome.
-    /// The host's scheduler runs the task meanwhile.
+    /// The host runs the task meanwhile.
     async fn run_inline(&self, mut snapshot: TaskSnapshot) -> Result<Value, RpcError> {
         let mut pause = Duration::from_millis(5);
         loop {
@@ -252,8 +249,9 @@ impl Call<'_> {
                 }
                 TaskStatus::InputRequired => {
                     let _ = self
-                        .engine
-                        .cancel(&snapshot.task_id, self.principal.as_deref());
+                        .tasks
+                        .cancel(&snapshot.task_id, self.principal.as_deref())
+                        .await;
                     return Err(RpcError::tasks_required(&format!(
                         "the tool {:?} asked for input, which",
                         snapshot.tool_name
@@ -261,42 +259,39 @@ impl Call<'_> {
                 }
                 TaskStatus::Working => {}
             }
-            self.engine.host().timer.delay(pause).await;
+            self.tasks.pause(pause).await;
             pause = (pause * 2).min(Duration::from_millis(200));
             snapshot = self
-                .engine
+                .tasks
                 .get(&snapshot.task_id, self.principal.as_deref())
-                .map_err(RpcError::from_engine)?;
+                .await?;
         }
     }
 
-    fn get_task(&self) -> Result<Value, RpcError> {
+    async fn get_task(&self) -> Result<Value, RpcError> {
         let GetTaskParams { task_id } = self.params("tasks/get")?;
-        let snapshot = self
-            .engine
-            .get(&task_id, self.principal.as_deref())
-            .map_err(RpcError::from_engine)?;
+        let snapshot = self.tasks.get(&task_id, self.principal.as_deref()).await?;
         let mut result = json!(DetailedTask::of(&snapshot));
         result["resultType"] = json!("complete");
         Ok(result)
     }
 
-    fn update_task(&self) -> Result<Value, RpcError> {
+    async fn update_task(&self) -> Result<Value, RpcError> {
         let UpdateTaskParams {
             task_id,
             input_responses,
         } = self.params("tasks/update")?;
-        self.engine
+        self.tasks
             .update(&task_id, &input_responses, self.principal.as_deref())
-            .map_err(RpcError::from_engine)?;
+            .await?;
         Ok(json!({ "resultType": "complete" }))
     }
 
-    fn cancel_task(&self) -> Result<Value, RpcError> {
+    async fn cancel_task(&self) -> Result<Value, RpcError> {
         let CancelTaskParams { task_id } = self.params("tasks/cancel")?;
-        self.engine
+        self.tasks
             .cancel(&task_id, self.principal.as_deref())
-            .map_err(RpcError::from_engine)?;
+            .await?;
         Ok(json!({ "resultType": "complete" }))
     }
 }

@@ -70,6 +70,15 @@ impl HttpResponse {
         }
     }
 
+    /// HTTP 413 for a body over `limit` bytes, with a JSON-RPC error saying so.
+    pub fn too_large(limit: usize) -> Self {
+        let error = crate::wire::ErrorObject::new(
+            crate::wire::code::INVALID_REQUEST,
+            format!("the request body is larger than the limit of {limit} bytes"),
+        );
+        HttpResponse::json(413, &crate::wire::jsonrpc::failure(None, &error))
+    }
+
     /// The body parsed as JSON (`Null` when empty or not JSON); for tests and logs.
     pub fn json_body(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or_default()

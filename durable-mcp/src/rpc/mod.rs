@@ -11,6 +11,7 @@ mod headers;
 mod http;
 mod router;
 mod server;
+mod service;
 
 pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
@@ -19,3 +20,4 @@ pub use router::Router;
 pub use server::{
     IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool, ToolCall, ToolOutcome,
 };
+pub use service::TaskService;

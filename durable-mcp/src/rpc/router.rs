@@ -13,31 +13,41 @@ use super::headers::{
 };
 use super::http::{HttpRequest, HttpResponse};
 use super::server::McpServer;
+use super::service::TaskService;
 use crate::Engine;
 use crate::wire::envelope::{META_SERVER_INFO, RequestMeta};
 use crate::wire::jsonrpc::{failure, success};
 use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 
-/// The MCP endpoint of one host: a [`McpServer`] over an [`Engine`].
-#[derive(Debug)]
+/// The MCP endpoint of one host: a [`McpServer`] over the service that runs its tasks.
 pub struct Router {
     server: Rc<McpServer>,
-    engine: Rc<Engine>,
+    tasks: Rc<dyn TaskService>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Router {
-    /// The endpoint serving `server`, with its tasks run by `engine` (built from
-    /// [`McpServer::task_registry`]).
+    /// The endpoint serving `server`, with its tasks run by `engine` in this process (built
+    /// from [`McpServer::task_registry`]).
     pub fn new(server: McpServer, engine: Rc<Engine>) -> Self {
-        Router {
-            server: Rc::new(server),
-            engine,
-        }
+        Router::with_tasks(server, engine)
     }
 
-    /// The engine behind the endpoint.
-    pub fn engine(&self) -> &Rc<Engine> {
-        &self.engine
+    /// The endpoint serving `server`, with task creation and the `tasks/*` methods sent to
+    /// `tasks` (the Cloudflare host sends them to each task's Durable Object).
+    /// The server may be shared between routers (a Worker builds one router per request).
+    pub fn with_tasks(server: impl Into<Rc<McpServer>>, tasks: Rc<dyn TaskService>) -> Self {
+        Router {
+            server: server.into(),
+            tasks,
+        }
     }
 
     /// The server this endpoint serves.
@@ -93,7 +103,7 @@ impl Router {
         };
         Call {
             server: &self.server,
-            engine: &self.engine,
+            tasks: &*self.tasks,
             params: &message.params,
             meta: &meta,
             principal,

@@ -42,6 +42,8 @@ pub(crate) enum Suspension {
     StoreUnavailable(String),
     /// An engine failure: the task fails.
     Fail(EngineError),
+    /// The activation ran past the host's hand-off time; another runs the body on at once.
+    HandOff,
 }
 
 /// A duration given to [`TaskContext::sleep`]: a [`Duration`] or a string such as `"5s"`.
@@ -80,6 +82,7 @@ pub struct TaskContext {
     status_calls: Cell<u32>,
     next_seq: Cell<u64>,
     writes_since_yield: Cell<u32>,
+    hand_off_at: Option<Timestamp>,
     suspension: RefCell<Option<Suspension>>,
 }
 
@@ -101,6 +104,8 @@ pub(crate) struct ContextParts {
     pub retry: RetryPolicy,
     pub step_timeout: Duration,
     pub limits: Limits,
+    /// When a new step attempt is no longer started in this activation.
+    pub hand_off_at: Option<Timestamp>,
 }
 
 impl TaskContext {
@@ -119,6 +124,7 @@ impl TaskContext {
             occurrences: RefCell::default(),
             status_calls: Cell::new(0),
             writes_since_yield: Cell::new(0),
+            hand_off_at: parts.hand_off_at,
             suspension: RefCell::new(None),
         }
     }
@@ -455,7 +461,7 @@ impl TaskContext {
         let written = self.writes_since_yield.get() + 1;
         if written >= WRITES_PER_YIELD {
             self.writes_since_yield.set(0);
-            step::yield_now().await;
+            self.host.timer.yield_now().await;
         } else {
             self.writes_since_yield.set(written);
         }
@@ -495,6 +501,10 @@ impl TaskContext {
             StepReplay::Cancelled => return self.stop(Suspension::Cancelled).await,
             StepReplay::Run { attempt } => attempt,
         };
+        if self.hand_off_at.is_some_and(|at| self.now() >= at) {
+            // Recorded steps stay; the next activation replays them and starts this one.
+            return self.stop(Suspension::HandOff).await;
+        }
         let timeout = timeout.unwrap_or(self.step_timeout);
         let outcome = step::attempt(&*self.host.timer, closure(), timeout).await;
         let (value, result) = match outcome {

@@ -37,6 +37,7 @@ pub(crate) async fn run_body(
     definition: &TaskDefinition,
     journal: TaskState,
     limits: Limits,
+    hand_off_at: Option<Timestamp>,
 ) -> RunOutcome {
     let input: Value = match serde_json::from_str(&journal.task.input) {
         Ok(input) => input,
@@ -52,6 +53,7 @@ pub(crate) async fn run_body(
         retry: options.retry,
         step_timeout: options.step_timeout,
         limits,
+        hand_off_at,
     }));
     let mut body = AssertUnwindSafe((definition.handler())(&cx, input)).catch_unwind();
     poll_fn(|waker| {
@@ -118,6 +120,12 @@ pub(crate) fn settled_record(
             if task.next_run_at == claimed.next_run_at {
                 task.next_run_at = None;
             }
+            if task.cancel_requested {
+                task.transition(TaskStatus::Cancelled, now);
+            }
+        }
+        RunOutcome::Suspended(Suspension::HandOff) => {
+            task.next_run_at = Some(now);
             if task.cancel_requested {
                 task.transition(TaskStatus::Cancelled, now);
             }

@@ -61,6 +61,7 @@ pub struct Engine {
     registry: Rc<TaskRegistry>,
     limits: Limits,
     lease: Duration,
+    hand_off: Option<Duration>,
     in_flight: RefCell<HashSet<String>>,
 }
 
@@ -86,6 +87,7 @@ impl Engine {
             registry: Rc::new(registry),
             limits: Limits::DEFAULT,
             lease: DEFAULT_LEASE,
+            hand_off: None,
             in_flight: RefCell::default(),
         }
     }
@@ -101,6 +103,16 @@ impl Engine {
     #[must_use]
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
+        self
+    }
+
+    /// Ends an activation that has run for `after` at its next new step attempt, and runs
+    /// the body on in a fresh activation at once (its recorded steps replay). A host whose
+    /// activations have a wall-clock limit (a Durable Object's alarm handler) sets this below
+    /// the limit; without it an activation runs until the body suspends or returns.
+    #[must_use]
+    pub fn with_hand_off(mut self, after: Duration) -> Self {
+        self.hand_off = Some(after);
         self
     }
 
@@ -264,6 +276,12 @@ impl Engine {
         Ok(ids.len())
     }
 
+    /// Sets the task's wake-up from its stored rows again (a host whose wake-up was moved by
+    /// something else, such as a backstop alarm, calls this after a tick).
+    pub fn rearm(&self, task_id: &str) -> Result<(), EngineError> {
+        self.reschedule_by_id(task_id)
+    }
+
     /// The task and its whole journal, for tests and inspection. Never writes.
     pub fn journal(&self, task_id: &str) -> Result<Option<TaskState>, EngineError> {
         self.load(task_id, LoadScope::Full)
@@ -286,7 +304,10 @@ impl Engine {
             return Ok(());
         };
         let _running = InFlight::enter(&self.in_flight, &task_id);
-        let outcome = run_body(&self.host, &definition, journal, self.limits).await;
+        let hand_off_at = self
+            .hand_off
+            .map(|after| self.host.clock.now().saturating_add(after));
+        let outcome = run_body(&self.host, &definition, journal, self.limits, hand_off_at).await;
         if let RunOutcome::Suspended(Suspension::StoreUnavailable(message)) = outcome {
             // Nothing can be settled; the claim's redelivery anchor runs the body again.
             return Err(EngineError::Store(message));

@@ -58,6 +58,14 @@ pub trait Clock {
 pub trait Timer {
     /// A future that completes after `duration`.
     fn delay(&self, duration: Duration) -> LocalBoxFuture<'static, ()>;
+
+    /// Lets the host's other work run before the body goes on (a long run of steps calls
+    /// this regularly). The default wakes itself at once, which is enough for an executor that
+    /// interleaves its tasks; an event loop that serves requests only between macrotasks (a
+    /// Durable Object) overrides it with a zero-length timer.
+    fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
+        Box::pin(super::step::yield_now())
+    }
 }
 
 /// The single wake-up of each task (an alarm, a timer).

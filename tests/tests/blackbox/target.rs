@@ -30,11 +30,6 @@ impl Target {
         }
     }
 
-    /// Whether the server runs here as a child process (native-only checks).
-    pub fn is_native(&self) -> bool {
-        self._server.is_some()
-    }
-
     /// Calls a task tool declaring the extension and returns the new task's id.
     pub fn create_task(&self, tool: &str, arguments: Value) -> String {
         let result = self.client.result(

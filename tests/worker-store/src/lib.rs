@@ -43,7 +43,7 @@ impl DurableObject for StoreCheck {
                 sql.exec(&format!("DROP TABLE IF EXISTS {table}"), None)
                     .expect("drop a table");
             }
-            DurableObjectStore::open(storage).expect("open the store")
+            DurableObjectStore::open(storage)
         });
         Response::ok("ok")
     }

@@ -1,0 +1,208 @@
+//! The Worker's fetch handler: the router, with each task reached in its own Durable Object.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use serde_json::Value;
+use worker::wasm_bindgen::JsValue;
+use worker::{Delay, Env, Method, ObjectNamespace, Request, RequestInit, Response, js_sys};
+
+use super::protocol::{OBJECT_URL, ObjectCall, ObjectReply};
+use crate::core::TaskSnapshot;
+use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskService};
+use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
+
+/// The binding name of the TaskRunner Durable Object namespace in wrangler.toml.
+pub const TASK_RUNNER_BINDING: &str = "TASK_RUNNER";
+
+/// The path of the MCP endpoint; every other path answers 404.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The largest request body the endpoint reads (the native host's limit too).
+pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// How many times an internal call is sent when the platform says the failure is retryable.
+const CALL_ATTEMPTS: u32 = 3;
+
+thread_local! {
+    /// The server, built once per isolate from the factory of the first request.
+    static SERVER: RefCell<Option<Rc<McpServer>>> = const { RefCell::new(None) };
+}
+
+/// Answers one request to the Worker: the MCP endpoint at [`MCP_PATH`], with tasks in the
+/// Durable Objects bound as [`TASK_RUNNER_BINDING`]. `server` builds the server once per
+/// isolate; plain tools, resources and discovery are answered here without touching an object.
+///
+/// ```ignore
+/// #[event(fetch)]
+/// async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
+///     durable_mcp::cloudflare::serve(request, &env, server).await
+/// }
+/// ```
+pub async fn serve(
+    mut request: Request,
+    env: &Env,
+    server: impl FnOnce() -> McpServer,
+) -> worker::Result<Response> {
+    if request.path() != MCP_PATH {
+        return Response::error("not found: the MCP endpoint is /mcp", 404);
+    }
+    let body = request.bytes().await?;
+    if body.len() > BODY_LIMIT {
+        return into_response(HttpResponse::too_large(BODY_LIMIT));
+    }
+    let headers = Headers::new(request.headers().entries());
+    let http = HttpRequest {
+        method: request.method().to_string(),
+        headers,
+        body,
+    };
+    let tasks = Rc::new(ObjectTasks {
+        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
+    });
+    let router = Router::with_tasks(shared_server(server), tasks);
+    into_response(router.handle(http).await)
+}
+
+fn shared_server(server: impl FnOnce() -> McpServer) -> Rc<McpServer> {
+    SERVER.with(|cell| Rc::clone(cell.borrow_mut().get_or_insert_with(|| Rc::new(server()))))
+}
+
+fn into_response(response: HttpResponse) -> worker::Result<Response> {
+    let mut reply = Response::from_bytes(response.body)?.with_status(response.status);
+    let headers = reply.headers_mut();
+    for (name, value) in response.headers {
+        headers.set(name, &value)?;
+    }
+    Ok(reply)
+}
+
+/// The task service of the Worker: every call goes to the task's own object, named by the
+/// task id, through [`ObjectTasks::call`].
+struct ObjectTasks {
+    namespace: ObjectNamespace,
+}
+
+impl ObjectTasks {
+    /// Sends `call` to the object of `task_id`: a fresh stub per attempt, and another attempt
+    /// only when the platform marks the failure retryable (every call is idempotent).
+    async fn call(&self, task_id: &str, call: &ObjectCall) -> Result<ObjectReply, RpcError> {
+        let body = serde_json::to_string(call).map_err(|e| internal("encoding a call", &e))?;
+        let mut pause = Duration::from_millis(20);
+        let mut attempt = 1;
+        loop {
+            match self.send(task_id, &body).await {
+                Ok(reply) => return Ok(reply),
+                Err(error) if attempt < CALL_ATTEMPTS && is_retryable(&error) => {
+                    Delay::from(pause).await;
+                    pause *= 4;
+                    attempt += 1;
+                }
+                Err(error) => return Err(internal("reaching the task's Durable Object", &error)),
+            }
+        }
+    }
+
+    async fn send(&self, task_id: &str, body: &str) -> worker::Result<ObjectReply> {
+        let stub = self.namespace.get_by_name(task_id)?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_body(Some(JsValue::from_str(body)));
+        let request = Request::new_with_init(OBJECT_URL, &init)?;
+        let mut response = stub.fetch_with_request(request).await?;
+        if response.status_code() != 200 {
+            let text = response.text().await.unwrap_or_default();
+            return Err(worker::Error::RustError(format!(
+                "HTTP {}: {text}",
+                response.status_code()
+            )));
+        }
+        response.json().await
+    }
+}
+
+/// Whether the platform marked the failure of a Durable Object call as safe to retry: its
+/// JavaScript error has `retryable` set and not `overloaded` (more load would not help).
+fn is_retryable(error: &worker::Error) -> bool {
+    let worker::Error::UnknownJsError { original, .. } = error else {
+        return false;
+    };
+    let flag = |name: &str| {
+        js_sys::Reflect::get(original, &JsValue::from_str(name))
+            .ok()
+            .and_then(|value| value.as_bool())
+            .unwrap_or(false)
+    };
+    flag("retryable") && !flag("overloaded")
+}
+
+fn internal(what: &str, error: &dyn std::fmt::Display) -> RpcError {
+    RpcError::internal(format!("{what}: {error}"))
+}
+
+impl TaskService for ObjectTasks {
+    fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
+        Box::pin(async move {
+            let task_id = match request.task_id {
+                Some(id) => id,
+                None => new_task_id().map_err(RpcError::from_engine)?,
+            };
+            let call = ObjectCall::Create {
+                task_id: task_id.clone(),
+                tool_name: request.tool_name,
+                input: request.input,
+                principal: request.principal,
+            };
+            self.call(&task_id, &call).await?.into_snapshot()
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Get {
+                task_id: task_id.to_owned(),
+                caller: caller.map(str::to_owned),
+            };
+            self.call(task_id, &call).await?.into_snapshot()
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        responses: &'a Value,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Update {
+                task_id: task_id.to_owned(),
+                responses: responses.clone(),
+                caller: caller.map(str::to_owned),
+            };
+            self.call(task_id, &call).await?.into_done()
+        })
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Cancel {
+                task_id: task_id.to_owned(),
+                caller: caller.map(str::to_owned),
+            };
+            self.call(task_id, &call).await?.into_done()
+        })
+    }
+
+    fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
+        Box::pin(Delay::from(duration))
+    }
+}

@@ -1,0 +1,107 @@
+//! The engine's ports inside a Durable Object: the JavaScript clock, `setTimeout`, and the
+//! object's one alarm.
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use worker::wasm_bindgen::JsValue;
+use worker::wasm_bindgen::closure::Closure;
+use worker::{Delay, js_sys};
+
+use crate::core::Timestamp;
+use crate::runtime::{Clock, LocalBoxFuture, Scheduler, Timer};
+
+/// `Date.now()`. Inside a Worker it advances only across I/O (timers included), which is why
+/// the driver's regular yields also keep hand-off times honest.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JsClock;
+
+impl Clock for JsClock {
+    fn now(&self) -> Timestamp {
+        // Milliseconds since the epoch fit an f64 exactly; the cast drops no whole millisecond.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Timestamp(js_sys::Date::now() as u64)
+    }
+}
+
+/// `setTimeout`, through workers-rs's `Delay`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JsTimer;
+
+impl Timer for JsTimer {
+    fn delay(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
+        Box::pin(Delay::from(duration))
+    }
+
+    /// A zero-length timer: a new macrotask, so requests queued for the object (a
+    /// `tasks/get` while a long run of steps goes on) are served before the body continues.
+    fn yield_now(&self) -> LocalBoxFuture<'static, ()> {
+        Box::pin(Delay::from(Duration::ZERO))
+    }
+}
+
+/// The object's one alarm, set to the task's next wake-up after every scheduling write.
+///
+/// `setAlarm` and `deleteAlarm` are storage writes: the object's output gate holds every
+/// response until they are durable, so they are issued without awaiting them, from the
+/// synchronous [`Scheduler`] port. A failure is logged; the alarm handler's backstop covers it.
+pub struct AlarmScheduler {
+    storage: worker::Storage,
+    /// Logs a failed alarm write; one closure for the object's life.
+    on_error: Closure<dyn FnMut(JsValue)>,
+    /// The alarm as last set by this instance, to skip writes that change nothing.
+    current: Cell<Option<Option<Timestamp>>>,
+}
+
+impl std::fmt::Debug for AlarmScheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlarmScheduler")
+            .field("current", &self.current.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AlarmScheduler {
+    /// The scheduler of the object whose storage this is.
+    pub fn new(storage: worker::Storage) -> Self {
+        AlarmScheduler {
+            storage,
+            on_error: Closure::new(|error: JsValue| log_error("setting the alarm", &error)),
+            current: Cell::new(None),
+        }
+    }
+
+    /// Sets the alarm to `at`, or clears it, whatever this instance believes is set.
+    pub fn set(&self, at: Option<Timestamp>) {
+        self.current.set(Some(at));
+        let options = js_sys::Object::new();
+        let raw = self.storage.as_raw();
+        let written = match at {
+            #[allow(clippy::cast_precision_loss)] // epoch milliseconds fit an f64
+            Some(at) => {
+                let when = js_sys::Date::new(&JsValue::from_f64(at.0 as f64));
+                raw.set_alarm(when, options)
+            }
+            None => raw.delete_alarm(options),
+        };
+        match written {
+            // Nobody awaits the write; a rejection is logged rather than left unhandled.
+            Ok(promise) => drop(promise.catch(&self.on_error)),
+            Err(error) => log_error("setting the alarm", &error),
+        }
+    }
+}
+
+impl Scheduler for AlarmScheduler {
+    fn schedule(&self, _task_id: &str, at: Option<Timestamp>) {
+        // One task per object: the task id names the object itself.
+        if self.current.get() != Some(at) {
+            self.set(at);
+        }
+    }
+}
+
+pub(crate) fn log_error(what: &str, error: &JsValue) {
+    let message = error.as_string().unwrap_or_else(|| format!("{error:?}"));
+    worker::console_error!("durable-mcp: {what} failed: {message}");
+}

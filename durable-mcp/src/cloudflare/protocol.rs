@@ -1,0 +1,91 @@
+//! The internal protocol between the Worker and a task's Durable Object: one JSON request per
+//! `fetch`, one JSON reply. Every call is idempotent, so the Worker may send it again.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::TaskSnapshot;
+use crate::rpc::RpcError;
+use crate::wire::ErrorObject;
+
+/// The URL internal calls are sent to. The object sees only the request, never the network,
+/// so the host is a placeholder.
+pub(crate) const OBJECT_URL: &str = "https://task-runner.invalid/call";
+
+/// What the Worker asks a task's object.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub(crate) enum ObjectCall {
+    /// Create the task (again: the same id and tool return the existing task).
+    Create {
+        task_id: String,
+        tool_name: String,
+        input: Value,
+        principal: Option<String>,
+    },
+    /// `tasks/get`.
+    Get {
+        task_id: String,
+        caller: Option<String>,
+    },
+    /// `tasks/update`.
+    Update {
+        task_id: String,
+        responses: Value,
+        caller: Option<String>,
+    },
+    /// `tasks/cancel`.
+    Cancel {
+        task_id: String,
+        caller: Option<String>,
+    },
+}
+
+/// What the object answers.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ObjectReply {
+    /// The task as the caller may see it.
+    Snapshot(TaskSnapshot),
+    /// The change was recorded (or was already).
+    Done,
+    /// The error the client is to see, with its HTTP status.
+    Refused { status: u16, error: ErrorObject },
+}
+
+impl From<RpcError> for ObjectReply {
+    fn from(error: RpcError) -> Self {
+        ObjectReply::Refused {
+            status: error.status,
+            error: error.error,
+        }
+    }
+}
+
+impl ObjectReply {
+    /// The snapshot, or the refusal as the router's error.
+    pub(crate) fn into_snapshot(self) -> Result<TaskSnapshot, RpcError> {
+        match self {
+            ObjectReply::Snapshot(snapshot) => Ok(snapshot),
+            other => Err(other.into_refusal("a task snapshot")),
+        }
+    }
+
+    /// `Ok` for `Done`, or the refusal as the router's error.
+    pub(crate) fn into_done(self) -> Result<(), RpcError> {
+        match self {
+            ObjectReply::Done => Ok(()),
+            other => Err(other.into_refusal("an acknowledgement")),
+        }
+    }
+
+    fn into_refusal(self, expected: &str) -> RpcError {
+        match self {
+            ObjectReply::Refused { status, error } => RpcError { status, error },
+            other => RpcError::internal(format!(
+                "the task's Durable Object answered {other:?} where {expected} was expected \
+                 (are the Worker and the object from the same deploy?)"
+            )),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The TaskRunner: the logic of the Durable Object that holds one task. Its storage keeps the
+//! task's rows, its alarm fires the task's next wake-up, and the task body runs inside it, so
+//! every journal read and write is a local SQLite call.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use worker::{Env, Request, Response, State};
+
+use super::ports::{AlarmScheduler, JsClock, JsTimer};
+use super::protocol::{ObjectCall, ObjectReply};
+use super::settings::Settings;
+use super::sql_store::DurableObjectStore;
+use crate::Engine;
+use crate::core::EngineError;
+use crate::rpc::{McpServer, TaskService};
+use crate::runtime::{Clock, CreateTask, Host, Store};
+
+/// The body of a user's TaskRunner Durable Object: forward `fetch` and `alarm` to it.
+///
+/// ```ignore
+/// #[durable_object]
+/// pub struct TaskRunner(durable_mcp::cloudflare::TaskRunner);
+///
+/// impl DurableObject for TaskRunner {
+///     fn new(state: State, env: Env) -> Self {
+///         Self(durable_mcp::cloudflare::TaskRunner::new(state, &env, server))
+///     }
+///     async fn fetch(&self, request: Request) -> Result<Response> {
+///         self.0.fetch(request).await
+///     }
+///     async fn alarm(&self) -> Result<Response> {
+///         self.0.alarm().await
+///     }
+/// }
+/// ```
+pub struct TaskRunner {
+    state: State,
+    store: Rc<DurableObjectStore>,
+    alarm: Rc<AlarmScheduler>,
+    engine: Engine,
+    settings: Settings,
+}
+
+impl std::fmt::Debug for TaskRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskRunner")
+            .field("engine", &self.engine)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskRunner {
+    /// The runner of the object `state`, running the tasks `server` registers. Reads its
+    /// [settings](super#settings) from `env`. Writes nothing.
+    pub fn new(state: State, env: &Env, server: impl FnOnce() -> McpServer) -> Self {
+        let settings = Settings::from_env(env);
+        let storage = state.storage();
+        let store = Rc::new(DurableObjectStore::open(storage));
+        let alarm = Rc::new(AlarmScheduler::new(state.storage()));
+        let host = Host {
+            store: store.clone(),
+            clock: Rc::new(JsClock),
+            timer: Rc::new(JsTimer),
+            scheduler: alarm.clone(),
+        };
+        let engine = Engine::new(server().task_registry(), host)
+            .with_lease(settings.lease)
+            .with_hand_off(settings.hand_off);
+        TaskRunner {
+            state,
+            store,
+            alarm,
+            engine,
+            settings,
+        }
+    }
+
+    /// The engine running this object's task.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Answers one internal call from the Worker (see [`super::serve`]).
+    pub async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
+        let call: ObjectCall = match request.json().await {
+            Ok(call) => call,
+            Err(error) => {
+                let message =
+                    format!("not a task call ({error}); only the Worker calls this object");
+                return Response::error(message, 400);
+            }
+        };
+        Response::from_json(&self.answer(call).await)
+    }
+
+    async fn answer(&self, call: ObjectCall) -> ObjectReply {
+        let outcome = match call {
+            ObjectCall::Create {
+                task_id,
+                tool_name,
+                input,
+                principal,
+            } => {
+                let mut request = CreateTask::new(tool_name, input);
+                request.task_id = Some(task_id);
+                request.principal = principal;
+                TaskService::create(&self.engine, request)
+                    .await
+                    .map(ObjectReply::Snapshot)
+            }
+            ObjectCall::Get { task_id, caller } => {
+                TaskService::get(&self.engine, &task_id, caller.as_deref())
+                    .await
+                    .map(ObjectReply::Snapshot)
+            }
+            ObjectCall::Update {
+                task_id,
+                responses,
+                caller,
+            } => TaskService::update(&self.engine, &task_id, &responses, caller.as_deref())
+                .await
+                .map(|()| ObjectReply::Done),
+            ObjectCall::Cancel { task_id, caller } => {
+                TaskService::cancel(&self.engine, &task_id, caller.as_deref())
+                    .await
+                    .map(|()| ObjectReply::Done)
+            }
+        };
+        outcome.unwrap_or_else(ObjectReply::from)
+    }
+
+    /// The alarm: runs whatever is due for the task. Never fails: a failure is logged and the
+    /// backstop alarm, set before anything else, tries again.
+    pub async fn alarm(&self) -> worker::Result<Response> {
+        let now = JsClock.now();
+        self.alarm
+            .set(Some(now.saturating_add(self.settings.backstop)));
+        if let Err(error) = self.tick().await {
+            worker::console_error!("durable-mcp: alarm: {error}; trying again shortly");
+            self.alarm.set(Some(now.saturating_add(RETRY_AFTER_ERROR)));
+        }
+        Response::ok("")
+    }
+
+    async fn tick(&self) -> Result<(), EngineError> {
+        let store_error = |error: crate::runtime::StoreError| EngineError::Store(error.0);
+        let ids = self.store.task_ids().map_err(store_error)?;
+        for task_id in &ids {
+            self.engine.tick(task_id).await?;
+            self.engine.rearm(task_id)?;
+        }
+        if self.store.task_ids().map_err(store_error)?.is_empty() {
+            self.delete_all().await?;
+        }
+        Ok(())
+    }
+
+    /// Leaves no storage behind once the task is purged (or was never created).
+    async fn delete_all(&self) -> Result<(), EngineError> {
+        let storage = self.state.storage();
+        let deleted = storage.delete_all().await;
+        self.store.forget_tables();
+        self.alarm.set(None);
+        deleted.map_err(|error| EngineError::Store(format!("deleteAll: {error}")))
+    }
+}
+
+/// How soon an alarm that failed (the store failed) runs again.
+const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);

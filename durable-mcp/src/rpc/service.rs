@@ -1,0 +1,84 @@
+//! Where the router sends the `tasks/*` methods and task creation: to an [`Engine`] in the same
+//! process (the native host), or to each task's own Durable Object (the Cloudflare host).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::RpcError;
+use crate::Engine;
+use crate::core::TaskSnapshot;
+use crate::runtime::{CreateTask, LocalBoxFuture};
+
+/// The task operations the router needs, answered with the error the client is to see.
+///
+/// Every method is idempotent for the same arguments (creation with a caller-chosen id
+/// included), so a host that reaches tasks over a network may retry any of them.
+pub trait TaskService {
+    /// Creates a task and returns its first snapshot.
+    fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>>;
+
+    /// The task as `caller` may see it.
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>>;
+
+    /// Records input responses (`tasks/update`).
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        responses: &'a Value,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>>;
+
+    /// Asks the task to stop (`tasks/cancel`).
+    fn cancel<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>>;
+
+    /// Waits `duration` (between the polls of an optional task run inline).
+    fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()>;
+}
+
+impl TaskService for Engine {
+    fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
+        let created = self.create_task(request).map_err(RpcError::from_engine);
+        Box::pin(std::future::ready(created))
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
+        let snapshot = Engine::get(self, task_id, caller).map_err(RpcError::from_engine);
+        Box::pin(std::future::ready(snapshot))
+    }
+
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        responses: &'a Value,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        let updated = Engine::update(self, task_id, responses, caller);
+        Box::pin(std::future::ready(updated.map_err(RpcError::from_engine)))
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        let cancelled = Engine::cancel(self, task_id, caller).map_err(RpcError::from_engine);
+        Box::pin(std::future::ready(cancelled))
+    }
+
+    fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
+        self.host().timer.delay(duration)
+    }
+}

@@ -1,0 +1,25 @@
+//! The fixture server the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+//! runs against: the Tasks extension fixtures ([`tasks`]) and the core fixtures of the
+//! 2026-07-28 revision ([`core`]). Scenarios this framework cannot pass yet are listed, with the
+//! reason, in `tests/conformance/expected-failures.yml`.
+//!
+//! One source, two hosts: `src/main.rs` serves [`server`] natively (`PORT`, default 8787, and
+//! `DURABLE_MCP_DATA`, default `./.durable-mcp`), and built for `wasm32-unknown-unknown` by
+//! worker-build the same server runs as a Cloudflare Worker (`src/worker.rs`, `wrangler.toml`).
+
+mod core;
+mod schema;
+mod tasks;
+
+#[cfg(target_arch = "wasm32")]
+mod worker;
+
+use durable_mcp::McpServer;
+
+/// The fixture server: every tool, task and resource the scenarios call.
+pub fn server() -> McpServer {
+    let server = McpServer::new("durable-mcp-conformance", env!("CARGO_PKG_VERSION"))
+        .instructions("Fixture tools and resources for the MCP conformance suite.");
+    // The tasks fixtures go first: header-validation scenarios call the first listed tool.
+    core::add(tasks::add(server))
+}
