@@ -26,11 +26,16 @@ fn tool(relative: &str) -> PathBuf {
     path
 }
 
-/// Builds the Worker crate in `dir` (release, wasm-opt off) into `dir/build/`.
+/// How every Worker here is built: the workspace's `worker` profile (small), no wasm-opt
+/// (worker-build would download it), and panics unwinding (std rebuilt on nightly), so that a
+/// panic in a task fails that task instead of the instance.
+pub const WORKER_BUILD_ARGS: [&str; 4] = ["--profile", "worker", "--no-opt", "--panic-unwind"];
+
+/// Builds the Worker crate in `dir` with [`WORKER_BUILD_ARGS`] into `dir/build/`.
 pub fn build_worker(dir: &Path) {
     let root = workspace_root();
     let status = Command::new(tool("target/worker-tools/bin/worker-build"))
-        .arg("--release")
+        .args(WORKER_BUILD_ARGS)
         .current_dir(dir)
         .env(
             "WASM_BINDGEN_BIN",
@@ -132,6 +137,26 @@ impl WorkerProcess {
         format!("{}/mcp", self.url)
     }
 
+    /// A POST of `path` with `headers` and no body.
+    pub fn post(&self, path: &str, headers: &[(&str, &str)]) -> crate::http::Response {
+        Connection::open(([127, 0, 0, 1], self.port).into())
+            .and_then(|mut connection| connection.request("POST", path, headers, b""))
+            .unwrap_or_else(|error| panic!("POST {path}: {error}"))
+    }
+
+    /// SIGKILL to wrangler and workerd: nothing shuts down cleanly, as in a crash.
+    pub fn kill(mut self) {
+        self.signal("-KILL");
+    }
+
+    fn signal(&mut self, signal: &str) {
+        // wrangler runs node and workerd children: signal the whole group.
+        let _ = Command::new("kill")
+            .args([signal, "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+
     /// A GET of `path`.
     pub fn get(&self, path: &str) -> crate::http::Response {
         Connection::open(([127, 0, 0, 1], self.port).into())
@@ -142,10 +167,38 @@ impl WorkerProcess {
 
 impl Drop for WorkerProcess {
     fn drop(&mut self) {
-        // wrangler runs node and workerd children: stop the whole group.
-        let _ = Command::new("kill")
-            .args(["-TERM", "--", &format!("-{}", self.child.id())])
-            .status();
-        let _ = self.child.wait();
+        self.signal("-TERM");
     }
+}
+
+/// Builds the Worker crate `relative` (to the workspace root) once per test process, however
+/// many tests ask; a failed build fails every test that asks.
+pub fn build_worker_once(relative: &'static str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static BUILT: OnceLock<Mutex<HashMap<&'static str, bool>>> = OnceLock::new();
+    let dir = workspace_root().join(relative);
+    let mut built = BUILT
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match built.get(relative) {
+        Some(true) => {}
+        Some(false) => panic!("the Worker {relative} failed to build (see the first test)"),
+        None => {
+            built.insert(relative, false);
+            build_worker(&dir);
+            built.insert(relative, true);
+        }
+    }
+    dir
+}
+
+/// Serialises the tests of one process that run `wrangler dev` (about half a gigabyte and two
+/// busy processes each): hold the guard for the life of the Worker.
+pub fn one_worker_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static WORKERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    WORKERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -1,16 +1,23 @@
-//! The `report-task` example end to end: the built binary runs as a child process, the tests
-//! talk MCP to it and play its report service with a fake that counts every call.
+//! The `report-task` example end to end, on both hosts: the native binary as a child process,
+//! and the Worker (built from the same source, deployed by the root `wrangler.toml`) under
+//! `wrangler dev` with real Durable Object storage and alarms. The tests talk MCP to it and
+//! play its report service with a fake that counts every call.
 //!
-//! The crash tests kill the child with SIGKILL while a task sleeps or retries, start a new
-//! child on the same state directory, and check that the task finishes with every completed
-//! step run exactly once.
+//! The crash tests kill the host with SIGKILL (for the Worker: wrangler and workerd) while a
+//! task sleeps or retries, start it again on the same state directory, and check that the task
+//! finishes with every completed step run exactly once. On the Worker, operators' wake-ups
+//! run the alarm handler again and again while a task runs, and no step runs twice.
 
 use std::path::Path;
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::report_api::{FakeReportService, GARBLED, SendCall, report_for};
 use durable_mcp_tests::server::ServerProcess;
+use durable_mcp_tests::workerd::{
+    WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root,
+};
 use serde_json::{Value, json};
 
 /// The example's binary.
@@ -20,33 +27,99 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// The recipient most tests send to.
 const ADA: &str = "ada@example.org";
 
-// ---- the example as a child process ----
+/// The example's Worker crate; the root `wrangler.toml` deploys it.
+const WORKER_CRATE: &str = "examples/report-task";
+/// The admin token the Worker is started with, for operators' wake-ups.
+const ADMIN_TOKEN: &str = "test-admin-token";
+
+// ---- the example on either host ----
+
+/// Where the example runs.
+#[derive(Clone, Copy, Debug)]
+enum Host {
+    /// The native binary, a child process.
+    Native,
+    /// The Worker under `wrangler dev`.
+    Worker,
+}
+
+/// The running example.
+enum Running {
+    Native(ServerProcess),
+    /// The Worker, and the guard that keeps other Worker tests waiting meanwhile.
+    Worker(WorkerProcess, MutexGuard<'static, ()>),
+}
 
 /// A running `report-task` and an MCP client of it that declares the Tasks extension.
 struct ReportServer {
-    process: ServerProcess,
+    running: Running,
     client: McpClient,
 }
 
 impl ReportServer {
-    /// Starts the example on state directory `data_dir`, talking to `service`, with the
-    /// cool-off `cool_off` between fetching and sending.
-    fn start(data_dir: &Path, service: &FakeReportService, cool_off: &str) -> Self {
+    /// Starts the example on `host` with state directory `data_dir`, talking to `service`,
+    /// with the cool-off `cool_off` between fetching and sending.
+    fn start(host: Host, data_dir: &Path, service: &FakeReportService, cool_off: &str) -> Self {
         let url = service.url();
-        let env = [
+        let settings = [
             ("REPORT_API_URL", url.as_str()),
             ("REPORT_COOL_OFF", cool_off),
         ];
-        let process = ServerProcess::start(BINARY, data_dir, &env);
-        let client = McpClient::new(process.url());
-        ReportServer { process, client }
+        let running = match host {
+            Host::Native => Running::Native(ServerProcess::start(BINARY, data_dir, &settings)),
+            Host::Worker => {
+                let guard = one_worker_at_a_time();
+                build_worker_once(WORKER_CRATE);
+                // A short lease, so an activation cut off by a kill runs again soon.
+                let vars = [
+                    settings[0],
+                    settings[1],
+                    ("DURABLE_MCP_LEASE", "3s"),
+                    ("DURABLE_MCP_HAND_OFF", "2s"),
+                    ("DURABLE_MCP_ADMIN_TOKEN", ADMIN_TOKEN),
+                ];
+                let worker = WorkerProcess::start_with_vars(&workspace_root(), data_dir, &vars);
+                Running::Worker(worker, guard)
+            }
+        };
+        let url = match &running {
+            Running::Native(process) => process.url().to_owned(),
+            Running::Worker(worker, _) => worker.mcp_url(),
+        };
+        ReportServer {
+            running,
+            client: McpClient::new(&url),
+        }
     }
 
     /// SIGKILL: no shutdown code runs.
     fn kill(self) {
-        self.process.kill();
+        match self.running {
+            Running::Native(process) => process.kill(),
+            Running::Worker(worker, _guard) => worker.kill(),
+        }
     }
 
+    /// The Worker (wake-ups are the Worker's).
+    fn worker(&self) -> &WorkerProcess {
+        match &self.running {
+            Running::Worker(worker, _) => worker,
+            Running::Native(_) => panic!("only the Worker has wake-ups"),
+        }
+    }
+}
+
+/// Runs the task's alarm handler now, through the Worker's admin wake-up.
+fn wake(worker: &WorkerProcess, id: &str) {
+    let authorization = format!("Bearer {ADMIN_TOKEN}");
+    let response = worker.post(
+        &format!("/__durable-mcp/wake/{id}"),
+        &[("Authorization", authorization.as_str())],
+    );
+    assert_eq!(response.status, 200, "wake {id}: {response:?}");
+}
+
+impl ReportServer {
     fn call(&self, tool: &str, arguments: Value) -> Value {
         self.client.result(
             "tools/call",
@@ -151,11 +224,10 @@ fn assert_fetched_then_sent_once(service: &FakeReportService, id: &str, cool_off
 
 // ---- discovery and the plain tool ----
 
-#[test]
-fn the_three_tools_are_listed_with_their_schemas() {
+fn the_three_tools_are_listed_with_their_schemas(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "5s");
+    let server = ReportServer::start(host, dir.path(), &service, "5s");
     let listed = server.client.result("tools/list", json!({}));
     let tools = listed["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools
@@ -171,11 +243,10 @@ fn the_three_tools_are_listed_with_their_schemas() {
     assert_eq!(tools[2]["inputSchema"]["required"], json!(["text"]));
 }
 
-#[test]
-fn echo_answers_with_its_text() {
+fn echo_answers_with_its_text(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "5s");
+    let server = ReportServer::start(host, dir.path(), &service, "5s");
     let result = server.call("echo", json!({ "text": "hello, durable world" }));
     assert_eq!(result["resultType"], "complete");
     assert_eq!(
@@ -197,12 +268,11 @@ fn echo_answers_with_its_text() {
 
 // ---- send_report ----
 
-#[test]
-fn send_report_fetches_cools_off_and_sends_once() {
+fn send_report_fetches_cools_off_and_sends_once(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
     let cool_off = Duration::from_secs(1);
-    let server = ReportServer::start(dir.path(), &service, "1s");
+    let server = ReportServer::start(host, dir.path(), &service, "1s");
 
     let (id, created) = server.create("send_report", json!({ "to": ADA }));
     assert_eq!(created["status"], "working");
@@ -214,12 +284,11 @@ fn send_report_fetches_cools_off_and_sends_once() {
     assert_fetched_then_sent_once(&service, &id, cool_off);
 }
 
-#[test]
-fn send_report_retries_a_failing_send_with_one_idempotency_key() {
+fn send_report_retries_a_failing_send_with_one_idempotency_key(host: Host) {
     let service = FakeReportService::start();
     service.fail_next_sends(2);
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "10ms");
+    let server = ReportServer::start(host, dir.path(), &service, "10ms");
 
     let (id, _) = server.create("send_report", json!({ "to": ADA }));
     let done = server.wait_for_status(&id, "completed");
@@ -236,11 +305,10 @@ fn send_report_retries_a_failing_send_with_one_idempotency_key() {
     );
 }
 
-#[test]
-fn send_report_gives_up_at_once_on_an_answer_that_is_not_a_report() {
+fn send_report_gives_up_at_once_on_an_answer_that_is_not_a_report(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "10ms");
+    let server = ReportServer::start(host, dir.path(), &service, "10ms");
 
     let (id, _) = server.create("send_report", json!({ "to": GARBLED }));
     let done = server.wait_for_status(&id, "completed");
@@ -256,11 +324,10 @@ fn send_report_gives_up_at_once_on_an_answer_that_is_not_a_report() {
     assert!(service.sends(GARBLED).is_empty());
 }
 
-#[test]
-fn send_report_refuses_a_call_without_a_recipient() {
+fn send_report_refuses_a_call_without_a_recipient(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "10ms");
+    let server = ReportServer::start(host, dir.path(), &service, "10ms");
     for arguments in [json!({}), json!({ "to": "" }), json!({ "to": 42 })] {
         let response = server
             .client
@@ -287,11 +354,10 @@ fn send_report_refuses_a_call_without_a_recipient() {
 
 // ---- approve_report ----
 
-#[test]
-fn approve_report_reads_an_accepted_answer_and_its_note() {
+fn approve_report_reads_an_accepted_answer_and_its_note(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "5s");
+    let server = ReportServer::start(host, dir.path(), &service, "5s");
 
     let (id, _) = server.create("approve_report", json!({ "report": "the Q3 numbers" }));
     let waiting = server.wait_for_status(&id, "input_required");
@@ -313,11 +379,10 @@ fn approve_report_reads_an_accepted_answer_and_its_note() {
     assert!(done["result"].get("isError").is_none(), "{done}");
 }
 
-#[test]
-fn approve_report_declined_or_refused_is_not_approved() {
+fn approve_report_declined_or_refused_is_not_approved(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "5s");
+    let server = ReportServer::start(host, dir.path(), &service, "5s");
     let answers = [
         json!({ "action": "decline" }),
         json!({ "action": "cancel" }),
@@ -338,12 +403,11 @@ fn approve_report_declined_or_refused_is_not_approved() {
 
 // ---- crash and restart ----
 
-#[test]
-fn a_task_killed_while_it_sleeps_finishes_after_a_restart() {
+fn a_task_killed_while_it_sleeps_finishes_after_a_restart(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
     let cool_off = Duration::from_secs(3);
-    let server = ReportServer::start(dir.path(), &service, "3s");
+    let server = ReportServer::start(host, dir.path(), &service, "3s");
     let (id, _) = server.create("send_report", json!({ "to": ADA }));
     let sleeping = server.wait_for(&id, "the cool-off", |task| {
         task["statusMessage"]
@@ -355,19 +419,18 @@ fn a_task_killed_while_it_sleeps_finishes_after_a_restart() {
     server.kill();
     assert!(service.sends(ADA).is_empty(), "killed before sending");
 
-    let restarted = ReportServer::start(dir.path(), &service, "3s");
+    let restarted = ReportServer::start(host, dir.path(), &service, "3s");
     let done = restarted.wait_for_status(&id, "completed");
     assert_eq!(text_of(&done), format!("report sent to {ADA}"));
     // The sleep survived the restart: the send still waited out the whole cool-off.
     assert_fetched_then_sent_once(&service, &id, cool_off);
 }
 
-#[test]
-fn a_task_killed_while_its_send_retries_finishes_after_a_restart() {
+fn a_task_killed_while_its_send_retries_finishes_after_a_restart(host: Host) {
     let service = FakeReportService::start();
     service.fail_next_sends(3);
     let dir = tempfile::tempdir().unwrap();
-    let server = ReportServer::start(dir.path(), &service, "10ms");
+    let server = ReportServer::start(host, dir.path(), &service, "10ms");
     let (id, _) = server.create("send_report", json!({ "to": ADA }));
     // Two failed attempts: the step is waiting out its backoff (at least 0.5 s before the
     // third attempt, which fails too, and 1 s more before the fourth).
@@ -381,7 +444,7 @@ fn a_task_killed_while_its_send_retries_finishes_after_a_restart() {
         "killed before a send went through: {before:?}"
     );
 
-    let restarted = ReportServer::start(dir.path(), &service, "10ms");
+    let restarted = ReportServer::start(host, dir.path(), &service, "10ms");
     let done = restarted.wait_for_status(&id, "completed");
     assert_eq!(text_of(&done), format!("report sent to {ADA}"));
     let sends = service.sends(ADA);
@@ -398,3 +461,61 @@ fn a_task_killed_while_its_send_retries_finishes_after_a_restart() {
         "the journaled fetch is not re-run after the restart"
     );
 }
+
+// ---- the Worker's alarm handler, run again and again ----
+
+/// Operators' wake-ups run the alarm handler while the task sleeps, while its send retries and
+/// after it finished, from three threads at once and racing the platform's own alarms: no
+/// step runs twice, and nothing is lost.
+fn the_alarm_handler_run_again_runs_no_step_twice(host: Host) {
+    let service = FakeReportService::start();
+    service.fail_next_sends(2);
+    let dir = tempfile::tempdir().unwrap();
+    let server = ReportServer::start(host, dir.path(), &service, "1s");
+    let (id, _) = server.create("send_report", json!({ "to": ADA }));
+    let worker = server.worker();
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let done = std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                while !finished.load(std::sync::atomic::Ordering::Relaxed) {
+                    wake(worker, &id);
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            });
+        }
+        let done = server.wait_for_status(&id, "completed");
+        finished.store(true, std::sync::atomic::Ordering::Relaxed);
+        done
+    });
+    assert_eq!(text_of(&done), format!("report sent to {ADA}"));
+    for _ in 0..3 {
+        wake(worker, &id);
+    }
+    let sends = service.sends(ADA);
+    let statuses: Vec<u16> = sends.iter().map(|send| send.status).collect();
+    assert_eq!(statuses, [503, 503, 200], "{sends:?}");
+    assert_sends_carry_the_key(&sends, &id, ADA);
+    assert_eq!(service.fetches(ADA).len(), 1, "the fetch ran once");
+    assert_eq!(server.get(&id)["status"], "completed");
+}
+
+/// Declares each test once per host: `native::<name>` and `worker::<name>`.
+macro_rules! on_hosts {
+    ($host:ident: $($name:ident),* $(,)?) => {
+        mod $host {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(super::on_hosts!(@host $host));
+                }
+            )*
+        }
+    };
+    (@host native) => { super::Host::Native };
+    (@host worker) => { super::Host::Worker };
+}
+use on_hosts;
+
+on_hosts!(native: the_three_tools_are_listed_with_their_schemas, echo_answers_with_its_text, send_report_fetches_cools_off_and_sends_once, send_report_retries_a_failing_send_with_one_idempotency_key, send_report_gives_up_at_once_on_an_answer_that_is_not_a_report, send_report_refuses_a_call_without_a_recipient, approve_report_reads_an_accepted_answer_and_its_note, approve_report_declined_or_refused_is_not_approved, a_task_killed_while_it_sleeps_finishes_after_a_restart, a_task_killed_while_its_send_retries_finishes_after_a_restart);
+on_hosts!(worker: the_three_tools_are_listed_with_their_schemas, echo_answers_with_its_text, send_report_fetches_cools_off_and_sends_once, send_report_retries_a_failing_send_with_one_idempotency_key, send_report_gives_up_at_once_on_an_answer_that_is_not_a_report, send_report_refuses_a_call_without_a_recipient, approve_report_reads_an_accepted_answer_and_its_note, approve_report_declined_or_refused_is_not_approved, a_task_killed_while_it_sleeps_finishes_after_a_restart, a_task_killed_while_its_send_retries_finishes_after_a_restart, the_alarm_handler_run_again_runs_no_step_twice);

@@ -3,6 +3,10 @@
 //! a minute each instead of four, and their own speed does not matter), and wrangler (workerd)
 //! from npm into `tests/workerd/node_modules/` as its lockfile pins it.
 //!
+//! `worker-build --panic-unwind` rebuilds std with unwinding on the nightly toolchain
+//! (`cargo +nightly -Z build-std`), which needs nightly's `rust-src` component; it is added
+//! through rustup when missing.
+//!
 //! worker-build would otherwise download wasm-bindgen, binaryen and esbuild from outside the
 //! package registries; the tests point it at these through `WASM_BINDGEN_BIN` and
 //! `ESBUILD_BIN`, and the test Worker disables wasm-opt.
@@ -36,7 +40,37 @@ pub fn ensure() -> Result<()> {
         "wasm-bindgen",
         false,
     )?;
-    install_wrangler(&root.join(WORKERD_DIR))
+    install_wrangler(&root.join(WORKERD_DIR))?;
+    ensure_nightly_rust_src()
+}
+
+/// Adds nightly's `rust-src` (std's sources, for `-Z build-std`) when it is missing.
+fn ensure_nightly_rust_src() -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["component", "list", "--installed", "--toolchain", "nightly"])
+        .output()
+        .map_err(|e| format!("rustup is needed to find the nightly toolchain: {e}"))?;
+    if !installed.status.success() {
+        return Err(format!(
+            "the nightly toolchain is missing (worker-build --panic-unwind builds std with it): {}",
+            String::from_utf8_lossy(&installed.stderr).trim()
+        )
+        .into());
+    }
+    if String::from_utf8_lossy(&installed.stdout)
+        .lines()
+        .any(|line| line.starts_with("rust-src"))
+    {
+        return Ok(());
+    }
+    println!("xtask: rustup component add rust-src --toolchain nightly");
+    let status = Command::new("rustup")
+        .args(["component", "add", "rust-src", "--toolchain", "nightly"])
+        .status()?;
+    if !status.success() {
+        return Err(format!("adding nightly's rust-src failed ({status})").into());
+    }
+    Ok(())
 }
 
 fn install_crate(

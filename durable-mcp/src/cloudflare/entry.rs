@@ -19,6 +19,14 @@ pub const TASK_RUNNER_BINDING: &str = "TASK_RUNNER";
 /// The path of the MCP endpoint; every other path answers 404.
 pub const MCP_PATH: &str = "/mcp";
 
+/// Where an operator wakes a task: `POST /__durable-mcp/wake/<task id>` with
+/// `Authorization: Bearer <DURABLE_MCP_ADMIN_TOKEN>` runs the task's alarm handler at once,
+/// as if its alarm had fired. Without that Worker secret the path does not exist (404).
+pub const WAKE_PATH: &str = "/__durable-mcp/wake/";
+
+/// The Worker secret (or variable) that enables [`WAKE_PATH`].
+pub const ADMIN_TOKEN_VAR: &str = "DURABLE_MCP_ADMIN_TOKEN";
+
 /// The largest request body the endpoint reads (the native host's limit too).
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
@@ -45,7 +53,11 @@ pub async fn serve(
     env: &Env,
     server: impl FnOnce() -> McpServer,
 ) -> worker::Result<Response> {
-    if request.path() != MCP_PATH {
+    let path = request.path();
+    if let Some(task_id) = path.strip_prefix(WAKE_PATH) {
+        return wake(&request, env, task_id).await;
+    }
+    if path != MCP_PATH {
         return Response::error("not found: the MCP endpoint is /mcp", 404);
     }
     let body = request.bytes().await?;
@@ -63,6 +75,40 @@ pub async fn serve(
     });
     let router = Router::with_tasks(shared_server(server), tasks);
     into_response(router.handle(http).await)
+}
+
+/// Runs the alarm handler of `task_id`'s object, for an operator holding the admin token.
+async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Response> {
+    let Ok(token) = env
+        .secret(ADMIN_TOKEN_VAR)
+        .or_else(|_| env.var(ADMIN_TOKEN_VAR))
+    else {
+        return Response::error("not found: the MCP endpoint is /mcp", 404);
+    };
+    let expected = format!("Bearer {token}");
+    if request.headers().get("authorization")?.as_deref() != Some(expected.as_str()) {
+        return Response::error(
+            format!("wake needs Authorization: Bearer <{ADMIN_TOKEN_VAR}>"),
+            401,
+        );
+    }
+    if request.method() != Method::Post {
+        return Response::error("wake is a POST", 405);
+    }
+    let tasks = ObjectTasks {
+        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
+    };
+    let call = ObjectCall::Wake {
+        task_id: task_id.to_owned(),
+    };
+    match tasks
+        .call(task_id, &call)
+        .await
+        .and_then(ObjectReply::into_done)
+    {
+        Ok(()) => Response::ok(format!("woke {task_id}")),
+        Err(error) => Response::error(error.error.message, 500),
+    }
 }
 
 fn shared_server(server: impl FnOnce() -> McpServer) -> Rc<McpServer> {

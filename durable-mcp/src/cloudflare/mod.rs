@@ -38,7 +38,8 @@
 //!
 //! Read from the Worker's variables: `DURABLE_MCP_HAND_OFF` (default 10 minutes, see
 //! [`DEFAULT_HAND_OFF`]) and `DURABLE_MCP_LEASE` (default 15 minutes, see [`DEFAULT_LEASE`]),
-//! each a duration such as `"30s"` or `"10m"`.
+//! each a duration such as `"30s"` or `"10m"`. With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
+//! an operator can wake a task at once (see [`WAKE_PATH`]).
 
 mod entry;
 mod ports;
@@ -47,7 +48,7 @@ mod runner;
 mod settings;
 mod sql_store;
 
-pub use entry::{BODY_LIMIT, MCP_PATH, TASK_RUNNER_BINDING, serve};
+pub use entry::{ADMIN_TOKEN_VAR, BODY_LIMIT, MCP_PATH, TASK_RUNNER_BINDING, WAKE_PATH, serve};
 pub use ports::{AlarmScheduler, JsClock, JsTimer};
 pub use runner::TaskRunner;
 pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};

@@ -39,6 +39,8 @@ pub(crate) enum ObjectCall {
         task_id: String,
         caller: Option<String>,
     },
+    /// Run the alarm handler now, as if the alarm had fired (an operator's wake-up).
+    Wake { task_id: String },
 }
 
 /// What the object answers.

@@ -2,6 +2,7 @@
 //! task's rows, its alarm fires the task's next wake-up, and the task body runs inside it, so
 //! every journal read and write is a local SQLite call.
 
+use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -35,6 +36,13 @@ use crate::runtime::{Clock, CreateTask, Host, Store};
 /// }
 /// ```
 pub struct TaskRunner {
+    // A Worker built with `--panic-unwind` requires its objects to be unwind safe. A panic in a
+    // task body is caught by the driver; one that unwinds out of a handler leaves only caches
+    // behind (the rows are the truth, and the in-flight mark is dropped on the way out).
+    inner: AssertUnwindSafe<Runner>,
+}
+
+struct Runner {
     state: State,
     store: Rc<DurableObjectStore>,
     alarm: Rc<AlarmScheduler>,
@@ -45,8 +53,8 @@ pub struct TaskRunner {
 impl std::fmt::Debug for TaskRunner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskRunner")
-            .field("engine", &self.engine)
-            .field("settings", &self.settings)
+            .field("engine", &self.inner.engine)
+            .field("settings", &self.inner.settings)
             .finish_non_exhaustive()
     }
 }
@@ -69,21 +77,35 @@ impl TaskRunner {
             .with_lease(settings.lease)
             .with_hand_off(settings.hand_off);
         TaskRunner {
-            state,
-            store,
-            alarm,
-            engine,
-            settings,
+            inner: AssertUnwindSafe(Runner {
+                state,
+                store,
+                alarm,
+                engine,
+                settings,
+            }),
         }
     }
 
     /// The engine running this object's task.
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.inner.engine
     }
 
     /// Answers one internal call from the Worker (see [`super::serve`]).
-    pub async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
+    pub async fn fetch(&self, request: Request) -> worker::Result<Response> {
+        self.inner.fetch(request).await
+    }
+
+    /// The alarm: runs whatever is due for the task. Never fails: a failure is logged and the
+    /// backstop alarm, set before anything else, tries again.
+    pub async fn alarm(&self) -> worker::Result<Response> {
+        self.inner.alarm().await
+    }
+}
+
+impl Runner {
+    async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
         let call: ObjectCall = match request.json().await {
             Ok(call) => call,
             Err(error) => {
@@ -127,13 +149,16 @@ impl TaskRunner {
                     .await
                     .map(|()| ObjectReply::Done)
             }
+            ObjectCall::Wake { .. } => {
+                // The alarm handler never fails; what it could not do, its backstop retries.
+                let _ = self.alarm().await;
+                Ok(ObjectReply::Done)
+            }
         };
         outcome.unwrap_or_else(ObjectReply::from)
     }
 
-    /// The alarm: runs whatever is due for the task. Never fails: a failure is logged and the
-    /// backstop alarm, set before anything else, tries again.
-    pub async fn alarm(&self) -> worker::Result<Response> {
+    async fn alarm(&self) -> worker::Result<Response> {
         let now = JsClock.now();
         self.alarm
             .set(Some(now.saturating_add(self.settings.backstop)));

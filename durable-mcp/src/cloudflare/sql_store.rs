@@ -10,6 +10,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
 
 use worker::wasm_bindgen::JsValue;
 use worker::wasm_bindgen::closure::Closure;
@@ -76,8 +77,13 @@ impl DurableObjectStore {
     ) -> Result<T, StoreError> {
         let outcome = std::rc::Rc::new(RefCell::new(None));
         let slot = std::rc::Rc::clone(&outcome);
-        let sql = self.sql.clone();
+        // A Worker built with `--panic-unwind` asks for unwind safety here. A panic inside the
+        // callback unwinds out of transactionSync, which rolls back; nothing captured is used
+        // afterwards but `outcome`, which then stays `None`.
+        let captured = AssertUnwindSafe((body, slot, self.sql.clone()));
         let callback = Closure::once_into_js(move || -> Result<JsValue, JsValue> {
+            let whole = captured;
+            let (body, slot, sql) = whole.0;
             match body(&sql) {
                 Ok(value) => {
                     *slot.borrow_mut() = Some(Ok(value));

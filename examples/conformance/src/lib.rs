@@ -1,7 +1,8 @@
 //! The fixture server the official MCP conformance suite (`@modelcontextprotocol/conformance`)
 //! runs against: the Tasks extension fixtures ([`tasks`]) and the core fixtures of the
-//! 2026-07-28 revision ([`core`]). Scenarios this framework cannot pass yet are listed, with the
-//! reason, in `tests/conformance/expected-failures.yml`.
+//! 2026-07-28 revision ([`core`]), plus a few fixtures of durable-mcp's own suites ([`suite`]).
+//! Scenarios this framework cannot pass yet are listed, with the reason, in
+//! `tests/conformance/expected-failures.yml`.
 //!
 //! One source, two hosts: `src/main.rs` serves [`server`] natively (`PORT`, default 8787, and
 //! `DURABLE_MCP_DATA`, default `./.durable-mcp`), and built for `wasm32-unknown-unknown` by
@@ -9,6 +10,7 @@
 
 mod core;
 mod schema;
+mod suite;
 mod tasks;
 
 #[cfg(target_arch = "wasm32")]
@@ -16,10 +18,11 @@ mod worker;
 
 use durable_mcp::McpServer;
 
-/// The fixture server: every tool, task and resource the scenarios call.
+/// The fixture server: every tool, task and resource the scenarios call, and the fixtures of
+/// durable-mcp's own suites ([`suite`]).
 pub fn server() -> McpServer {
     let server = McpServer::new("durable-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture tools and resources for the MCP conformance suite.");
     // The tasks fixtures go first: header-validation scenarios call the first listed tool.
-    core::add(tasks::add(server))
+    suite::add(core::add(tasks::add(server)))
 }

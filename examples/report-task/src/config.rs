@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use durable_mcp::core::parse_duration;
-use durable_mcp::native::HostError;
 
 use crate::upstream::Upstream;
 
@@ -23,25 +22,33 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads `REPORT_API_URL` and `REPORT_COOL_OFF`, with their defaults where unset.
-    pub fn from_env() -> Result<Self, HostError> {
-        let url = var_or("REPORT_API_URL", DEFAULT_REPORT_API_URL)?;
-        let upstream = Upstream::new(&url)
-            .map_err(|reason| HostError::Config(format!("REPORT_API_URL={url:?} {reason}")))?;
-        let cool_off = var_or("REPORT_COOL_OFF", DEFAULT_COOL_OFF)?;
-        let cool_off = parse_duration(cool_off.trim())
-            .map_err(|error| HostError::Config(format!("REPORT_COOL_OFF: {error}")))?;
+    /// Reads `REPORT_API_URL` and `REPORT_COOL_OFF` through `var` (the process environment
+    /// natively, the Worker's variables in a Worker), with their defaults where unset or
+    /// empty. The error names the variable and what is wrong with it.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let var_or = |name: &str, default: &str| {
+            var(name)
+                .filter(|value| !value.trim().is_empty())
+                .unwrap_or_else(|| default.to_owned())
+        };
+        let url = var_or("REPORT_API_URL", DEFAULT_REPORT_API_URL);
+        let upstream =
+            Upstream::new(&url).map_err(|reason| format!("REPORT_API_URL={url:?} {reason}"))?;
+        let cool_off = var_or("REPORT_COOL_OFF", DEFAULT_COOL_OFF);
+        let cool_off =
+            parse_duration(cool_off.trim()).map_err(|error| format!("REPORT_COOL_OFF: {error}"))?;
         Ok(Config { upstream, cool_off })
     }
-}
 
-/// The variable `name`, or `default` when it is unset or empty.
-fn var_or(name: &str, default: &str) -> Result<String, HostError> {
-    match std::env::var(name) {
-        Ok(value) if !value.trim().is_empty() => Ok(value),
-        Ok(_) | Err(std::env::VarError::NotPresent) => Ok(default.to_owned()),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            Err(HostError::Config(format!("{name} is not valid UTF-8")))
-        }
+    /// [`from_vars`](Config::from_vars) on the process environment.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn from_env() -> Result<Self, durable_mcp::native::HostError> {
+        let var = |name: &str| match std::env::var(name) {
+            Ok(value) => Some(value),
+            // Not UTF-8: passed on as-is, so the parse error names the variable.
+            Err(std::env::VarError::NotUnicode(raw)) => Some(raw.to_string_lossy().into_owned()),
+            Err(std::env::VarError::NotPresent) => None,
+        };
+        Config::from_vars(var).map_err(durable_mcp::native::HostError::Config)
     }
 }

@@ -1,0 +1,85 @@
+//! Fixtures of durable-mcp's own suites (not of the conformance scenarios), on both hosts:
+//!
+//! | tool | kind | behaviour |
+//! | --- | --- | --- |
+//! | `short_lived_job` | task | completes at once and is kept 2 s, then purged |
+//! | `many_steps` | task | runs `count` no-op steps, says how many activations it took |
+//! | `panicking_job` | task | panics, in its body or in a step (`in_step`) |
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::tasks::NoArguments;
+
+/// Adds the fixtures to `server`.
+pub fn add(server: McpServer) -> McpServer {
+    server
+        .task(short_lived_job)
+        .task(many_steps)
+        .task(panicking_job)
+}
+
+/// Completes at once; kept for 2 s, then its rows (and its Durable Object's storage) go.
+#[mcp_task(ttl = "2s", poll_interval = "200ms")]
+async fn short_lived_job(_input: NoArguments) -> Result<String, TaskError> {
+    Ok("done".to_owned())
+}
+
+/// `many_steps`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ManySteps {
+    /// How many no-op steps to run, one after another.
+    count: u32,
+}
+
+thread_local! {
+    /// How many times each task's body has started in this process (or isolate).
+    static ACTIVATIONS: RefCell<HashMap<String, u32>> = RefCell::default();
+}
+
+/// Runs `count` journaled no-op steps back to back. The answer counts the activations the
+/// body needed in this process: more than one means the host handed the run off (or it was
+/// restarted). The count is read outside a step on purpose: it is what the test observes.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn many_steps(cx: &TaskContext, input: ManySteps) -> Result<String, TaskError> {
+    let activations = ACTIVATIONS.with(|counts| {
+        let mut counts = counts.borrow_mut();
+        let count = counts.entry(cx.task_id().to_owned()).or_insert(0);
+        *count += 1;
+        *count
+    });
+    for _ in 0..input.count {
+        cx.step("noop", || async { Ok::<_, StepError>(()) }).await?;
+    }
+    Ok(format!(
+        "ran {} steps in {activations} activations",
+        input.count
+    ))
+}
+
+/// `panicking_job`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Panicking {
+    /// Panic inside a step rather than in the body.
+    #[serde(default)]
+    in_step: bool,
+}
+
+/// Panics: a task whose body or step panics ends as a tool error, and the host goes on.
+#[mcp_task(ttl = "1h", poll_interval = "200ms", retries(limit = 1))]
+async fn panicking_job(cx: &TaskContext, input: Panicking) -> Result<String, TaskError> {
+    if input.in_step {
+        cx.step("explode", || async {
+            if true {
+                panic!("a step of panicking_job panicked on purpose");
+            }
+            Ok::<_, StepError>(())
+        })
+        .await?;
+    }
+    panic!("panicking_job panicked on purpose");
+}
