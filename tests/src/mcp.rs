@@ -67,6 +67,11 @@ impl McpClient {
         self.address
     }
 
+    /// The endpoint's URL, for another client of it.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.address, self.path)
+    }
+
     /// Sends a raw HTTP request to the endpoint.
     pub fn raw(&self, method: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
         Connection::open(self.address)

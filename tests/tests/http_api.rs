@@ -7,6 +7,7 @@
 mod blackbox;
 
 use blackbox::{Spec, Target, assert_result, assert_valid};
+use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
 fn error_of(response: &durable_mcp_tests::http::Response) -> (u16, i64, Value) {
@@ -274,6 +275,67 @@ fn a_partial_update_leaves_the_other_request_outstanding() {
     );
     let done = target.wait_for(&id, "completed");
     assert_eq!(done["result"]["content"][0]["text"], "name=Ada colour=teal");
+}
+
+#[test]
+fn answers_racing_a_running_attempt_are_all_kept() {
+    // The first answer starts an attempt; the second lands while it runs (or just before, or
+    // just after). Whatever the interleaving, both answers reach the body.
+    let target = Target::start();
+    for delay_ms in [0, 1, 3, 10] {
+        let id = target.create_task("multi_input", json!({}));
+        target.wait_for(&id, "input_required");
+        let answer = |key: &str, content: Value| {
+            let client = McpClient::new(&target.client.url());
+            let id = id.clone();
+            let key = key.to_owned();
+            move || {
+                let update = json!({ "taskId": id, "inputResponses": { key: { "action": "accept", "content": content } } });
+                assert_eq!(
+                    client.result("tasks/update", update)["resultType"],
+                    "complete"
+                );
+            }
+        };
+        let first = answer("name", json!({ "name": "Ada" }));
+        let second = answer("colour", json!({ "colour": "teal" }));
+        std::thread::scope(|scope| {
+            scope.spawn(first);
+            std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            scope.spawn(second);
+        });
+        let done = target.wait_for(&id, "completed");
+        assert_eq!(
+            done["result"]["content"][0]["text"], "name=Ada colour=teal",
+            "second answer {delay_ms} ms after the first"
+        );
+    }
+}
+
+#[test]
+fn a_panicking_task_ends_as_a_tool_error_and_the_host_goes_on() {
+    let target = Target::start();
+    for (arguments, expected) in [
+        (
+            json!({}),
+            "the task body panicked: panicking_job panicked on purpose",
+        ),
+        (
+            json!({ "in_step": true }),
+            "a step of panicking_job panicked on purpose",
+        ),
+    ] {
+        let id = target.create_task("panicking_job", arguments.clone());
+        let done = target.wait_for(&id, "completed");
+        assert_eq!(done["result"]["isError"], true, "{arguments}: {done}");
+        let text = done["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(expected), "{arguments}: {text}");
+    }
+    // The same host (for a Worker: the same isolate and objects) serves on.
+    let id = target.create_task("many_steps", json!({ "count": 3 }));
+    let done = target.wait_for(&id, "completed");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("ran 3 steps"), "{text}");
 }
 
 #[test]

@@ -1,0 +1,158 @@
+//! What only the Cloudflare host does, under workerd (`wrangler dev`) with the conformance
+//! fixtures' Worker (`examples/conformance`): a long run handed off to fresh alarm invocations,
+//! and Durable Objects that keep no storage for tasks that do not exist or were purged.
+//!
+//! The behaviour both hosts share (the black-box suite, the conformance scenarios) runs against
+//! this Worker from `cargo xtask clients`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use durable_mcp_tests::mcp::McpClient;
+use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
+use serde_json::{Value, json};
+
+/// The Worker crate.
+const WORKER_CRATE: &str = "examples/conformance";
+
+/// Starts the fixtures' Worker with state in `state` and `vars`; returns it and a client.
+fn start(state: &Path, vars: &[(&str, &str)]) -> (WorkerProcess, McpClient) {
+    let dir = build_worker_once(WORKER_CRATE);
+    let worker = WorkerProcess::start_with_vars(&dir, state, vars);
+    let client = McpClient::new(&worker.mcp_url());
+    (worker, client)
+}
+
+fn create(client: &McpClient, tool: &str, arguments: Value) -> String {
+    let created = client.result(
+        "tools/call",
+        json!({ "name": tool, "arguments": arguments }),
+    );
+    assert_eq!(created["resultType"], "task", "{created}");
+    created["taskId"].as_str().expect("taskId").to_owned()
+}
+
+/// Polls until `ready` says the `tasks/get` answer (a result or an error response) is what
+/// is awaited; 60 s at most.
+fn wait_until(client: &McpClient, id: &str, ready: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let response = client
+            .send("tasks/get", json!({ "taskId": id }), true)
+            .json();
+        if ready(&response) {
+            return response;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "task {id}: still waiting; last answer {response}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn completed(response: &Value) -> bool {
+    response["result"]["status"] == "completed"
+}
+
+#[test]
+fn a_long_run_hands_off_to_fresh_alarm_invocations_and_finishes() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (_worker, client) = start(state.path(), &[("DURABLE_MCP_HAND_OFF", "100ms")]);
+    let id = create(&client, "many_steps", json!({ "count": 4000 }));
+    let done = wait_until(&client, &id, completed);
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {done}"));
+    let activations: u32 = text
+        .strip_prefix("ran 4000 steps in ")
+        .and_then(|rest| rest.strip_suffix(" activations"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected answer {text:?}"));
+    assert!(
+        activations >= 2,
+        "4000 steps under a 100 ms hand-off ran in one activation: {text}"
+    );
+}
+
+/// The ids of the Durable Object databases in a `wrangler dev` state directory that hold the
+/// task table: the objects that store a task.
+fn objects_with_task_rows(state: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let objects = state.join("v3/do");
+    let Ok(namespaces) = std::fs::read_dir(&objects) else {
+        return found;
+    };
+    for namespace in namespaces.flatten() {
+        for file in std::fs::read_dir(namespace.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = file.path();
+            let is_object = path.extension().is_some_and(|e| e == "sqlite")
+                && path.file_stem().is_some_and(|stem| stem != "metadata");
+            if !is_object {
+                continue;
+            }
+            let connection = rusqlite::Connection::open_with_flags(
+                &path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+            let tables: i64 = connection
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'task'",
+                    [],
+                    |row| row.get(0),
+                )
+                .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+            if tables > 0 {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn unknown_ids_write_nothing_and_a_purged_task_leaves_no_storage() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (_worker, client) = start(state.path(), &[]);
+
+    // Every task method on ids that were never created: refused, and nothing stored.
+    for (n, method) in ["tasks/get", "tasks/update", "tasks/cancel"]
+        .iter()
+        .enumerate()
+    {
+        let id = format!("never-created-{n}");
+        let params = if *method == "tasks/update" {
+            json!({ "taskId": id, "inputResponses": {} })
+        } else {
+            json!({ "taskId": id })
+        };
+        let response = client.send(method, params, true).json();
+        assert_eq!(response["error"]["code"], -32602, "{method}: {response}");
+    }
+    assert_eq!(objects_with_task_rows(state.path()), Vec::<String>::new());
+
+    // A task kept for 2 s: its object stores it, then leaves nothing once it is purged.
+    let id = create(&client, "short_lived_job", json!({}));
+    wait_until(&client, &id, completed);
+    assert_eq!(
+        objects_with_task_rows(state.path()).len(),
+        1,
+        "the task's object holds its rows while it is kept"
+    );
+    wait_until(&client, &id, |response| response["error"]["code"] == -32602);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !objects_with_task_rows(state.path()).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "a purged task's object still holds its tables"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
