@@ -51,6 +51,20 @@ pub fn build_worker(dir: &Path) {
     assert!(status.success(), "worker-build failed in {}", dir.display());
 }
 
+/// wrangler (4.86.0, from `tests/workerd`) run in `dir`, quiet and offline-safe: no
+/// telemetry, no update check, no `Request.cf` download.
+pub fn wrangler(dir: &Path) -> Command {
+    let mut command = Command::new(tool("tests/workerd/node_modules/.bin/wrangler"));
+    command.current_dir(dir).envs([
+        ("CI", "true"),
+        ("WRANGLER_SEND_METRICS", "false"),
+        ("WRANGLER_SEND_ERROR_REPORTS", "false"),
+        ("CLOUDFLARE_CF_FETCH_ENABLED", "false"),
+        ("WRANGLER_HIDE_BANNER", "true"),
+    ]);
+    command
+}
+
 /// A Worker running under `wrangler dev --local`.
 #[derive(Debug)]
 pub struct WorkerProcess {
@@ -72,7 +86,7 @@ impl WorkerProcess {
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
-        let child = Command::new(tool("tests/workerd/node_modules/.bin/wrangler"))
+        let child = wrangler(dir)
             .args([
                 "dev",
                 "--local",
@@ -88,15 +102,6 @@ impl WorkerProcess {
                 vars.iter()
                     .flat_map(|(name, value)| ["--var".to_owned(), format!("{name}:{value}")]),
             )
-            .current_dir(dir)
-            // Quiet and offline-safe: no telemetry, no update check, no Request.cf download.
-            .envs([
-                ("CI", "true"),
-                ("WRANGLER_SEND_METRICS", "false"),
-                ("WRANGLER_SEND_ERROR_REPORTS", "false"),
-                ("CLOUDFLARE_CF_FETCH_ENABLED", "false"),
-                ("WRANGLER_HIDE_BANNER", "true"),
-            ])
             .stdin(Stdio::null())
             .process_group(0)
             .spawn()

@@ -2,6 +2,9 @@
 //! fixtures' Worker (`examples/conformance`): a long run handed off to fresh alarm invocations,
 //! and Durable Objects that keep no storage for tasks that do not exist or were purged.
 //!
+//! It also checks that the root `wrangler.toml` (which deploys `examples/report-task`) passes
+//! `wrangler deploy --dry-run`.
+//!
 //! The behaviour both hosts share (the black-box suite, the conformance scenarios) runs against
 //! this Worker from `cargo xtask clients`.
 
@@ -9,7 +12,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use durable_mcp_tests::mcp::McpClient;
-use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
+use durable_mcp_tests::workerd::{
+    WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root, wrangler,
+};
 use serde_json::{Value, json};
 
 /// The Worker crate.
@@ -155,4 +160,35 @@ fn unknown_ids_write_nothing_and_a_purged_task_leaves_no_storage() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn the_root_wrangler_toml_deploys_report_task_in_a_dry_run() {
+    build_worker_once("examples/report-task");
+    let out = tempfile::tempdir().unwrap();
+    let output = wrangler(&workspace_root())
+        .args(["deploy", "--dry-run", "--outdir"])
+        .arg(out.path())
+        .output()
+        .expect("run wrangler deploy --dry-run");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "wrangler deploy --dry-run failed: {printed}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        printed.contains("env.TASK_RUNNER (TaskRunner)"),
+        "{printed}"
+    );
+    let bundled: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        bundled.iter().any(|name| name.ends_with(".wasm"))
+            && bundled.iter().any(|name| name == "index.js"),
+        "{bundled:?}"
+    );
 }
