@@ -107,7 +107,8 @@ pub fn run() -> Result<()> {
     }
     let [engine, bare, replay] = samples.map(Summary::of);
     print_table(&engine, &bare, &replay);
-    crate::http_bench::run(&exe)
+    crate::http_bench::run(&exe)?;
+    crate::worker_bench::run()
 }
 
 /// Runs one measurement in a child process and parses its result line.

@@ -7,7 +7,10 @@
 //!   insert of the same row, the replay time of a 10,000-step journal, and peak memory; then,
 //!   through the native host over HTTP, `tasks/get` throughput and p50/p99 latency under 32
 //!   keep-alive connections, and the host's memory with 10,000 parked tasks; prints tables.
-//!   See the `bench` and `http_bench` modules.
+//!   Then the Cloudflare host under workerd: `tasks/get` and task creation latency next to a
+//!   bare Durable Object round trip, a step's cost next to a bare insert in an object, the
+//!   slowest `tasks/get` during a 10,000-step run, and the deployed wasm's size (`bench worker`
+//!   runs only this part). See the `bench`, `http_bench` and `worker_bench` modules.
 //! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests,
 //!   then `clients`), after installing what they need. See the `checks` module.
 //! - `demo`: runs `examples/report-task` natively with a demo report service beside it. See
@@ -22,6 +25,7 @@ mod clients;
 mod demo;
 mod http_bench;
 mod load;
+mod worker_bench;
 mod worker_target;
 mod worker_tools;
 
@@ -35,7 +39,8 @@ commands:
   test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests, clients
   clients  run the MCP conformance suite and official MCP clients against the fixture server
   bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory;
-           tasks/get throughput and latency over HTTP, host memory with 10,000 parked tasks
+           tasks/get throughput and latency over HTTP, host memory with 10,000 parked tasks;
+           then the Cloudflare host under workerd (`bench worker` runs only that part)
   help     print this message
 ";
 
@@ -47,6 +52,7 @@ fn main() -> ExitCode {
         ["clients"] => clients::run(),
         ["demo"] => demo::run(),
         ["bench"] => bench::run(),
+        ["bench", "worker"] => worker_bench::run(),
         // Internal: one measurement in a process of its own (see `bench`).
         ["bench-child", kind, args @ ..] => bench::child(kind, args),
         [] | ["help" | "--help" | "-h"] => {

@@ -13,7 +13,7 @@ mod schema;
 mod suite;
 mod tasks;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "worker-entry"))]
 mod worker;
 
 use durable_mcp::McpServer;

@@ -1,0 +1,86 @@
+//! The Worker `cargo xtask bench` measures under workerd: the conformance fixtures served by
+//! durable-mcp (`/mcp`, each task in a TaskRunner object) beside `Floor`, a Durable Object that
+//! does the least a request or a step could: the floors the figures are compared with.
+//!
+//! - `GET /floor/ping/<name>`: a round trip to the object `<name>`, which answers at once.
+//! - `POST /floor/insert/<name>?n=<n>`: the object inserts `<n>` rows, one statement each.
+
+// The Worker's exports come from `#[durable_object]` and `#[event]` in a private module (the
+// generated items carry no docs).
+#[cfg(target_arch = "wasm32")]
+mod worker {
+    use worker::{Context, DurableObject, Env, Request, Response, Result, State};
+
+    /// The fixtures' TaskRunner.
+    #[worker::durable_object]
+    #[derive(Debug)]
+    pub struct TaskRunner(durable_mcp::cloudflare::TaskRunner);
+
+    impl DurableObject for TaskRunner {
+        fn new(state: State, env: Env) -> Self {
+            Self(durable_mcp::cloudflare::TaskRunner::new(
+                state,
+                &env,
+                conformance_server::server,
+            ))
+        }
+
+        async fn fetch(&self, request: Request) -> Result<Response> {
+            self.0.fetch(request).await
+        }
+
+        async fn alarm(&self) -> Result<Response> {
+            self.0.alarm().await
+        }
+    }
+
+    /// The floor: a Durable Object with nothing in the way.
+    #[worker::durable_object]
+    #[derive(Debug)]
+    pub struct Floor {
+        state: State,
+    }
+
+    impl DurableObject for Floor {
+        fn new(state: State, _env: Env) -> Self {
+            Floor { state }
+        }
+
+        async fn fetch(&self, request: Request) -> Result<Response> {
+            let url = request.url()?;
+            if !url.path().starts_with("/floor/insert/") {
+                return Response::ok("");
+            }
+            let n: u32 = url
+                .query_pairs()
+                .find(|(key, _)| key == "n")
+                .and_then(|(_, value)| value.parse().ok())
+                .unwrap_or(0);
+            let sql = self.state.storage().sql();
+            sql.exec(
+                "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+                None,
+            )?;
+            // About the size of a no-op step's row.
+            let body = "x".repeat(120);
+            for _ in 0..n {
+                sql.exec(
+                    "INSERT INTO rows (body) VALUES (?)",
+                    vec![body.as_str().into()],
+                )?;
+            }
+            Response::ok("")
+        }
+    }
+
+    #[worker::event(fetch)]
+    async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
+        let path = request.path();
+        let Some(rest) = path.strip_prefix("/floor/") else {
+            return durable_mcp::cloudflare::serve(request, &env, conformance_server::server).await;
+        };
+        let name = rest.rsplit('/').next().unwrap_or_default();
+        let stub = env.durable_object("FLOOR")?.get_by_name(name)?;
+        stub.fetch_with_request(request).await
+    }
+}

@@ -1,0 +1,315 @@
+//! `cargo xtask bench`, third part: the Cloudflare host under workerd (`wrangler dev`, wrangler
+//! 4.86.0), measured in one run against floors measured in the same run.
+//!
+//! The bench Worker (`xtask/bench-worker`) serves the conformance fixtures through durable-mcp
+//! beside `Floor`, a bare Durable Object. From one keep-alive connection, in order:
+//!
+//! - **floor**: `GET /floor/ping/<name>`, a Worker-to-object round trip that does nothing;
+//! - **tasks/get**: on one completed task, through the router and the task's object;
+//! - **create**: `tools/call` of `many_steps` with `count: 0` (the task runs right after);
+//! - **per step**: `many_steps` with 1,000 no-op steps, timed from the call until `tasks/get`
+//!   says completed, less the same for 0 steps, over 1,000; next to the bare object inserting
+//!   1,000 rows (one statement each) less inserting none, over 1,000;
+//! - **responsiveness**: the slowest `tasks/get` of a task while it runs 10,000 no-op steps.
+//!
+//! Each latency is sampled [`SAMPLES`] times, interleaved with the floor; each per-step figure
+//! is the median of [`STEP_RUNS`] runs. Then the wasm size of `examples/report-task` (the
+//! Worker the root `wrangler.toml` deploys), raw and gzipped. Targets are printed next to the
+//! figures, never enforced.
+
+use std::error::Error;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use durable_mcp_tests::http::Connection;
+use durable_mcp_tests::mcp::McpClient;
+use durable_mcp_tests::workerd::{WorkerProcess, build_worker, workspace_root};
+use serde_json::{Value, json};
+
+use crate::bench::verdict;
+
+type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+
+/// Latency samples per measurement.
+const SAMPLES: usize = 400;
+/// Runs of each per-step measurement.
+const STEP_RUNS: usize = 5;
+/// Steps (and floor inserts) per per-step run.
+const STEPS: u64 = 1_000;
+/// Steps of the task polled during the responsiveness measurement.
+const LONG_RUN: u64 = 10_000;
+
+/// `tasks/get` p50 may exceed the floor's by this fraction.
+const TARGET_GET_OVERHEAD: f64 = 0.05;
+/// Task creation p50 may be this many times the floor's.
+const TARGET_CREATE_RATIO: f64 = 1.5;
+/// A step may cost this many times a bare insert...
+const TARGET_STEP_RATIO: f64 = 2.0;
+/// ...and no more than this.
+const TARGET_STEP: Duration = Duration::from_micros(50);
+/// The slowest `tasks/get` during a long run.
+const TARGET_RESPONSIVE: Duration = Duration::from_millis(50);
+/// The deployed Worker's gzipped wasm.
+const TARGET_GZIP_BYTES: u64 = 400 * 1000;
+
+/// Builds the bench Worker and report-task, runs every measurement, prints the table.
+pub fn run() -> Result<()> {
+    let root = workspace_root();
+    eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
+    let bench_dir = root.join("xtask/bench-worker");
+    build(&bench_dir)?;
+    build(&root.join("examples/report-task"))?;
+    let state = tempfile::tempdir()?;
+    let worker = std::panic::catch_unwind(|| WorkerProcess::start(&bench_dir, state.path()))
+        .map_err(|_| "wrangler dev did not start the bench Worker")?;
+    let mut bench = Bench::new(&worker)?;
+
+    let (floor, get, create) = bench.latencies()?;
+    let (step, insert) = bench.per_step()?;
+    let slowest = bench.slowest_get_during_long_run()?;
+    let (raw, gzipped) = wasm_size(&root.join("examples/report-task/build/index_bg.wasm"))?;
+    print_table(&floor, &get, &create, step, insert, slowest, raw, gzipped);
+    Ok(())
+}
+
+fn build(dir: &Path) -> Result<()> {
+    std::panic::catch_unwind(|| build_worker(dir))
+        .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
+}
+
+/// A keep-alive connection to the bench Worker and the MCP request shapes.
+struct Bench {
+    connection: Connection,
+    client: McpClient,
+}
+
+impl Bench {
+    fn new(worker: &WorkerProcess) -> Result<Bench> {
+        let client = McpClient::new(&worker.mcp_url());
+        let connection = Connection::open(client.address())?;
+        Ok(Bench { connection, client })
+    }
+
+    /// One MCP request on the kept connection; its `result`.
+    fn mcp(&mut self, method: &str, params: Value) -> Result<Value> {
+        let (body, headers) = self.client.build(method, params, true);
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        let response =
+            self.connection
+                .request("POST", "/mcp", &headers, body.to_string().as_bytes())?;
+        let answer = response.json();
+        answer
+            .get("result")
+            .cloned()
+            .ok_or_else(|| format!("{method} answered {answer}").into())
+    }
+
+    fn floor(&mut self, path: &str, method: &str) -> Result<()> {
+        let response = self.connection.request(method, path, &[], b"")?;
+        if response.status != 200 {
+            return Err(format!("{method} {path} answered {}", response.status).into());
+        }
+        Ok(())
+    }
+
+    fn create(&mut self, count: u64) -> Result<String> {
+        let created = self.mcp(
+            "tools/call",
+            json!({ "name": "many_steps", "arguments": { "count": count } }),
+        )?;
+        created["taskId"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("no task: {created}").into())
+    }
+
+    fn get(&mut self, id: &str) -> Result<Value> {
+        self.mcp("tasks/get", json!({ "taskId": id }))
+    }
+
+    /// Creates a `many_steps` task and polls it until completed; the time from the call.
+    fn run_to_completion(&mut self, count: u64) -> Result<Duration> {
+        let started = Instant::now();
+        let id = self.create(count)?;
+        loop {
+            let task = self.get(&id)?;
+            match task["status"].as_str() {
+                Some("completed") => return Ok(started.elapsed()),
+                Some("working") => std::thread::sleep(Duration::from_millis(2)),
+                _ => return Err(format!("many_steps ended otherwise: {task}").into()),
+            }
+        }
+    }
+
+    /// Floor, `tasks/get` and creation latencies, interleaved.
+    fn latencies(&mut self) -> Result<(Latency, Latency, Latency)> {
+        let id = self.create(0)?;
+        self.run_to_completion(0)?;
+        let (mut floor, mut get, mut create) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..SAMPLES {
+            let started = Instant::now();
+            self.floor(&format!("/floor/ping/floor-{}", i % 8), "GET")?;
+            floor.push(started.elapsed());
+            let started = Instant::now();
+            self.get(&id)?;
+            get.push(started.elapsed());
+            let started = Instant::now();
+            self.create(0)?;
+            create.push(started.elapsed());
+        }
+        Ok((Latency::of(floor), Latency::of(get), Latency::of(create)))
+    }
+
+    /// The cost of one no-op step, and of one bare insert in an object.
+    fn per_step(&mut self) -> Result<(Duration, Duration)> {
+        let (mut steps, mut inserts) = (Vec::new(), Vec::new());
+        for run in 0..STEP_RUNS {
+            let none = self.run_to_completion(0)?;
+            let many = self.run_to_completion(STEPS)?;
+            steps.push(many.saturating_sub(none) / STEPS as u32);
+            let object = format!("inserts-{run}");
+            let started = Instant::now();
+            self.floor(&format!("/floor/insert/{object}?n=0"), "POST")?;
+            let none = started.elapsed();
+            let started = Instant::now();
+            self.floor(&format!("/floor/insert/{object}?n={STEPS}"), "POST")?;
+            inserts.push(started.elapsed().saturating_sub(none) / STEPS as u32);
+        }
+        Ok((median(steps), median(inserts)))
+    }
+
+    /// The slowest `tasks/get` answered while a task runs [`LONG_RUN`] steps.
+    fn slowest_get_during_long_run(&mut self) -> Result<Duration> {
+        let id = self.create(LONG_RUN)?;
+        let mut slowest = Duration::ZERO;
+        let mut answered_while_working = 0;
+        loop {
+            let started = Instant::now();
+            let task = self.get(&id)?;
+            let took = started.elapsed();
+            match task["status"].as_str() {
+                Some("working") => {
+                    slowest = slowest.max(took);
+                    answered_while_working += 1;
+                }
+                Some("completed") => break,
+                _ => return Err(format!("the long run ended otherwise: {task}").into()),
+            }
+        }
+        if answered_while_working < 3 {
+            return Err(format!(
+                "only {answered_while_working} tasks/get were answered during the long run"
+            )
+            .into());
+        }
+        Ok(slowest)
+    }
+}
+
+/// The p50 and p99 of a set of samples.
+struct Latency {
+    p50: Duration,
+    p99: Duration,
+}
+
+impl Latency {
+    fn of(mut samples: Vec<Duration>) -> Latency {
+        samples.sort();
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Latency {
+            p50: at(0.5),
+            p99: at(0.99),
+        }
+    }
+}
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort();
+    values[values.len() / 2]
+}
+
+/// The module's size, raw and gzipped (`gzip -9`).
+fn wasm_size(path: &Path) -> Result<(u64, u64)> {
+    let raw = std::fs::metadata(path)?.len();
+    let gzipped = Command::new("gzip").arg("-9c").arg(path).output()?;
+    if !gzipped.status.success() {
+        return Err("gzip failed".into());
+    }
+    Ok((raw, gzipped.stdout.len() as u64))
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.2} ms", duration.as_secs_f64() * 1e3)
+}
+
+fn us(duration: Duration) -> String {
+    format!("{:.1} us", duration.as_secs_f64() * 1e6)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_table(
+    floor: &Latency,
+    get: &Latency,
+    create: &Latency,
+    step: Duration,
+    insert: Duration,
+    slowest: Duration,
+    raw: u64,
+    gzipped: u64,
+) {
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    let get_ratio = ratio(get.p50, floor.p50);
+    let create_ratio = ratio(create.p50, floor.p50);
+    let step_ratio = ratio(step, insert);
+    println!();
+    println!("Cloudflare host under workerd (wrangler dev), {SAMPLES} samples per latency");
+    println!("| measurement | p50 | p99 | vs floor p50 | target | verdict |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| floor: bare Durable Object fetch | {} | {} | 1.00x | | |",
+        ms(floor.p50),
+        ms(floor.p99)
+    );
+    println!(
+        "| tasks/get through the router | {} | {} | {get_ratio:.2}x | <= {:.2}x | {} |",
+        ms(get.p50),
+        ms(get.p99),
+        1.0 + TARGET_GET_OVERHEAD,
+        verdict(get_ratio <= 1.0 + TARGET_GET_OVERHEAD)
+    );
+    println!(
+        "| task creation (tools/call) | {} | {} | {create_ratio:.2}x | <= {TARGET_CREATE_RATIO:.1}x | {} |",
+        ms(create.p50),
+        ms(create.p99),
+        verdict(create_ratio <= TARGET_CREATE_RATIO)
+    );
+    println!();
+    println!("| measurement | figure | target | verdict |");
+    println!("| --- | --- | --- | --- |");
+    println!(
+        "| no-op step, median of {STEP_RUNS} runs of {STEPS} | {} ({step_ratio:.2}x the insert) | <= {TARGET_STEP_RATIO:.0}x and < {} | {} |",
+        us(step),
+        us(TARGET_STEP),
+        verdict(step_ratio <= TARGET_STEP_RATIO && step < TARGET_STEP)
+    );
+    println!(
+        "| floor: bare insert in a Durable Object | {} | | |",
+        us(insert)
+    );
+    println!(
+        "| slowest tasks/get during {LONG_RUN} steps | {} | < {} | {} |",
+        ms(slowest),
+        ms(TARGET_RESPONSIVE),
+        verdict(slowest < TARGET_RESPONSIVE)
+    );
+    println!(
+        "| report-task wasm, raw / gzip -9 | {} / {} bytes | gzip < {TARGET_GZIP_BYTES} | {} |",
+        crate::bench::thousands(raw),
+        crate::bench::thousands(gzipped),
+        verdict(gzipped < TARGET_GZIP_BYTES)
+    );
+}
