@@ -16,8 +16,8 @@
 //!   [`runtime::Timer`], [`runtime::Scheduler`]).
 //! - `native` (feature `native`): the embedded host: MCP over HTTP (tokio, hyper), the SQLite
 //!   store on rusqlite, the wake-up scheduler and recovery at start.
-//! - `cloudflare` (feature `cloudflare`, wasm32 only): the Durable Object store, the first part
-//!   of the Workers host.
+//! - `cloudflare` (feature `cloudflare`, wasm32 only): the Workers host: the TaskRunner Durable
+//!   Object (one per task: SQLite journal and alarm) and the Worker's fetch handler.
 //! - `mcp_task` and `step`: the attribute macros.
 //! - `testing` (feature `testing`): a virtual clock, an in-memory store, a harness that drives
 //!   tasks on virtual time, and the store conformance suite.

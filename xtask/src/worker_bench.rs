@@ -9,7 +9,7 @@
 //! - **create**: `tools/call` of `many_steps` with `count: 0` (the task runs right after);
 //! - **per step**: `many_steps` with 1,000 no-op steps, timed from the call until `tasks/get`
 //!   says completed, less the same for 0 steps, over 1,000; next to the bare object inserting
-//!   1,000 rows (one statement each) less inserting none, over 1,000;
+//!   20,000 rows (one statement each) less inserting none, over 20,000;
 //! - **responsiveness**: the slowest `tasks/get` of a task while it runs 10,000 no-op steps.
 //!
 //! Each latency is sampled [`SAMPLES`] times, interleaved with the floor; each per-step figure
@@ -37,6 +37,8 @@ const SAMPLES: usize = 400;
 const STEP_RUNS: usize = 5;
 /// Steps (and floor inserts) per per-step run.
 const STEPS: u64 = 1_000;
+/// Inserts per floor run: enough rows that their time stands out of the request's noise.
+const INSERTS: u64 = 20_000;
 /// Steps of the task polled during the responsiveness measurement.
 const LONG_RUN: u64 = 10_000;
 
@@ -176,14 +178,15 @@ impl Bench {
             self.floor(&format!("/floor/insert/{object}?n=0"), "POST")?;
             let none = started.elapsed();
             let started = Instant::now();
-            self.floor(&format!("/floor/insert/{object}?n={STEPS}"), "POST")?;
-            inserts.push(started.elapsed().saturating_sub(none) / STEPS as u32);
+            self.floor(&format!("/floor/insert/{object}?n={INSERTS}"), "POST")?;
+            inserts.push(started.elapsed().saturating_sub(none) / INSERTS as u32);
         }
         Ok((median(steps), median(inserts)))
     }
 
-    /// The slowest `tasks/get` answered while a task runs [`LONG_RUN`] steps.
-    fn slowest_get_during_long_run(&mut self) -> Result<Duration> {
+    /// The slowest `tasks/get` answered while a task runs [`LONG_RUN`] steps; `None` if none
+    /// was answered before the run ended (the run held every request).
+    fn slowest_get_during_long_run(&mut self) -> Result<Option<Duration>> {
         let id = self.create(LONG_RUN)?;
         let mut slowest = Duration::ZERO;
         let mut answered_while_working = 0;
@@ -200,13 +203,7 @@ impl Bench {
                 _ => return Err(format!("the long run ended otherwise: {task}").into()),
             }
         }
-        if answered_while_working < 3 {
-            return Err(format!(
-                "only {answered_while_working} tasks/get were answered during the long run"
-            )
-            .into());
-        }
-        Ok(slowest)
+        Ok((answered_while_working > 0).then_some(slowest))
     }
 }
 
@@ -257,7 +254,7 @@ fn print_table(
     create: &Latency,
     step: Duration,
     insert: Duration,
-    slowest: Duration,
+    slowest: Option<Duration>,
     raw: u64,
     gzipped: u64,
 ) {
@@ -302,9 +299,9 @@ fn print_table(
     );
     println!(
         "| slowest tasks/get during {LONG_RUN} steps | {} | < {} | {} |",
-        ms(slowest),
+        slowest.map_or_else(|| "none answered while it ran".to_owned(), ms),
         ms(TARGET_RESPONSIVE),
-        verdict(slowest < TARGET_RESPONSIVE)
+        verdict(slowest.is_some_and(|slowest| slowest < TARGET_RESPONSIVE))
     );
     println!(
         "| report-task wasm, raw / gzip -9 | {} / {} bytes | gzip < {TARGET_GZIP_BYTES} | {} |",

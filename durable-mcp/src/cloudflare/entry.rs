@@ -73,7 +73,8 @@ pub async fn serve(
     let tasks = Rc::new(ObjectTasks {
         namespace: env.durable_object(TASK_RUNNER_BINDING)?,
     });
-    let router = Router::with_tasks(shared_server(server), tasks);
+    // Cloudflare delivers only requests for the Worker's own routes: its Host is trusted.
+    let router = Router::with_tasks(shared_server(server), tasks).host_routed();
     into_response(router.handle(http).await)
 }
 

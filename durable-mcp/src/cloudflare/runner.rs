@@ -15,7 +15,7 @@ use super::sql_store::DurableObjectStore;
 use crate::Engine;
 use crate::core::EngineError;
 use crate::rpc::{McpServer, TaskService};
-use crate::runtime::{Clock, CreateTask, Host, Store};
+use crate::runtime::{Clock, CreateTask, Host, Store, TaskRegistry};
 
 /// The body of a user's TaskRunner Durable Object: forward `fetch` and `alarm` to it.
 ///
@@ -73,7 +73,7 @@ impl TaskRunner {
             timer: Rc::new(JsTimer),
             scheduler: alarm.clone(),
         };
-        let engine = Engine::new(server().task_registry(), host)
+        let engine = Engine::with_shared_registry(shared_registry(server), host)
             .with_lease(settings.lease)
             .with_hand_off(settings.hand_off);
         TaskRunner {
@@ -190,6 +190,20 @@ impl Runner {
         self.alarm.set(None);
         deleted.map_err(|error| EngineError::Store(format!("deleteAll: {error}")))
     }
+}
+
+thread_local! {
+    /// The task registry, built once per isolate: every object the isolate hosts runs the same
+    /// tasks, and building a server (tool schemas included) for each would cost every new task.
+    static REGISTRY: std::cell::RefCell<Option<Rc<TaskRegistry>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn shared_registry(server: impl FnOnce() -> McpServer) -> Rc<TaskRegistry> {
+    REGISTRY.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        Rc::clone(cell.get_or_insert_with(|| Rc::new(server().task_registry())))
+    })
 }
 
 /// How soon an alarm that failed (the store failed) runs again.

@@ -193,6 +193,31 @@ fn load_task(sql: &SqlStorage, task_id: &str) -> Result<Option<TaskRecord>, Stor
         .transpose()
 }
 
+/// Checks `guard` and applies `writes`; the caller makes the whole atomic.
+fn guarded_writes(
+    sql: &SqlStorage,
+    task_id: &str,
+    guard: Guard,
+    writes: &[Write],
+) -> Result<Applied, StoreError> {
+    let guard_sql = if writes.iter().any(Write::changes_task) {
+        schema::GUARD_AND_BUMP
+    } else {
+        schema::GUARD
+    };
+    let guarded = rows(sql, guard_sql, schema::guard_params(task_id, guard))?;
+    let Some(row) = guarded.first() else {
+        return Ok(Applied::Stale);
+    };
+    let flag = Columns(row).integer(0).map_err(row_error)?;
+    for write in writes {
+        let (statement, params) = schema::write_statement(task_id, write);
+        execute(sql, statement, params)?;
+    }
+    let cancel_requested = Write::cancel_flag_after(writes, flag != Some(0));
+    Ok(Applied::Done { cancel_requested })
+}
+
 impl Store for DurableObjectStore {
     fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
         self.create_tables()?;
@@ -248,26 +273,16 @@ impl Store for DurableObjectStore {
         if !self.has_tables()? {
             return Ok(Applied::Stale);
         }
+        if let [write] = writes
+            && !write.changes_task()
+        {
+            // A step or input row under a read-only guard: one statement writes, so it is
+            // atomic without a transaction (the common case: every step of a body).
+            return guarded_writes(&self.sql, task_id, guard, writes);
+        }
         let task_id = task_id.to_owned();
         let writes = writes.to_vec();
-        self.transaction(move |sql| {
-            let guard_sql = if writes.iter().any(Write::changes_task) {
-                schema::GUARD_AND_BUMP
-            } else {
-                schema::GUARD
-            };
-            let guarded = rows(sql, guard_sql, schema::guard_params(&task_id, guard))?;
-            let Some(row) = guarded.first() else {
-                return Ok(Applied::Stale);
-            };
-            let flag = Columns(row).integer(0).map_err(row_error)?;
-            for write in &writes {
-                let (statement, params) = schema::write_statement(&task_id, write);
-                execute(sql, statement, params)?;
-            }
-            let cancel_requested = Write::cancel_flag_after(&writes, flag != Some(0));
-            Ok(Applied::Done { cancel_requested })
-        })
+        self.transaction(move |sql| guarded_writes(sql, &task_id, guard, &writes))
     }
 
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {

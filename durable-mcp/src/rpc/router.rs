@@ -23,6 +23,7 @@ use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 pub struct Router {
     server: Rc<McpServer>,
     tasks: Rc<dyn TaskService>,
+    host_routed: bool,
 }
 
 impl std::fmt::Debug for Router {
@@ -47,7 +48,17 @@ impl Router {
         Router {
             server: server.into(),
             tasks,
+            host_routed: false,
         }
+    }
+
+    /// For a platform that delivers only requests for the server's own hosts (a Worker on its
+    /// routes): the `Host` is not checked, and an `Origin` naming it is allowed. Hosts added
+    /// with [`McpServer::allow_host`] stay allowed as origins.
+    #[must_use]
+    pub fn host_routed(mut self) -> Self {
+        self.host_routed = true;
+        self
     }
 
     /// The server this endpoint serves.
@@ -62,7 +73,7 @@ impl Router {
             response.headers.push(("allow", "POST".to_owned()));
             return response;
         }
-        if let Err(error) = check_origin(&request.headers, &self.server.origins) {
+        if let Err(error) = check_origin(&request.headers, &self.server.origins, self.host_routed) {
             return respond(None, Err(error));
         }
         let message = match parse_message(&request.body) {

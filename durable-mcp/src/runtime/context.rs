@@ -96,7 +96,7 @@ impl std::fmt::Debug for TaskContext {
 }
 
 /// How many journal writes a body makes before it yields to the host's event loop once.
-const WRITES_PER_YIELD: u32 = 64;
+const WRITES_PER_YIELD: u32 = 256;
 
 pub(crate) struct ContextParts {
     pub journal: TaskState,

@@ -82,9 +82,15 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 impl Engine {
     /// An engine running `registry`'s tasks on `host`.
     pub fn new(registry: TaskRegistry, host: Host) -> Self {
+        Engine::with_shared_registry(Rc::new(registry), host)
+    }
+
+    /// An engine running the tasks of a registry shared with other engines (a Worker isolate
+    /// builds its registry once for all the objects it hosts).
+    pub fn with_shared_registry(registry: Rc<TaskRegistry>, host: Host) -> Self {
         Engine {
             host,
-            registry: Rc::new(registry),
+            registry,
             limits: Limits::DEFAULT,
             lease: DEFAULT_LEASE,
             hand_off: None,
