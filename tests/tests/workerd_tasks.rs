@@ -192,3 +192,29 @@ fn the_root_wrangler_toml_deploys_report_task_in_a_dry_run() {
         "{bundled:?}"
     );
 }
+
+#[test]
+fn the_allowed_hosts_variable_opens_the_endpoint_to_the_workers_own_hosts() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let vars = [(
+        "DURABLE_MCP_ALLOWED_HOSTS",
+        "mcp.example.test, tasks.example.test",
+    )];
+    let (_worker, client) = start(state.path(), &vars);
+    let (body, headers) = client.build("tools/list", json!({}), false);
+    let status_with = |name: &str, value: &str| {
+        let mut headers: Vec<(String, String)> = headers
+            .iter()
+            .filter(|(header, _)| !header.eq_ignore_ascii_case(name))
+            .cloned()
+            .collect();
+        headers.push((name.to_owned(), value.to_owned()));
+        client.send_built(&body, &headers).status
+    };
+    assert_eq!(status_with("Host", "mcp.example.test"), 200);
+    assert_eq!(status_with("Host", "tasks.example.test:443"), 200);
+    assert_eq!(status_with("Origin", "https://mcp.example.test"), 200);
+    assert_eq!(status_with("Host", "evil.example"), 403);
+    assert_eq!(status_with("Origin", "https://evil.example"), 403);
+}

@@ -27,6 +27,11 @@ pub const WAKE_PATH: &str = "/__durable-mcp/wake/";
 /// The Worker secret (or variable) that enables [`WAKE_PATH`].
 pub const ADMIN_TOKEN_VAR: &str = "DURABLE_MCP_ADMIN_TOKEN";
 
+/// The Worker variable listing the hosts the endpoint answers besides loopback: the Worker's
+/// own hostnames once deployed (`report-task.example.workers.dev`, a custom domain). Requests
+/// whose `Host` or `Origin` names another host get HTTP 403, as on the native host.
+pub const ALLOWED_HOSTS_VAR: &str = "DURABLE_MCP_ALLOWED_HOSTS";
+
 /// The largest request body the endpoint reads (the native host's limit too).
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
@@ -73,8 +78,7 @@ pub async fn serve(
     let tasks = Rc::new(ObjectTasks {
         namespace: env.durable_object(TASK_RUNNER_BINDING)?,
     });
-    // Cloudflare delivers only requests for the Worker's own routes: its Host is trusted.
-    let router = Router::with_tasks(shared_server(server), tasks).host_routed();
+    let router = Router::with_tasks(shared_server(server, env), tasks);
     into_response(router.handle(http).await)
 }
 
@@ -112,8 +116,29 @@ async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Res
     }
 }
 
-fn shared_server(server: impl FnOnce() -> McpServer) -> Rc<McpServer> {
-    SERVER.with(|cell| Rc::clone(cell.borrow_mut().get_or_insert_with(|| Rc::new(server()))))
+fn shared_server(server: impl FnOnce() -> McpServer, env: &Env) -> Rc<McpServer> {
+    SERVER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let built = cell.get_or_insert_with(|| Rc::new(allow_hosts_from(env, server())));
+        Rc::clone(built)
+    })
+}
+
+/// Adds the hosts named in the Worker variable [`ALLOWED_HOSTS_VAR`] (separated by commas or
+/// spaces; `*` allows any) to the server's Host and Origin policy.
+fn allow_hosts_from(env: &Env, mut server: McpServer) -> McpServer {
+    let Ok(hosts) = env.var(ALLOWED_HOSTS_VAR) else {
+        return server;
+    };
+    let hosts = hosts.to_string();
+    for host in hosts.split([',', ' ']).filter(|host| !host.is_empty()) {
+        server = if host == "*" {
+            server.allow_any_host()
+        } else {
+            server.allow_host(host)
+        };
+    }
+    server
 }
 
 fn into_response(response: HttpResponse) -> worker::Result<Response> {

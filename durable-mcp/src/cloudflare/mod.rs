@@ -38,7 +38,9 @@
 //!
 //! Read from the Worker's variables: `DURABLE_MCP_HAND_OFF` (default 10 minutes, see
 //! [`DEFAULT_HAND_OFF`]) and `DURABLE_MCP_LEASE` (default 15 minutes, see [`DEFAULT_LEASE`]),
-//! each a duration such as `"30s"` or `"10m"`. With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
+//! each a duration such as `"30s"` or `"10m"`. `DURABLE_MCP_ALLOWED_HOSTS` names the Worker's
+//! own hostnames (see [`ALLOWED_HOSTS_VAR`]): like the native host, the endpoint answers only
+//! loopback and the hosts it is told of. With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
 //! an operator can wake a task at once (see [`WAKE_PATH`]).
 
 mod entry;
@@ -48,7 +50,9 @@ mod runner;
 mod settings;
 mod sql_store;
 
-pub use entry::{ADMIN_TOKEN_VAR, BODY_LIMIT, MCP_PATH, TASK_RUNNER_BINDING, WAKE_PATH, serve};
+pub use entry::{
+    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, MCP_PATH, TASK_RUNNER_BINDING, WAKE_PATH, serve,
+};
 pub use ports::{AlarmScheduler, JsClock, JsTimer};
 pub use runner::TaskRunner;
 pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};

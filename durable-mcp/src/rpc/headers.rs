@@ -87,29 +87,18 @@ pub fn check_param_headers(
 
 /// Refuses (HTTP 403) a request whose `Host` or `Origin` names a host the policy does not
 /// allow, so that a web page cannot reach a local server through DNS rebinding.
-///
-/// With `host_routed` (a platform such as Cloudflare delivers only requests for the server's
-/// own hosts) the `Host` is the server's by construction: it is not checked, and an `Origin`
-/// naming it (a same-origin request) is allowed too.
-pub fn check_origin(
-    headers: &Headers,
-    policy: &OriginPolicy,
-    host_routed: bool,
-) -> Result<(), RpcError> {
+pub fn check_origin(headers: &Headers, policy: &OriginPolicy) -> Result<(), RpcError> {
     if policy.any {
         return Ok(());
     }
-    let host = headers.get("host");
-    let own_host = host.as_deref().filter(|_| host_routed).map(host_name);
-    let allowed = |name: &str| {
-        own_host.is_some_and(|own| own.eq_ignore_ascii_case(name))
-            || policy
-                .hosts
-                .iter()
-                .any(|allowed| allowed.eq_ignore_ascii_case(name))
+    let allowed = |host: &str| {
+        policy
+            .hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(host))
     };
-    if let Some(host) = &host
-        && !allowed(host_name(host))
+    if let Some(host) = headers.get("host")
+        && !allowed(host_name(&host))
     {
         return Err(forbidden(format!(
             "the Host header {host:?} is not an allowed host"
@@ -166,7 +155,7 @@ mod tests {
     fn loopback_hosts_pass_and_others_are_refused() {
         let policy = OriginPolicy::default();
         let check = |pairs: &[(&str, &str)]| {
-            check_origin(&Headers::new(pairs.iter().copied()), &policy, false).map_err(|e| e.status)
+            check_origin(&Headers::new(pairs.iter().copied()), &policy).map_err(|e| e.status)
         };
         assert_eq!(check(&[("Host", "127.0.0.1:8787")]), Ok(()));
         assert_eq!(
@@ -180,21 +169,5 @@ mod tests {
             Err(403)
         );
         assert_eq!(check(&[("Origin", "null")]), Err(403));
-    }
-
-    #[test]
-    fn a_routed_host_is_trusted_and_allowed_as_its_own_origin() {
-        let policy = OriginPolicy::default();
-        let check = |pairs: &[(&str, &str)]| {
-            check_origin(&Headers::new(pairs.iter().copied()), &policy, true).map_err(|e| e.status)
-        };
-        let own = ("Host", "tasks.example.workers.dev");
-        assert_eq!(check(&[own]), Ok(()));
-        assert_eq!(
-            check(&[own, ("Origin", "https://tasks.example.workers.dev")]),
-            Ok(())
-        );
-        assert_eq!(check(&[own, ("Origin", "https://localhost:3000")]), Ok(()));
-        assert_eq!(check(&[own, ("Origin", "https://evil.example")]), Err(403));
     }
 }

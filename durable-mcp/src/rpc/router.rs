@@ -23,7 +23,6 @@ use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 pub struct Router {
     server: Rc<McpServer>,
     tasks: Rc<dyn TaskService>,
-    host_routed: bool,
 }
 
 impl std::fmt::Debug for Router {
@@ -48,17 +47,7 @@ impl Router {
         Router {
             server: server.into(),
             tasks,
-            host_routed: false,
         }
-    }
-
-    /// For a platform that delivers only requests for the server's own hosts (a Worker on its
-    /// routes): the `Host` is not checked, and an `Origin` naming it is allowed. Hosts added
-    /// with [`McpServer::allow_host`] stay allowed as origins.
-    #[must_use]
-    pub fn host_routed(mut self) -> Self {
-        self.host_routed = true;
-        self
     }
 
     /// The server this endpoint serves.
@@ -73,7 +62,7 @@ impl Router {
             response.headers.push(("allow", "POST".to_owned()));
             return response;
         }
-        if let Err(error) = check_origin(&request.headers, &self.server.origins, self.host_routed) {
+        if let Err(error) = check_origin(&request.headers, &self.server.origins) {
             return respond(None, Err(error));
         }
         let message = match parse_message(&request.body) {
