@@ -67,11 +67,11 @@ pub fn run() -> Result<()> {
         .map_err(|_| "wrangler dev did not start the bench Worker")?;
     let mut bench = Bench::new(&worker)?;
 
-    let (floor, get, create) = bench.latencies()?;
+    let latencies = bench.latencies()?;
     let (step, insert) = bench.per_step()?;
     let slowest = bench.slowest_get_during_long_run()?;
     let (raw, gzipped) = wasm_size(&root.join("examples/report-task/build/index_bg.wasm"))?;
-    print_table(&floor, &get, &create, step, insert, slowest, raw, gzipped);
+    print_table(&latencies, step, insert, slowest, raw, gzipped);
     Ok(())
 }
 
@@ -111,7 +111,11 @@ impl Bench {
     }
 
     fn floor(&mut self, path: &str, method: &str) -> Result<()> {
-        let response = self.connection.request(method, path, &[], b"")?;
+        self.floor_with(path, method, b"")
+    }
+
+    fn floor_with(&mut self, path: &str, method: &str, body: &[u8]) -> Result<()> {
+        let response = self.connection.request(method, path, &[], body)?;
         if response.status != 200 {
             return Err(format!("{method} {path} answered {}", response.status).into());
         }
@@ -133,37 +137,67 @@ impl Bench {
         self.mcp("tasks/get", json!({ "taskId": id }))
     }
 
-    /// Creates a `many_steps` task and polls it until completed; the time from the call.
+    /// Creates a `many_steps` task, waits until it is completed, and returns the time from its
+    /// creation to its completion as the object's clock recorded them (`createdAt` and
+    /// `lastUpdatedAt`, in milliseconds): polling from here neither adds to it nor slows it much.
     fn run_to_completion(&mut self, count: u64) -> Result<Duration> {
-        let started = Instant::now();
         let id = self.create(count)?;
         loop {
             let task = self.get(&id)?;
             match task["status"].as_str() {
-                Some("completed") => return Ok(started.elapsed()),
-                Some("working") => std::thread::sleep(Duration::from_millis(2)),
+                Some("completed") => {
+                    let at = |field: &str| {
+                        task[field]
+                            .as_str()
+                            .and_then(epoch_millis)
+                            .ok_or_else(|| format!("no {field} in {task}"))
+                    };
+                    let millis = at("lastUpdatedAt")?.saturating_sub(at("createdAt")?);
+                    return Ok(Duration::from_millis(millis));
+                }
+                Some("working") => std::thread::sleep(Duration::from_millis(20)),
                 _ => return Err(format!("many_steps ended otherwise: {task}").into()),
             }
         }
     }
 
-    /// Floor, `tasks/get` and creation latencies, interleaved.
-    fn latencies(&mut self) -> Result<(Latency, Latency, Latency)> {
+    /// The latencies, interleaved so that a slow patch of the machine touches each alike.
+    fn latencies(&mut self) -> Result<Latencies> {
         let id = self.create(0)?;
         self.run_to_completion(0)?;
-        let (mut floor, mut get, mut create) = (Vec::new(), Vec::new(), Vec::new());
+        // What the Worker sends the object for a tasks/get, echoed by a bare object.
+        let call = json!({ "op": "get", "task_id": id, "caller": null }).to_string();
+        let mut samples: [Vec<Duration>; 6] = Default::default();
         for i in 0..SAMPLES {
-            let started = Instant::now();
-            self.floor(&format!("/floor/ping/floor-{}", i % 8), "GET")?;
-            floor.push(started.elapsed());
-            let started = Instant::now();
-            self.get(&id)?;
-            get.push(started.elapsed());
-            let started = Instant::now();
-            self.create(0)?;
-            create.push(started.elapsed());
+            let timed = |bench: &mut Bench, probe: usize| -> Result<Duration> {
+                let started = Instant::now();
+                match probe {
+                    0 => bench.floor(&format!("/floor/ping/floor-{}", i % 8), "GET")?,
+                    1 => drop(bench.mcp("server/discover", json!({}))?),
+                    2 => drop(bench.get(&id)?),
+                    3 => drop(bench.create(0)?),
+                    4 => bench.floor(&format!("/floor/ping/fresh-{i}"), "GET")?,
+                    _ => bench.floor_with(
+                        &format!("/floor/echo/floor-{}", i % 8),
+                        "POST",
+                        call.as_bytes(),
+                    )?,
+                }
+                Ok(started.elapsed())
+            };
+            for (probe, sample) in samples.iter_mut().enumerate() {
+                sample.push(timed(self, probe)?);
+            }
         }
-        Ok((Latency::of(floor), Latency::of(get), Latency::of(create)))
+        let [floor, worker, get, create, fresh, echo] = samples.map(Latency::of);
+        Ok(Latencies {
+            floor,
+            worker,
+            get,
+            create,
+            fresh,
+            echo,
+        })
     }
 
     /// The cost of one no-op step, and of one bare insert in an object.
@@ -207,6 +241,42 @@ impl Bench {
     }
 }
 
+/// Every latency measured.
+struct Latencies {
+    /// A round trip to an existing bare object.
+    floor: Latency,
+    /// `server/discover`, answered by the Worker alone.
+    worker: Latency,
+    /// `tasks/get` through the router and the task's object.
+    get: Latency,
+    /// `tools/call` creating a task (a new object).
+    create: Latency,
+    /// A round trip to a new bare object.
+    fresh: Latency,
+    /// A tasks/get's internal call, sent to a bare object that reads it and answers it back.
+    echo: Latency,
+}
+
+/// Milliseconds since the epoch of an RFC 3339 UTC time with milliseconds, as the wire
+/// writes them (`2026-11-29T13:03:49.895Z`).
+fn epoch_millis(text: &str) -> Option<u64> {
+    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
+    let mut date = date.split('-').map(|part| part.parse::<i64>().ok());
+    let (year, month, day) = (date.next()??, date.next()??, date.next()??);
+    let (hms, millis) = time.split_once('.').unwrap_or((time, "0"));
+    let mut hms = hms.split(':').map(|part| part.parse::<i64>().ok());
+    let (hours, minutes, seconds) = (hms.next()??, hms.next()??, hms.next()??);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    let seconds = days * 86_400 + hours * 3600 + minutes * 60 + seconds;
+    u64::try_from(seconds * 1000 + millis.parse::<i64>().ok()?).ok()
+}
+
 /// The p50 and p99 of a set of samples.
 struct Latency {
     p50: Duration,
@@ -247,17 +317,22 @@ fn us(duration: Duration) -> String {
     format!("{:.1} us", duration.as_secs_f64() * 1e6)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn print_table(
-    floor: &Latency,
-    get: &Latency,
-    create: &Latency,
+    latencies: &Latencies,
     step: Duration,
     insert: Duration,
     slowest: Option<Duration>,
     raw: u64,
     gzipped: u64,
 ) {
+    let Latencies {
+        floor,
+        worker,
+        get,
+        create,
+        fresh,
+        echo,
+    } = latencies;
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     let get_ratio = ratio(get.p50, floor.p50);
     let create_ratio = ratio(create.p50, floor.p50);
@@ -270,6 +345,24 @@ fn print_table(
         "| floor: bare Durable Object fetch | {} | {} | 1.00x | | |",
         ms(floor.p50),
         ms(floor.p99)
+    );
+    println!(
+        "| server/discover (the Worker alone) | {} | {} | {:.2}x | | |",
+        ms(worker.p50),
+        ms(worker.p99),
+        ratio(worker.p50, floor.p50)
+    );
+    println!(
+        "| floor: a JSON body to a bare object and back | {} | {} | {:.2}x | | |",
+        ms(echo.p50),
+        ms(echo.p99),
+        ratio(echo.p50, floor.p50)
+    );
+    println!(
+        "| floor: bare fetch to a new object | {} | {} | {:.2}x | | |",
+        ms(fresh.p50),
+        ms(fresh.p99),
+        ratio(fresh.p50, floor.p50)
     );
     println!(
         "| tasks/get through the router | {} | {} | {get_ratio:.2}x | <= {:.2}x | {} |",
@@ -309,4 +402,23 @@ fn print_table(
         crate::bench::thousands(gzipped),
         verdict(gzipped < TARGET_GZIP_BYTES)
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::epoch_millis;
+
+    #[test]
+    fn wire_times_are_read_as_epoch_milliseconds() {
+        assert_eq!(epoch_millis("1970-01-01T00:00:01.250Z"), Some(1250));
+        assert_eq!(
+            epoch_millis("2026-11-29T13:03:49.895Z"),
+            Some(1_795_957_429_895)
+        );
+        assert_eq!(
+            epoch_millis("2024-02-29T23:59:59.001Z"),
+            Some(1_709_251_199_001)
+        );
+        assert_eq!(epoch_millis("2026-11-29 13:03:49Z"), None);
+    }
 }

@@ -8,7 +8,9 @@ use serde_json::Value;
 use worker::wasm_bindgen::JsValue;
 use worker::{Delay, Env, Method, ObjectNamespace, Request, RequestInit, Response, js_sys};
 
-use super::protocol::{OBJECT_URL, ObjectCall, ObjectReply};
+use super::protocol::{
+    CALL_HEADER, OBJECT_URL, ObjectCall, ObjectReply, REPLY_HEADER, fits_a_header,
+};
 use crate::core::TaskSnapshot;
 use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskService};
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
@@ -179,8 +181,14 @@ impl ObjectTasks {
     async fn send(&self, task_id: &str, body: &str) -> worker::Result<ObjectReply> {
         let stub = self.namespace.get_by_name(task_id)?;
         let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_body(Some(JsValue::from_str(body)));
+        if fits_a_header(body) {
+            let headers = worker::Headers::new();
+            headers.set(CALL_HEADER, body)?;
+            init.with_method(Method::Get).with_headers(headers);
+        } else {
+            init.with_method(Method::Post)
+                .with_body(Some(JsValue::from_str(body)));
+        }
         let request = Request::new_with_init(OBJECT_URL, &init)?;
         let mut response = stub.fetch_with_request(request).await?;
         if response.status_code() != 200 {
@@ -190,7 +198,10 @@ impl ObjectTasks {
                 response.status_code()
             )));
         }
-        response.json().await
+        match response.headers().get(REPLY_HEADER)? {
+            Some(reply) => serde_json::from_str(&reply).map_err(worker::Error::from),
+            None => response.json().await,
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use worker::{Env, Request, Response, State};
 
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
-use super::protocol::{ObjectCall, ObjectReply};
+use super::protocol::{CALL_HEADER, ObjectCall, ObjectReply, REPLY_HEADER, fits_a_header};
 use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
 use crate::Engine;
@@ -106,7 +106,11 @@ impl TaskRunner {
 
 impl Runner {
     async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let call: ObjectCall = match request.json().await {
+        let call = match request.headers().get(CALL_HEADER)? {
+            Some(text) => serde_json::from_str(&text).map_err(worker::Error::from),
+            None => request.json::<ObjectCall>().await,
+        };
+        let call: ObjectCall = match call {
             Ok(call) => call,
             Err(error) => {
                 let message =
@@ -114,7 +118,13 @@ impl Runner {
                 return Response::error(message, 400);
             }
         };
-        Response::from_json(&self.answer(call).await)
+        let reply = serde_json::to_string(&self.answer(call).await)?;
+        if fits_a_header(&reply) {
+            let response = Response::empty()?;
+            response.headers().set(REPLY_HEADER, &reply)?;
+            return Ok(response);
+        }
+        Ok(Response::ok(reply)?.with_headers(json_headers()?))
     }
 
     async fn answer(&self, call: ObjectCall) -> ObjectReply {
@@ -204,6 +214,12 @@ fn shared_registry(server: impl FnOnce() -> McpServer) -> Rc<TaskRegistry> {
         let mut cell = cell.borrow_mut();
         Rc::clone(cell.get_or_insert_with(|| Rc::new(server().task_registry())))
     })
+}
+
+fn json_headers() -> worker::Result<worker::Headers> {
+    let headers = worker::Headers::new();
+    headers.set("content-type", "application/json")?;
+    Ok(headers)
 }
 
 /// How soon an alarm that failed (the store failed) runs again.

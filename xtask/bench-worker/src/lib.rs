@@ -4,6 +4,7 @@
 //!
 //! - `GET /floor/ping/<name>`: a round trip to the object `<name>`, which answers at once.
 //! - `POST /floor/insert/<name>?n=<n>`: the object inserts `<n>` rows, one statement each.
+//! - `POST /floor/echo/<name>`: the object reads the JSON body and answers it back.
 
 // The Worker's exports come from `#[durable_object]` and `#[event]` in a private module (the
 // generated items carry no docs).
@@ -46,8 +47,12 @@ mod worker {
             Floor { state }
         }
 
-        async fn fetch(&self, request: Request) -> Result<Response> {
+        async fn fetch(&self, mut request: Request) -> Result<Response> {
             let url = request.url()?;
+            if url.path().starts_with("/floor/echo/") {
+                let body: serde_json::Value = request.json().await?;
+                return Response::from_json(&body);
+            }
             if !url.path().starts_with("/floor/insert/") {
                 return Response::ok("");
             }
