@@ -31,15 +31,21 @@ pub fn run() -> Result<()> {
         &["check", "--package", "durable-mcp", "--target", WASM_TARGET],
         &[],
     )?;
-    // The Cloudflare host exists only on wasm32: lint it there.
+    // The Cloudflare host and the Worker crates exist only on wasm32: lint them there.
     let clippy_worker = [
         "clippy",
         "--package",
         "durable-mcp",
+        "--package",
+        "report-task",
+        "--package",
+        "conformance-server",
+        "--package",
+        "bench-worker",
         "--target",
         WASM_TARGET,
         "--features",
-        "cloudflare",
+        "durable-mcp/cloudflare",
         "--",
         "-D",
         "warnings",

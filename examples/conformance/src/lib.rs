@@ -1,6 +1,6 @@
 //! The fixture server the official MCP conformance suite (`@modelcontextprotocol/conformance`)
-//! runs against: the Tasks extension fixtures ([`tasks`]) and the core fixtures of the
-//! 2026-07-28 revision ([`core`]), plus a few fixtures of durable-mcp's own suites ([`suite`]).
+//! runs against: the Tasks extension fixtures (`tasks`) and the core fixtures of the
+//! 2026-07-28 revision (`core`), plus a few fixtures of durable-mcp's own suites (`suite`).
 //! Scenarios this framework cannot pass yet are listed, with the reason, in
 //! `tests/conformance/expected-failures.yml`.
 //!
@@ -19,7 +19,7 @@ mod worker;
 use durable_mcp::McpServer;
 
 /// The fixture server: every tool, task and resource the scenarios call, and the fixtures of
-/// durable-mcp's own suites ([`suite`]).
+/// durable-mcp's own suites (`suite`).
 pub fn server() -> McpServer {
     let server = McpServer::new("durable-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture tools and resources for the MCP conformance suite.");
