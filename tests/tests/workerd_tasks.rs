@@ -64,20 +64,20 @@ fn completed(response: &Value) -> bool {
 fn a_long_run_hands_off_to_fresh_alarm_invocations_and_finishes() {
     let _one = one_worker_at_a_time();
     let state = tempfile::tempdir().unwrap();
-    let (_worker, client) = start(state.path(), &[("DURABLE_MCP_HAND_OFF", "100ms")]);
-    let id = create(&client, "many_steps", json!({ "count": 4000 }));
+    let (_worker, client) = start(state.path(), &[("DURABLE_MCP_HAND_OFF", "50ms")]);
+    let id = create(&client, "many_steps", json!({ "count": 10000 }));
     let done = wait_until(&client, &id, completed);
     let text = done["result"]["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("no text: {done}"));
     let activations: u32 = text
-        .strip_prefix("ran 4000 steps in ")
+        .strip_prefix("ran 10000 steps in ")
         .and_then(|rest| rest.strip_suffix(" activations"))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("unexpected answer {text:?}"));
     assert!(
         activations >= 2,
-        "4000 steps under a 100 ms hand-off ran in one activation: {text}"
+        "10,000 steps under a 50 ms hand-off ran in one activation: {text}"
     );
 }
 

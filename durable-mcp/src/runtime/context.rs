@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::error::{ElicitOutcome, StepError, TaskError};
 use super::host::Host;
+use super::pacer::Pacer;
 use super::ports::LocalBoxFuture;
 use super::step;
 use crate::core::limits::to_stored_json;
@@ -81,7 +82,7 @@ pub struct TaskContext {
     occurrences: RefCell<HashMap<String, u32>>,
     status_calls: Cell<u32>,
     next_seq: Cell<u64>,
-    writes_since_yield: Cell<u32>,
+    pacer: Pacer,
     hand_off_at: Option<Timestamp>,
     suspension: RefCell<Option<Suspension>>,
 }
@@ -94,9 +95,6 @@ impl std::fmt::Debug for TaskContext {
             .finish_non_exhaustive()
     }
 }
-
-/// How many journal writes a body makes before it yields to the host's event loop once.
-const WRITES_PER_YIELD: u32 = 256;
 
 pub(crate) struct ContextParts {
     pub journal: TaskState,
@@ -111,6 +109,7 @@ pub(crate) struct ContextParts {
 impl TaskContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
         let task = &parts.journal.task;
+        let pacer = Pacer::new(parts.host.clock.now());
         TaskContext {
             task_id: task.task_id.clone(),
             generation: task.generation,
@@ -123,7 +122,7 @@ impl TaskContext {
             limits: parts.limits,
             occurrences: RefCell::default(),
             status_calls: Cell::new(0),
-            writes_since_yield: Cell::new(0),
+            pacer,
             hand_off_at: parts.hand_off_at,
             suspension: RefCell::new(None),
         }
@@ -458,12 +457,9 @@ impl TaskContext {
             Ok(Applied::Stale) => self.stop(Suspension::Stale).await,
             Err(error) => self.stop(Suspension::StoreUnavailable(error.0)).await,
         }
-        let written = self.writes_since_yield.get() + 1;
-        if written >= WRITES_PER_YIELD {
-            self.writes_since_yield.set(0);
+        if self.pacer.wrote() {
             self.host.timer.yield_now().await;
-        } else {
-            self.writes_since_yield.set(written);
+            self.pacer.yielded(self.now());
         }
     }
 

@@ -7,6 +7,7 @@ mod driver;
 mod engine;
 mod error;
 mod host;
+mod pacer;
 mod ports;
 mod registry;
 mod step;
