@@ -9,30 +9,20 @@
 //! A Worker's glue is three items: the server factory, the object, and the fetch handler.
 //!
 //! ```ignore
-//! use worker::{Context, DurableObject, Env, Request, Response, Result, State};
+//! use worker::{Context, Env, Request, Response, Result};
 //!
 //! fn server() -> durable_mcp::McpServer { /* tools and tasks */ }
 //!
-//! #[worker::durable_object]
-//! pub struct TaskRunner(durable_mcp::cloudflare::TaskRunner);
-//!
-//! impl DurableObject for TaskRunner {
-//!     fn new(state: State, env: Env) -> Self {
-//!         Self(durable_mcp::cloudflare::TaskRunner::new(state, &env, server))
-//!     }
-//!     async fn fetch(&self, request: Request) -> Result<Response> {
-//!         self.0.fetch(request).await
-//!     }
-//!     async fn alarm(&self) -> Result<Response> {
-//!         self.0.alarm().await
-//!     }
-//! }
+//! durable_mcp::task_runner!(pub struct TaskRunner => |_env: &Env| server());
 //!
 //! #[worker::event(fetch)]
 //! async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
 //!     durable_mcp::cloudflare::serve(request, &env, server).await
 //! }
 //! ```
+//!
+//! [`task_runner!`](crate::task_runner) declares the object; written out, it is a
+//! `#[worker::durable_object]` struct wrapping [`TaskRunner`], forwarding `fetch` and `alarm`.
 //!
 //! # Settings
 //!
@@ -57,3 +47,41 @@ pub use ports::{AlarmScheduler, JsClock, JsTimer};
 pub use runner::TaskRunner;
 pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
 pub use sql_store::DurableObjectStore;
+
+/// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
+/// wraps [`TaskRunner`] and forwards `fetch` and `alarm` to it. `server` is called with the
+/// object's `&worker::Env` and returns the [`McpServer`](crate::McpServer) whose tasks it runs
+/// (once per isolate; the same server the fetch handler serves).
+///
+/// The crate using it depends on `worker` and `wasm-bindgen` (the expansion names both).
+///
+/// ```ignore
+/// durable_mcp::task_runner!(pub struct TaskRunner => |_env| server());
+/// ```
+#[macro_export]
+macro_rules! task_runner {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident => $server:expr) => {
+        $(#[$meta])*
+        #[::worker::durable_object]
+        #[derive(Debug)]
+        $vis struct $name($crate::cloudflare::TaskRunner);
+
+        impl ::worker::DurableObject for $name {
+            fn new(state: ::worker::State, env: ::worker::Env) -> Self {
+                let server = $server;
+                Self($crate::cloudflare::TaskRunner::new(state, &env, || server(&env)))
+            }
+
+            async fn fetch(
+                &self,
+                request: ::worker::Request,
+            ) -> ::worker::Result<::worker::Response> {
+                self.0.fetch(request).await
+            }
+
+            async fn alarm(&self) -> ::worker::Result<::worker::Response> {
+                self.0.alarm().await
+            }
+        }
+    };
+}

@@ -18,6 +18,7 @@ use crate::rpc::{McpServer, TaskService};
 use crate::runtime::{Clock, CreateTask, Host, Store, TaskRegistry};
 
 /// The body of a user's TaskRunner Durable Object: forward `fetch` and `alarm` to it.
+/// [`task_runner!`](crate::task_runner) writes this for you:
 ///
 /// ```ignore
 /// #[durable_object]

@@ -12,28 +12,10 @@
 mod worker {
     use worker::{Context, DurableObject, Env, Request, Response, Result, State};
 
-    /// The fixtures' TaskRunner.
-    #[worker::durable_object]
-    #[derive(Debug)]
-    pub struct TaskRunner(durable_mcp::cloudflare::TaskRunner);
-
-    impl DurableObject for TaskRunner {
-        fn new(state: State, env: Env) -> Self {
-            Self(durable_mcp::cloudflare::TaskRunner::new(
-                state,
-                &env,
-                conformance_server::server,
-            ))
-        }
-
-        async fn fetch(&self, request: Request) -> Result<Response> {
-            self.0.fetch(request).await
-        }
-
-        async fn alarm(&self) -> Result<Response> {
-            self.0.alarm().await
-        }
-    }
+    durable_mcp::task_runner!(
+        /// The fixtures' TaskRunner.
+        pub struct TaskRunner => |_env: &Env| conformance_server::server()
+    );
 
     /// The floor: a Durable Object with nothing in the way.
     #[worker::durable_object]
