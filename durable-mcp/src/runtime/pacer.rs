@@ -13,11 +13,13 @@ use std::time::Duration;
 use crate::core::Timestamp;
 
 /// The time one batch of writes and its yield should take.
-pub(crate) const CYCLE: Duration = Duration::from_millis(20);
+pub(crate) const CYCLE: Duration = Duration::from_millis(10);
 /// The first batch, and the smallest.
 const MIN_BATCH: u32 = 64;
-/// The largest batch: a bound on how long other requests wait for the body.
-const MAX_BATCH: u32 = 1024;
+/// The largest batch: a bound on how long other requests wait for the body. A Durable Object
+/// holds a reply until the writes before it are committed, at the next yield, so a request
+/// can wait up to about two cycles.
+const MAX_BATCH: u32 = 512;
 
 /// The pace of one activation's yields.
 #[derive(Debug)]
@@ -72,9 +74,9 @@ mod tests {
     fn batches_grow_while_cycles_are_short_and_shrink_when_long() {
         let ms = Duration::from_millis;
         assert_eq!(next_batch(64, ms(6)), 128);
-        assert_eq!(next_batch(1024, ms(1)), MAX_BATCH);
-        assert_eq!(next_batch(512, ms(30)), 512);
-        assert_eq!(next_batch(512, ms(90)), 256);
+        assert_eq!(next_batch(MAX_BATCH, ms(1)), MAX_BATCH);
+        assert_eq!(next_batch(512, ms(15)), 512);
+        assert_eq!(next_batch(512, ms(45)), 256);
         assert_eq!(next_batch(64, ms(500)), MIN_BATCH);
     }
 
