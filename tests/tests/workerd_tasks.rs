@@ -81,6 +81,30 @@ fn a_long_run_hands_off_to_fresh_alarm_invocations_and_finishes() {
     );
 }
 
+#[test]
+fn an_activation_cut_off_by_a_crash_runs_again_at_once_not_at_its_lease() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    // The default lease (15 minutes) and hand-off (10 minutes): only recovery can finish the
+    // task within the wait below.
+    let (worker, client) = start(state.path(), &[]);
+    let id = create(&client, "many_steps", json!({ "count": 100_000 }));
+    let running = wait_until(&client, &id, |response| {
+        response["result"]["statusMessage"]
+            .as_str()
+            .is_some_and(|message| message.ends_with("steps done"))
+    });
+    assert_eq!(running["result"]["status"], "working", "{running}");
+    worker.kill();
+
+    let (_worker, client) = start(state.path(), &[]);
+    let done = wait_until(&client, &id, completed);
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.starts_with("ran 100000 steps"), "{text}");
+}
+
 /// The ids of the Durable Object databases in a `wrangler dev` state directory that hold the
 /// task table: the objects that store a task.
 fn objects_with_task_rows(state: &Path) -> Vec<String> {

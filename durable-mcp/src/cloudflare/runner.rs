@@ -49,6 +49,8 @@ struct Runner {
     alarm: Rc<AlarmScheduler>,
     engine: Engine,
     settings: Settings,
+    /// Whether this instance has recovered the task from a dead instance's activation.
+    recovered: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for TaskRunner {
@@ -84,6 +86,7 @@ impl TaskRunner {
                 alarm,
                 engine,
                 settings,
+                recovered: std::cell::Cell::new(false),
             }),
         }
     }
@@ -181,6 +184,13 @@ impl Runner {
     }
 
     async fn tick(&self) -> Result<(), EngineError> {
+        if !self.recovered.get() {
+            // An object has one live instance, and this one runs nothing yet: an activation
+            // the task's row says is running died with an earlier instance (its isolate was
+            // evicted or crashed). Run it again now rather than at its lease's expiry.
+            self.engine.recover()?;
+            self.recovered.set(true);
+        }
         let store_error = |error: crate::runtime::StoreError| EngineError::Store(error.0);
         let ids = self.store.task_ids().map_err(store_error)?;
         for task_id in &ids {

@@ -3,7 +3,7 @@
 //! | tool | kind | behaviour |
 //! | --- | --- | --- |
 //! | `short_lived_job` | task | completes at once and is kept 2 s, then purged |
-//! | `many_steps` | task | runs `count` no-op steps, says how many activations it took |
+//! | `many_steps` | task | runs `count` no-op steps (status every 10,000), says how many activations it took |
 //! | `panicking_job` | task | panics, in its body or in a step (`in_step`) |
 
 use std::cell::RefCell;
@@ -41,7 +41,8 @@ thread_local! {
     static ACTIVATIONS: RefCell<HashMap<String, u32>> = RefCell::default();
 }
 
-/// Runs `count` journaled no-op steps back to back. The answer counts the activations the
+/// Runs `count` journaled no-op steps back to back, publishing its progress every 10,000
+/// steps. The answer counts the activations the
 /// body needed in this process: more than one means the host handed the run off (or it was
 /// restarted). The count is read outside a step on purpose: it is what the test observes.
 #[mcp_task(ttl = "1h", poll_interval = "200ms")]
@@ -52,7 +53,10 @@ async fn many_steps(cx: &TaskContext, input: ManySteps) -> Result<String, TaskEr
         *count += 1;
         *count
     });
-    for _ in 0..input.count {
+    for done in 0..input.count {
+        if done > 0 && done % 10_000 == 0 {
+            cx.status(format!("{done} steps done")).await;
+        }
         cx.step("noop", || async { Ok::<_, StepError>(()) }).await?;
     }
     Ok(format!(
