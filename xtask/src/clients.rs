@@ -177,7 +177,7 @@ pub fn run() -> Result<()> {
     }
 
     // The same fixtures as a Cloudflare Worker under workerd.
-    match crate::worker_target::start(&root) {
+    match crate::worker_target::start(&root, crate::worker_target::CONFORMANCE_WORKER) {
         Ok(worker) => {
             let url = worker.mcp_url();
             say(format_args!("Worker at {url}"));

@@ -59,13 +59,9 @@ const TARGET_GZIP_BYTES: u64 = 400 * 1000;
 pub fn run() -> Result<()> {
     let root = workspace_root();
     eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
-    let bench_dir = root.join("xtask/bench-worker");
-    build(&bench_dir)?;
+    let worker = crate::worker_target::start(&root, "xtask/bench-worker")?;
     build(&root.join("examples/report-task"))?;
-    let state = tempfile::tempdir()?;
-    let worker = std::panic::catch_unwind(|| WorkerProcess::start(&bench_dir, state.path()))
-        .map_err(|_| "wrangler dev did not start the bench Worker")?;
-    let mut bench = Bench::new(&worker)?;
+    let mut bench = Bench::new(worker.process())?;
 
     let latencies = bench.latencies()?;
     let (step, insert) = bench.per_step()?;

@@ -1,6 +1,6 @@
-//! The conformance fixtures as a Cloudflare Worker: `examples/conformance` built with
-//! worker-build and served by `wrangler dev --local` on a free loopback port, with a fresh
-//! state directory, for `cargo xtask clients`.
+//! A Worker crate of the workspace built with worker-build and served by `wrangler dev --local`
+//! on a free loopback port with a fresh state directory: the conformance fixtures for
+//! `cargo xtask clients`, the bench Worker for `cargo xtask bench`.
 
 use std::error::Error;
 use std::path::Path;
@@ -10,8 +10,8 @@ use durable_mcp_tests::workerd::{WorkerProcess, build_worker};
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
-/// The Worker crate, relative to the workspace root.
-const WORKER_DIR: &str = "examples/conformance";
+/// The conformance fixtures' Worker crate, relative to the workspace root.
+pub const CONFORMANCE_WORKER: &str = "examples/conformance";
 
 /// A running Worker and the state directory it owns; both go when it is dropped.
 pub struct Worker {
@@ -24,11 +24,16 @@ impl Worker {
     pub fn mcp_url(&self) -> String {
         self.process.mcp_url()
     }
+
+    /// The running Worker.
+    pub fn process(&self) -> &WorkerProcess {
+        &self.process
+    }
 }
 
-/// Builds the fixtures' Worker and starts it under `wrangler dev`.
-pub fn start(root: &Path) -> Result<Worker> {
-    let dir = root.join(WORKER_DIR);
+/// Builds the Worker crate `relative` (to `root`) and starts it under `wrangler dev`.
+pub fn start(root: &Path, relative: &str) -> Result<Worker> {
+    let dir = root.join(relative);
     let state = tempfile::tempdir()?;
     // The helpers are the tests' own and report a failure by panicking.
     let process = std::panic::catch_unwind(|| {
@@ -41,7 +46,7 @@ pub fn start(root: &Path) -> Result<Worker> {
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
             .unwrap_or_default();
-        format!("the Worker in {WORKER_DIR} did not build or start: {message}")
+        format!("the Worker in {relative} did not build or start: {message}")
     })?;
     Ok(Worker {
         process,

@@ -175,7 +175,7 @@ impl Runner {
     async fn alarm(&self) -> worker::Result<Response> {
         let now = JsClock.now();
         self.alarm
-            .set(Some(now.saturating_add(self.settings.backstop)));
+            .set(Some(now.saturating_add(self.settings.lease)));
         if let Err(error) = self.tick().await {
             worker::console_error!("durable-mcp: alarm: {error}; trying again shortly");
             self.alarm.set(Some(now.saturating_add(RETRY_AFTER_ERROR)));

@@ -20,10 +20,9 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(15 * 60);
 pub(crate) struct Settings {
     /// `DURABLE_MCP_HAND_OFF`: see [`DEFAULT_HAND_OFF`].
     pub(crate) hand_off: Duration,
-    /// `DURABLE_MCP_LEASE`: see [`DEFAULT_LEASE`].
+    /// `DURABLE_MCP_LEASE`: see [`DEFAULT_LEASE`]. Also how far ahead every alarm handler
+    /// first sets its backstop alarm, in case the handler dies.
     pub(crate) lease: Duration,
-    /// The alarm set first thing in every alarm handler, in case the handler dies: the lease.
-    pub(crate) backstop: Duration,
 }
 
 impl Settings {
@@ -31,11 +30,7 @@ impl Settings {
     pub(crate) fn from_env(env: &Env) -> Self {
         let hand_off = duration_var(env, "DURABLE_MCP_HAND_OFF", DEFAULT_HAND_OFF);
         let lease = duration_var(env, "DURABLE_MCP_LEASE", DEFAULT_LEASE).max(hand_off);
-        Settings {
-            hand_off,
-            lease,
-            backstop: lease,
-        }
+        Settings { hand_off, lease }
     }
 }
 
