@@ -38,7 +38,9 @@ mod ports;
 mod protocol;
 mod runner;
 mod settings;
+mod sql;
 mod sql_store;
+mod step_batch;
 
 pub use entry::{
     ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, MCP_PATH, TASK_RUNNER_BINDING, WAKE_PATH, serve,

@@ -7,25 +7,44 @@
 //!
 //! The tables are created by the first `create`, not on open: reading a task that was never
 //! created (a `tasks/get` of an unknown id reaches a fresh object) must leave no storage behind.
+//!
+//! A step row, the write a running body makes most, costs no read and no statement of its
+//! own. Only this instance writes the object's storage, so the task row's guard columns are
+//! kept in memory from the last read until a write changes the row, and the row is added to
+//! the turn's [`StepBatch`].
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
 
 use worker::wasm_bindgen::JsValue;
 use worker::wasm_bindgen::closure::Closure;
-use worker::{SqlStorage, SqlStorageValue, Storage, js_sys};
+use worker::{Storage, js_sys};
 
-use crate::core::schema::{self, RowError, SqlRow, SqlValue};
-use crate::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use super::sql::{Sql, js_error};
+use super::step_batch::StepBatch;
+use crate::core::schema::{self, RowError, SqlRow};
+use crate::core::{Applied, Guard, InputRow, LoadScope, StepRow, TaskRecord, TaskState, Write};
 use crate::runtime::{Store, StoreError};
 
 /// A [`Store`] on the SQLite storage of one Durable Object.
 pub struct DurableObjectStore {
     storage: Storage,
-    sql: SqlStorage,
+    sql: Rc<Sql>,
     /// Whether the tables are known to exist.
     tables: Cell<bool>,
+    /// A task's id and its row's guard columns as last read, until a write changes the row.
+    guard_columns: RefCell<Option<(String, GuardColumns)>>,
+    steps: StepBatch,
+}
+
+/// What a guard checks in a task row, and the cancel flag a write reports.
+#[derive(Clone, Copy, Debug)]
+struct GuardColumns {
+    version: u64,
+    generation: u64,
+    cancel_requested: bool,
 }
 
 impl std::fmt::Debug for DurableObjectStore {
@@ -38,23 +57,69 @@ impl DurableObjectStore {
     /// The store on `storage`. Nothing is written until a task is created. The object's class
     /// must be declared with `new_sqlite_classes` in a wrangler migration.
     pub fn open(storage: Storage) -> Self {
-        let sql = storage.sql();
+        let sql = Rc::new(Sql::new(&storage.sql()));
         DurableObjectStore {
             storage,
+            steps: StepBatch::new(Rc::clone(&sql)),
             sql,
             tables: Cell::new(false),
+            guard_columns: RefCell::default(),
         }
     }
 
     /// Forgets that the tables exist, after `deleteAll` removed them with everything else.
     pub fn forget_tables(&self) {
         self.tables.set(false);
+        self.guard_columns.take();
+        self.steps.discard();
+    }
+
+    /// The guard columns of `task_id`'s row, from memory when this instance read them since
+    /// the row last changed; `None` if there is no such task.
+    fn guard_columns(&self, task_id: &str) -> Result<Option<GuardColumns>, StoreError> {
+        if let Some((id, columns)) = &*self.guard_columns.borrow()
+            && id == task_id
+        {
+            return Ok(Some(*columns));
+        }
+        let rows = self
+            .sql
+            .rows(schema::SELECT_GUARD_COLUMNS, vec![task_id.into()])?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let number = |index| -> Result<u64, StoreError> {
+            let value = row.integer(index).map_err(row_error)?.unwrap_or(0);
+            u64::try_from(value)
+                .map_err(|_| StoreError(format!("a negative guard column: {value}")))
+        };
+        let columns = GuardColumns {
+            version: number(0)?,
+            generation: number(1)?,
+            cancel_requested: number(2)? != 0,
+        };
+        *self.guard_columns.borrow_mut() = Some((task_id.to_owned(), columns));
+        Ok(Some(columns))
+    }
+
+    /// Adds a step row to the turn's batch if the guard admits it.
+    fn put_step(&self, task_id: &str, guard: Guard, step: &StepRow) -> Result<Applied, StoreError> {
+        let Some(columns) = self.guard_columns(task_id)? else {
+            return Ok(Applied::Stale);
+        };
+        if !guard.admits_columns(columns.version, columns.generation) {
+            return Ok(Applied::Stale);
+        }
+        self.steps.push(task_id, step)?;
+        Ok(Applied::Done {
+            cancel_requested: columns.cancel_requested,
+        })
     }
 
     /// Whether the tables exist (a read of the catalogue, which writes nothing).
     fn has_tables(&self) -> Result<bool, StoreError> {
         if !self.tables.get() {
-            let found = rows(&self.sql, schema::SELECT_TASK_TABLE, Vec::new())?;
+            let found = self.sql.rows(schema::SELECT_TASK_TABLE, Vec::new())?;
             self.tables.set(!found.is_empty());
         }
         Ok(self.tables.get())
@@ -62,9 +127,7 @@ impl DurableObjectStore {
 
     fn create_tables(&self) -> Result<(), StoreError> {
         if !self.tables.get() {
-            self.sql
-                .exec(schema::CREATE_SCHEMA, None)
-                .map_err(worker_error)?;
+            self.sql.execute(schema::CREATE_SCHEMA, Vec::new())?;
             self.tables.set(true);
         }
         Ok(())
@@ -73,14 +136,14 @@ impl DurableObjectStore {
     /// Runs `body` in one SQLite transaction: if it fails, none of its statements stay.
     fn transaction<T: 'static>(
         &self,
-        body: impl FnOnce(&SqlStorage) -> Result<T, StoreError> + 'static,
+        body: impl FnOnce(&Sql) -> Result<T, StoreError> + 'static,
     ) -> Result<T, StoreError> {
-        let outcome = std::rc::Rc::new(RefCell::new(None));
-        let slot = std::rc::Rc::clone(&outcome);
+        let outcome = Rc::new(RefCell::new(None));
+        let slot = Rc::clone(&outcome);
         // A Worker built with `--panic-unwind` asks for unwind safety here. A panic inside the
         // callback unwinds out of transactionSync, which rolls back; nothing captured is used
         // afterwards but `outcome`, which then stays `None`.
-        let captured = AssertUnwindSafe((body, slot, self.sql.clone()));
+        let captured = AssertUnwindSafe((body, slot, Rc::clone(&self.sql)));
         let callback = Closure::once_into_js(move || -> Result<JsValue, JsValue> {
             let whole = captured;
             let (body, slot, sql) = whole.0;
@@ -113,89 +176,20 @@ impl DurableObjectStore {
     }
 }
 
-fn worker_error(error: worker::Error) -> StoreError {
-    StoreError(format!("Durable Object SQLite: {error}"))
-}
-
-fn js_error(error: JsValue) -> StoreError {
-    StoreError(format!(
-        "Durable Object SQLite: {}",
-        error.as_string().unwrap_or_else(|| format!("{error:?}"))
-    ))
-}
-
-fn bind(values: Vec<SqlValue>) -> Vec<SqlStorageValue> {
-    values
-        .into_iter()
-        .map(|value| match value {
-            SqlValue::Null => SqlStorageValue::Null,
-            SqlValue::Integer(i) => SqlStorageValue::Integer(i),
-            SqlValue::Text(t) => SqlStorageValue::String(t),
-        })
-        .collect()
-}
-
-/// Every row `query` returns, as column values.
-fn rows(
-    sql: &SqlStorage,
-    query: &str,
-    params: Vec<SqlValue>,
-) -> Result<Vec<Vec<SqlStorageValue>>, StoreError> {
-    let cursor = sql.exec(query, bind(params)).map_err(worker_error)?;
-    cursor.raw().map(|row| row.map_err(worker_error)).collect()
-}
-
-fn execute(sql: &SqlStorage, query: &str, params: Vec<SqlValue>) -> Result<(), StoreError> {
-    // A statement runs when its cursor is read to the end.
-    rows(sql, query, params).map(drop)
-}
-
-struct Columns<'r>(&'r [SqlStorageValue]);
-
-impl SqlRow for Columns<'_> {
-    fn integer(&self, index: usize) -> Result<Option<i64>, RowError> {
-        match self.0.get(index) {
-            Some(SqlStorageValue::Null) => Ok(None),
-            Some(SqlStorageValue::Integer(i)) => Ok(Some(*i)),
-            // JavaScript numbers: an integer column comes back as a float without a fraction.
-            Some(SqlStorageValue::Float(f)) if f.fract() == 0.0 && f.abs() < 9.007e15 =>
-            {
-                #[allow(clippy::cast_possible_truncation)]
-                Ok(Some(*f as i64))
-            }
-            other => Err(RowError {
-                column: index,
-                reason: format!("expected an integer, found {other:?}"),
-            }),
-        }
-    }
-
-    fn text(&self, index: usize) -> Result<Option<String>, RowError> {
-        match self.0.get(index) {
-            Some(SqlStorageValue::Null) => Ok(None),
-            Some(SqlStorageValue::String(text)) => Ok(Some(text.clone())),
-            other => Err(RowError {
-                column: index,
-                reason: format!("expected text, found {other:?}"),
-            }),
-        }
-    }
-}
-
 fn row_error(error: RowError) -> StoreError {
     StoreError(error.to_string())
 }
 
-fn load_task(sql: &SqlStorage, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
-    rows(sql, schema::SELECT_TASK, vec![task_id.into()])?
+fn load_task(sql: &Sql, task_id: &str) -> Result<Option<TaskRecord>, StoreError> {
+    sql.rows(schema::SELECT_TASK, vec![task_id.into()])?
         .first()
-        .map(|row| schema::task_from_row(&Columns(row)).map_err(row_error))
+        .map(|row| schema::task_from_row(row).map_err(row_error))
         .transpose()
 }
 
 /// Checks `guard` and applies `writes`; the caller makes the whole atomic.
 fn guarded_writes(
-    sql: &SqlStorage,
+    sql: &Sql,
     task_id: &str,
     guard: Guard,
     writes: &[Write],
@@ -205,14 +199,14 @@ fn guarded_writes(
     } else {
         schema::GUARD
     };
-    let guarded = rows(sql, guard_sql, schema::guard_params(task_id, guard))?;
+    let guarded = sql.rows(guard_sql, schema::guard_params(task_id, guard))?;
     let Some(row) = guarded.first() else {
         return Ok(Applied::Stale);
     };
-    let flag = Columns(row).integer(0).map_err(row_error)?;
+    let flag = row.integer(0).map_err(row_error)?;
     for write in writes {
         let (statement, params) = schema::write_statement(task_id, write);
-        execute(sql, statement, params)?;
+        sql.execute(statement, params)?;
     }
     let cancel_requested = Write::cancel_flag_after(writes, flag != Some(0));
     Ok(Applied::Done { cancel_requested })
@@ -220,13 +214,17 @@ fn guarded_writes(
 
 impl Store for DurableObjectStore {
     fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
+        self.steps.write()?;
+        self.guard_columns.take();
         self.create_tables()?;
-        execute(&self.sql, schema::INSERT_TASK, schema::task_params(task))?;
+        self.sql
+            .execute(schema::INSERT_TASK, schema::task_params(task))?;
         load_task(&self.sql, &task.task_id)?
             .ok_or_else(|| StoreError("the task row vanished right after its insert".into()))
     }
 
     fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
+        self.steps.write()?;
         if !self.has_tables()? {
             return Ok(None);
         }
@@ -239,13 +237,13 @@ impl Store for DurableObjectStore {
             LoadScope::Control => schema::SELECT_PENDING_STEPS,
         };
         let mut steps = BTreeMap::new();
-        for row in rows(&self.sql, steps_sql, vec![task_id.into()])? {
-            let step = schema::step_from_row(&Columns(&row)).map_err(row_error)?;
+        for row in self.sql.rows(steps_sql, vec![task_id.into()])? {
+            let step = schema::step_from_row(&row).map_err(row_error)?;
             steps.insert(step.key.clone(), step);
         }
         let mut inputs = BTreeMap::new();
-        for row in rows(&self.sql, schema::SELECT_INPUTS, vec![task_id.into()])? {
-            let input = schema::input_from_row(&Columns(&row)).map_err(row_error)?;
+        for row in self.sql.rows(schema::SELECT_INPUTS, vec![task_id.into()])? {
+            let input = schema::input_from_row(&row).map_err(row_error)?;
             inputs.insert(input.key.clone(), input);
         }
         Ok(Some(TaskState {
@@ -256,22 +254,27 @@ impl Store for DurableObjectStore {
     }
 
     fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
+        self.steps.write()?;
         if !self.has_tables()? {
             return Ok(None);
         }
-        rows(
-            &self.sql,
-            schema::SELECT_INPUT,
-            vec![task_id.into(), key.into()],
-        )?
-        .first()
-        .map(|row| schema::input_from_row(&Columns(row)).map_err(row_error))
-        .transpose()
+        self.sql
+            .rows(schema::SELECT_INPUT, vec![task_id.into(), key.into()])?
+            .first()
+            .map(|row| schema::input_from_row(row).map_err(row_error))
+            .transpose()
     }
 
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
         if !self.has_tables()? {
             return Ok(Applied::Stale);
+        }
+        if let [Write::PutStep(step)] = writes {
+            return self.put_step(task_id, guard, step);
+        }
+        self.steps.write()?;
+        if writes.iter().any(Write::changes_task) {
+            self.guard_columns.take();
         }
         if let [write] = writes
             && !write.changes_task()
@@ -286,27 +289,30 @@ impl Store for DurableObjectStore {
     }
 
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {
+        self.steps.write()?;
+        self.guard_columns.take();
         if !self.has_tables()? {
             return Ok(());
         }
         let task_id = task_id.to_owned();
         self.transaction(move |sql| {
             for statement in schema::PURGE {
-                execute(sql, statement, vec![task_id.as_str().into()])?;
+                sql.execute(statement, vec![task_id.as_str().into()])?;
             }
             Ok(())
         })
     }
 
     fn task_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.steps.write()?;
         if !self.has_tables()? {
             return Ok(Vec::new());
         }
-        rows(&self.sql, schema::SELECT_TASK_IDS, Vec::new())?
+        self.sql
+            .rows(schema::SELECT_TASK_IDS, Vec::new())?
             .iter()
             .map(|row| {
-                Columns(row)
-                    .text(0)
+                row.text(0)
                     .map_err(row_error)?
                     .ok_or_else(|| StoreError("a task row without an id".to_owned()))
             })

@@ -244,8 +244,12 @@ pub struct Guard {
 impl Guard {
     /// Whether `task` satisfies the guard.
     pub fn admits(&self, task: &TaskRecord) -> bool {
-        self.version.is_none_or(|v| v == task.version)
-            && self.generation.is_none_or(|g| g == task.generation)
+        self.admits_columns(task.version, task.generation)
+    }
+
+    /// Whether a task row with this `version` and `generation` satisfies the guard.
+    pub fn admits_columns(&self, version: u64, generation: u64) -> bool {
+        self.version.is_none_or(|v| v == version) && self.generation.is_none_or(|g| g == generation)
     }
 }
 

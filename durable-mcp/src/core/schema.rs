@@ -121,6 +121,11 @@ pub const GUARD_AND_BUMP: &str = "UPDATE task SET version = version + 1 WHERE ta
 pub const GUARD: &str = "SELECT cancel_requested FROM task WHERE task_id = ?1 \
     AND (?2 IS NULL OR version = ?2) AND (?3 IS NULL OR generation = ?3)";
 
+/// The columns a [`Guard`](super::journal::Guard) checks, and the cancel flag, for a store
+/// that keeps them in memory between writes. Parameter: task id.
+pub const SELECT_GUARD_COLUMNS: &str =
+    "SELECT version, generation, cancel_requested FROM task WHERE task_id = ?1";
+
 /// Publishes a status message. Parameters: task id, message, meta (NULL keeps), ordinal, time.
 pub const PUBLISH_STATUS: &str = "UPDATE task SET status_message = ?2, \
     status_meta = COALESCE(?3, status_meta), status_published = ?4, last_updated_at = ?5 \
@@ -137,6 +142,15 @@ pub const CLEAR_SLEEP_CUT: &str = "UPDATE task SET cut_next_sleep = 0 WHERE task
 pub const PUT_STEP: &str = "INSERT OR REPLACE INTO steps (task_id, step_key, kind, status, \
     result, attempt, next_attempt_at, wake_at, last_error, seq, created_at, completed_at) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+/// Inserts or replaces many step rows at once. Parameter: a JSON array of rows, each an array
+/// of [`step_params`] in order (see [`write_json_row`]); a later row replaces an earlier
+/// one with the same key.
+pub const PUT_STEPS_JSON: &str = "INSERT OR REPLACE INTO steps (task_id, step_key, kind, \
+    status, result, attempt, next_attempt_at, wake_at, last_error, seq, created_at, \
+    completed_at) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, \
+    value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, \
+    value ->> 11 FROM json_each(?1) ORDER BY key";
 
 /// Inserts or replaces an input request row. Parameters: task id, then [`input_params`].
 pub const PUT_INPUT: &str = "INSERT OR REPLACE INTO input_requests (task_id, key, request, \
@@ -194,6 +208,35 @@ pub enum SqlValue {
     Integer(i64),
     /// A TEXT.
     Text(String),
+}
+
+/// Appends `values` to `out` as a JSON array, which SQLite's `->>` reads back value by value
+/// as the same SQL values (the rows of [`PUT_STEPS_JSON`]).
+pub fn write_json_row(out: &mut Vec<u8>, values: &[SqlValue]) {
+    out.push(b'[');
+    for (index, value) in values.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        match value {
+            SqlValue::Null => out.extend_from_slice(b"null"),
+            SqlValue::Integer(integer) => out.extend_from_slice(integer.to_string().as_bytes()),
+            SqlValue::Text(text) => {
+                serde_json::to_writer(&mut *out, text).expect("a str always serialises")
+            }
+        }
+    }
+    out.push(b']');
+}
+
+impl SqlValue {
+    /// About how many bytes the value takes in a statement or as JSON.
+    pub fn size(&self) -> usize {
+        match self {
+            SqlValue::Null | SqlValue::Integer(_) => 8,
+            SqlValue::Text(text) => text.len() + 2,
+        }
+    }
 }
 
 impl From<Option<String>> for SqlValue {

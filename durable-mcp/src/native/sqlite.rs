@@ -268,3 +268,84 @@ impl Store for SqliteStore {
             .map_err(sql_error)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::{Connection, params_from_iter};
+
+    use super::{Columns, bind};
+    use crate::core::schema::{self, SqlValue};
+    use crate::core::{StepKind, StepRow, StepStatus, Timestamp};
+
+    fn step(key: &str, status: StepStatus, result: Option<&str>) -> StepRow {
+        StepRow {
+            key: key.to_owned(),
+            kind: StepKind::Do,
+            status,
+            result: result.map(str::to_owned),
+            attempt: 2,
+            next_attempt_at: None,
+            wake_at: Some(Timestamp(1_795_957_429_895)),
+            last_error: Some("a \"quoted\"\nline, then ü and \u{1F600}".to_owned()),
+            seq: 7,
+            created_at: Timestamp(1_795_957_429_000),
+            completed_at: None,
+        }
+    }
+
+    fn stored_steps(connection: &Connection) -> Vec<StepRow> {
+        let mut statement = connection.prepare(schema::SELECT_STEPS).unwrap();
+        statement
+            .query_map(["task"], |row| {
+                Ok(schema::step_from_row(&Columns(row)).expect("a step row"))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    /// The Durable Object store writes a turn's step rows as one JSON array
+    /// (`PUT_STEPS_JSON`); read back, they must be what one `PUT_STEP` per row stores.
+    #[test]
+    fn a_json_batch_of_step_rows_stores_what_one_statement_per_row_stores() {
+        let rows = [
+            step("fetch", StepStatus::Pending, None),
+            step(
+                "plain",
+                StepStatus::Completed,
+                Some(r#"{"text":"\"x\" \\ y"}"#),
+            ),
+            // The same key again: the later row replaces the earlier, as it would one by one.
+            step("fetch", StepStatus::Completed, Some("null")),
+            step("big", StepStatus::Completed, Some(&"9".repeat(40))),
+        ];
+        let open = || {
+            let connection = Connection::open_in_memory().unwrap();
+            connection.execute_batch(schema::CREATE_SCHEMA).unwrap();
+            connection
+        };
+        let one_by_one = open();
+        for row in &rows {
+            let params = bind(schema::step_params("task", row));
+            one_by_one
+                .execute(schema::PUT_STEP, params_from_iter(params))
+                .unwrap();
+        }
+        let batched = open();
+        let mut json = Vec::new();
+        for (index, row) in rows.iter().enumerate() {
+            json.push(if index == 0 { b'[' } else { b',' });
+            schema::write_json_row(&mut json, &schema::step_params("task", row));
+        }
+        json.push(b']');
+        let json = String::from_utf8(json).unwrap();
+        let params = bind(vec![SqlValue::Text(json)]);
+        batched
+            .execute(schema::PUT_STEPS_JSON, params_from_iter(params))
+            .unwrap();
+
+        let expected = stored_steps(&one_by_one);
+        assert_eq!(expected.len(), 3);
+        assert_eq!(stored_steps(&batched), expected);
+    }
+}
