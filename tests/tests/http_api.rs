@@ -567,6 +567,12 @@ fn routing_headers_must_agree_with_the_body() {
             Box::new(|h| set_header(h, "Mcp-Name", "other-task")),
         ),
         (
+            // A Worker reads the task ahead for a tasks/get header; the body decides.
+            "tasks/cancel",
+            json!({ "taskId": id }),
+            Box::new(|h| set_header(h, "Mcp-Method", "tasks/get")),
+        ),
+        (
             "tasks/cancel",
             json!({ "taskId": id }),
             Box::new(|h| {

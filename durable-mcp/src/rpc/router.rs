@@ -97,10 +97,10 @@ impl Router {
         if let Some(name) = method.routed_name(&message.params)? {
             expect_header(headers, NAME_HEADER, name)?;
         }
-        let principal = match &self.server.authenticate {
-            Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized)?,
-            None => None,
-        };
+        let principal = self
+            .server
+            .principal(headers)
+            .map_err(RpcError::unauthorized)?;
         Call {
             server: &self.server,
             tasks: &*self.tasks,

@@ -386,6 +386,15 @@ impl McpServer {
         self
     }
 
+    /// The principal of a request with these headers, as [`authenticate`](Self::authenticate)
+    /// decides it (anonymous without a hook).
+    pub(crate) fn principal(&self, headers: &Headers) -> Result<Option<String>, String> {
+        match &self.authenticate {
+            Some(authenticate) => authenticate(headers),
+            None => Ok(None),
+        }
+    }
+
     /// Calls `hook` with the method and the error for every internal error (-32603) the router
     /// answers, for logging.
     #[must_use]
