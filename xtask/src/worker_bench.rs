@@ -10,7 +10,12 @@
 //! - **per step**: `many_steps` with 1,000 no-op steps, timed from the call until `tasks/get`
 //!   says completed, less the same for 0 steps, over 1,000; next to the bare object inserting
 //!   20,000 rows (one statement each) less inserting none, over 20,000;
-//! - **responsiveness**: the slowest `tasks/get` of a task while it runs 10,000 no-op steps.
+//! - **responsiveness**: the slowest `tasks/get` of a task while it runs 10,000 no-op steps;
+//! - **context**, printed beside the floor: `server/discover` (the Worker alone), a JSON body
+//!   sent to a bare object and back, a `tasks/get` body read by the Worker around the floor's
+//!   round trip and answered back (what a `tasks/get` pays besides the round trip), a round
+//!   trip to a new object, and a new object that creates a table and inserts a row (what a
+//!   durable creation pays at least).
 //!
 //! Each latency is sampled [`SAMPLES`] times, interleaved with the floor; each per-step figure
 //! is the median of [`STEP_RUNS`] runs. Then the wasm size of `examples/report-task` (the
@@ -163,7 +168,14 @@ impl Bench {
         self.run_to_completion(0)?;
         // What the Worker sends the object for a tasks/get, echoed by a bare object.
         let call = json!({ "op": "get", "task_id": id, "caller": null }).to_string();
-        let mut samples: [Vec<Duration>; 6] = Default::default();
+        // A client's tasks/get, read by the Worker around a bare round trip and answered back
+        // (about the size of the answer).
+        let get_body = self
+            .client
+            .build("tasks/get", json!({ "taskId": id }), true)
+            .0
+            .to_string();
+        let mut samples: [Vec<Duration>; 8] = Default::default();
         for i in 0..SAMPLES {
             let timed = |bench: &mut Bench, probe: usize| -> Result<Duration> {
                 let started = Instant::now();
@@ -173,11 +185,17 @@ impl Bench {
                     2 => drop(bench.get(&id)?),
                     3 => drop(bench.create(0)?),
                     4 => bench.floor(&format!("/floor/ping/fresh-{i}"), "GET")?,
-                    _ => bench.floor_with(
+                    5 => bench.floor_with(
                         &format!("/floor/echo/floor-{}", i % 8),
                         "POST",
                         call.as_bytes(),
                     )?,
+                    6 => bench.floor_with(
+                        &format!("/floor/read/floor-{}", i % 8),
+                        "POST",
+                        get_body.as_bytes(),
+                    )?,
+                    _ => bench.floor(&format!("/floor/insert/created-{i}?n=1"), "POST")?,
                 }
                 Ok(started.elapsed())
             };
@@ -185,7 +203,8 @@ impl Bench {
                 sample.push(timed(self, probe)?);
             }
         }
-        let [floor, worker, get, create, fresh, echo] = samples.map(Latency::of);
+        let [floor, worker, get, create, fresh, echo, read, fresh_insert] =
+            samples.map(Latency::of);
         Ok(Latencies {
             floor,
             worker,
@@ -193,6 +212,8 @@ impl Bench {
             create,
             fresh,
             echo,
+            read,
+            fresh_insert,
         })
     }
 
@@ -251,6 +272,11 @@ struct Latencies {
     fresh: Latency,
     /// A tasks/get's internal call, sent to a bare object that reads it and answers it back.
     echo: Latency,
+    /// A client's tasks/get body read by the Worker, the floor's round trip, and the body
+    /// answered back.
+    read: Latency,
+    /// A round trip to a new bare object that creates a table and inserts one row.
+    fresh_insert: Latency,
 }
 
 /// Milliseconds since the epoch of an RFC 3339 UTC time with milliseconds, as the wire
@@ -328,6 +354,8 @@ fn print_table(
         create,
         fresh,
         echo,
+        read,
+        fresh_insert,
     } = latencies;
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
     let get_ratio = ratio(get.p50, floor.p50);
@@ -355,10 +383,22 @@ fn print_table(
         ratio(echo.p50, floor.p50)
     );
     println!(
+        "| floor: the Worker reads a tasks/get body, a bare fetch, the body back | {} | {} | {:.2}x | | |",
+        ms(read.p50),
+        ms(read.p99),
+        ratio(read.p50, floor.p50)
+    );
+    println!(
         "| floor: bare fetch to a new object | {} | {} | {:.2}x | | |",
         ms(fresh.p50),
         ms(fresh.p99),
         ratio(fresh.p50, floor.p50)
+    );
+    println!(
+        "| floor: a new object creates a table and inserts a row | {} | {} | {:.2}x | | |",
+        ms(fresh_insert.p50),
+        ms(fresh_insert.p99),
+        ratio(fresh_insert.p50, floor.p50)
     );
     println!(
         "| tasks/get through the router | {} | {} | {get_ratio:.2}x | <= {:.2}x | {} |",
@@ -372,6 +412,11 @@ fn print_table(
         ms(create.p50),
         ms(create.p99),
         verdict(create_ratio <= TARGET_CREATE_RATIO)
+    );
+    println!(
+        "tasks/get is {:.2}x the body floor's p50; creation is {:.2}x the new object's insert.",
+        ratio(get.p50, read.p50),
+        ratio(create.p50, fresh_insert.p50)
     );
     println!();
     println!("| measurement | figure | target | verdict |");

@@ -5,6 +5,8 @@
 //! - `GET /floor/ping/<name>`: a round trip to the object `<name>`, which answers at once.
 //! - `POST /floor/insert/<name>?n=<n>`: the object inserts `<n>` rows, one statement each.
 //! - `POST /floor/echo/<name>`: the object reads the JSON body and answers it back.
+//! - `POST /floor/read/<name>`: the Worker reads the JSON body, makes the round trip of `ping`,
+//!   and answers the body back: what a `tasks/get` pays at least, besides the round trip.
 
 // The Worker's exports come from `#[durable_object]` and `#[event]` in a private module (the
 // generated items carry no docs).
@@ -66,8 +68,16 @@ mod worker {
         let Some(rest) = path.strip_prefix("/floor/") else {
             return durable_mcp::cloudflare::serve(request, &env, conformance_server::server).await;
         };
-        let name = rest.rsplit('/').next().unwrap_or_default();
-        let stub = env.durable_object("FLOOR")?.get_by_name(name)?;
+        let name = rest.rsplit('/').next().unwrap_or_default().to_owned();
+        let stub = env.durable_object("FLOOR")?.get_by_name(&name)?;
+        if rest.starts_with("read/") {
+            let mut request = request;
+            let body: serde_json::Value = request.json().await?;
+            drop(body);
+            return stub
+                .fetch_with_str(&format!("https://floor/floor/ping/{name}"))
+                .await;
+        }
         stub.fetch_with_request(request).await
     }
 }
