@@ -377,6 +377,9 @@ impl McpServer {
     /// Authenticates every request from its headers: `Ok(Some(principal))` binds the tasks the
     /// request creates to that principal, and only it may see or change them afterwards;
     /// `Ok(None)` is an anonymous caller; `Err(message)` refuses the request with HTTP 401.
+    ///
+    /// The hook may run twice for one request (the Cloudflare host also runs it before it reads
+    /// a `tasks/get`'s body, to read the task meanwhile), so keep it free of side effects.
     #[must_use]
     pub fn authenticate(
         mut self,
