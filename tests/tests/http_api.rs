@@ -567,7 +567,7 @@ fn routing_headers_must_agree_with_the_body() {
             Box::new(|h| set_header(h, "Mcp-Name", "other-task")),
         ),
         (
-            // A Worker reads the task ahead for a tasks/get header; the body decides.
+            // A change announced as a read.
             "tasks/cancel",
             json!({ "taskId": id }),
             Box::new(|h| set_header(h, "Mcp-Method", "tasks/get")),

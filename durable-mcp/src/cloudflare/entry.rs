@@ -4,7 +4,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures_util::future::join;
 use serde_json::Value;
 use worker::wasm_bindgen::JsValue;
 use worker::{Delay, Env, Method, ObjectNamespace, Request, RequestInit, Response, js_sys};
@@ -13,10 +12,7 @@ use super::protocol::{
     CALL_HEADER, OBJECT_URL, ObjectCall, ObjectReply, REPLY_HEADER, fits_a_header,
 };
 use crate::core::TaskSnapshot;
-use crate::rpc::{
-    Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskService,
-    announced_task_read,
-};
+use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskService};
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
 /// The binding name of the TaskRunner Durable Object namespace in wrangler.toml.
@@ -71,29 +67,20 @@ pub async fn serve(
     if path != MCP_PATH {
         return Response::error("not found: the MCP endpoint is /mcp", 404);
     }
-    let server = shared_server(server, env);
-    let tasks = Rc::new(ObjectTasks::new(env.durable_object(TASK_RUNNER_BINDING)?));
-    let headers = Headers::new(request.headers().entries());
-    // A tasks/get names its task in the headers: its object is asked while the body arrives,
-    // which under workerd takes about as long as the round trip to the object.
-    let body = match announced_task_read(&headers)
-        .and_then(|task_id| Some((task_id, server.principal(&headers).ok()?)))
-    {
-        Some((task_id, caller)) => {
-            let (body, ()) = join(request.bytes(), tasks.read_ahead(task_id, caller)).await;
-            body?
-        }
-        None => request.bytes().await?,
-    };
+    let body = request.bytes().await?;
     if body.len() > BODY_LIMIT {
         return into_response(HttpResponse::too_large(BODY_LIMIT));
     }
+    let headers = Headers::new(request.headers().entries());
     let http = HttpRequest {
         method: request.method().to_string(),
         headers,
         body,
     };
-    let router = Router::with_tasks(server, tasks);
+    let tasks = Rc::new(ObjectTasks {
+        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
+    });
+    let router = Router::with_tasks(shared_server(server, env), tasks);
     into_response(router.handle(http).await)
 }
 
@@ -115,7 +102,9 @@ async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Res
     if request.method() != Method::Post {
         return Response::error("wake is a POST", 405);
     }
-    let tasks = ObjectTasks::new(env.durable_object(TASK_RUNNER_BINDING)?);
+    let tasks = ObjectTasks {
+        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
+    };
     let call = ObjectCall::Wake {
         task_id: task_id.to_owned(),
     };
@@ -167,56 +156,9 @@ fn into_response(response: HttpResponse) -> worker::Result<Response> {
 /// task id, through [`ObjectTasks::call`].
 struct ObjectTasks {
     namespace: ObjectNamespace,
-    /// The snapshot [`read_ahead`](Self::read_ahead) fetched, until `get` takes it.
-    read: RefCell<Option<ReadAhead>>,
-}
-
-/// A `tasks/get` answered before its request's body was read.
-struct ReadAhead {
-    task_id: String,
-    caller: Option<String>,
-    snapshot: TaskSnapshot,
 }
 
 impl ObjectTasks {
-    fn new(namespace: ObjectNamespace) -> Self {
-        ObjectTasks {
-            namespace,
-            read: RefCell::default(),
-        }
-    }
-
-    /// Reads `task_id` for `caller` now, for the `get` the request will make once its body
-    /// is read. A failed read is dropped: `get` then asks again.
-    async fn read_ahead(&self, task_id: String, caller: Option<String>) {
-        let call = ObjectCall::Get {
-            task_id: task_id.clone(),
-            caller: caller.clone(),
-        };
-        if let Ok(snapshot) = self
-            .call(&task_id, &call)
-            .await
-            .and_then(ObjectReply::into_snapshot)
-        {
-            *self.read.borrow_mut() = Some(ReadAhead {
-                task_id,
-                caller,
-                snapshot,
-            });
-        }
-    }
-
-    /// The snapshot read ahead for this `task_id` and `caller`, once.
-    fn take_read_ahead(&self, task_id: &str, caller: Option<&str>) -> Option<TaskSnapshot> {
-        let mut read = self.read.borrow_mut();
-        let matches = read
-            .as_ref()
-            .is_some_and(|read| read.task_id == task_id && read.caller.as_deref() == caller);
-        matches
-            .then(|| read.take().map(|read| read.snapshot))
-            .flatten()
-    }
-
     /// Sends `call` to the object of `task_id`: a fresh stub per attempt, and another attempt
     /// only when the platform marks the failure retryable (every call is idempotent).
     async fn call(&self, task_id: &str, call: &ObjectCall) -> Result<ObjectReply, RpcError> {
@@ -305,9 +247,6 @@ impl TaskService for ObjectTasks {
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
         Box::pin(async move {
-            if let Some(snapshot) = self.take_read_ahead(task_id, caller) {
-                return Ok(snapshot);
-            }
             let call = ObjectCall::Get {
                 task_id: task_id.to_owned(),
                 caller: caller.map(str::to_owned),

@@ -47,17 +47,6 @@ pub fn expect_header(headers: &Headers, name: &str, expected: &str) -> Result<()
     }
 }
 
-/// The task a request's headers say it reads: the `Mcp-Name` of a `tasks/get`. A host may start
-/// that read while the body arrives; the router still checks that the body says the same, and
-/// a read that turns out not to be wanted is dropped (it changes nothing).
-pub fn announced_task_read(headers: &Headers) -> Option<String> {
-    let method = headers.get(METHOD_HEADER)?;
-    if method.trim() != "tasks/get" {
-        return None;
-    }
-    decode_header_value(headers.get(NAME_HEADER)?.trim()).ok()
-}
-
 /// The schema keyword that mirrors a tool argument into a `Mcp-Param-<Name>` header.
 pub const PARAM_HEADER_KEYWORD: &str = "x-mcp-header";
 
@@ -160,29 +149,6 @@ mod tests {
         assert_eq!(decode_header_value("plain").unwrap(), "plain");
         assert_eq!(decode_header_value("=?base64?w6lsYW4=?=").unwrap(), "élan");
         assert!(decode_header_value("=?base64?***?=").is_err());
-    }
-
-    #[test]
-    fn only_a_tasks_get_announces_the_task_it_reads() {
-        let announced =
-            |pairs: &[(&str, &str)]| announced_task_read(&Headers::new(pairs.iter().copied()));
-        assert_eq!(
-            announced(&[("Mcp-Method", "tasks/get"), ("Mcp-Name", "task-1")]),
-            Some("task-1".to_owned())
-        );
-        assert_eq!(
-            announced(&[
-                ("mcp-method", " tasks/get "),
-                ("mcp-name", "=?base64?w6lsYW4=?=")
-            ]),
-            Some("élan".to_owned())
-        );
-        assert_eq!(announced(&[("Mcp-Method", "tasks/get")]), None);
-        assert_eq!(
-            announced(&[("Mcp-Method", "tasks/cancel"), ("Mcp-Name", "task-1")]),
-            None
-        );
-        assert_eq!(announced(&[("Mcp-Name", "task-1")]), None);
     }
 
     #[test]

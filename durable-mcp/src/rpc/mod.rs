@@ -14,9 +14,7 @@ mod server;
 mod service;
 
 pub use error::RpcError;
-pub use headers::{
-    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, announced_task_read, decode_header_value,
-};
+pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
 pub use http::{Headers, HttpRequest, HttpResponse};
 pub use router::Router;
 pub use server::{

@@ -97,10 +97,10 @@ impl Router {
         if let Some(name) = method.routed_name(&message.params)? {
             expect_header(headers, NAME_HEADER, name)?;
         }
-        let principal = self
-            .server
-            .principal(headers)
-            .map_err(RpcError::unauthorized)?;
+        let principal = match &self.server.authenticate {
+            Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized)?,
+            None => None,
+        };
         Call {
             server: &self.server,
             tasks: &*self.tasks,

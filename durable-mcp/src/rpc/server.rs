@@ -377,9 +377,6 @@ impl McpServer {
     /// Authenticates every request from its headers: `Ok(Some(principal))` binds the tasks the
     /// request creates to that principal, and only it may see or change them afterwards;
     /// `Ok(None)` is an anonymous caller; `Err(message)` refuses the request with HTTP 401.
-    ///
-    /// The hook may run twice for one request (the Cloudflare host also runs it before it reads
-    /// a `tasks/get`'s body, to read the task meanwhile), so keep it free of side effects.
     #[must_use]
     pub fn authenticate(
         mut self,
@@ -387,15 +384,6 @@ impl McpServer {
     ) -> Self {
         self.authenticate = Some(Rc::new(authenticate));
         self
-    }
-
-    /// The principal of a request with these headers, as [`authenticate`](Self::authenticate)
-    /// decides it (anonymous without a hook).
-    pub(crate) fn principal(&self, headers: &Headers) -> Result<Option<String>, String> {
-        match &self.authenticate {
-            Some(authenticate) => authenticate(headers),
-            None => Ok(None),
-        }
     }
 
     /// Calls `hook` with the method and the error for every internal error (-32603) the router
