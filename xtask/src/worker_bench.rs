@@ -223,7 +223,10 @@ impl Bench {
         // optimises hot wasm in the background, later on a busy machine); the figure is the
         // steady cost.
         self.run_to_completion(STEPS)?;
-        self.floor(&format!("/floor/insert/inserts-warm-up?n={INSERTS}"), "POST")?;
+        self.floor(
+            &format!("/floor/insert/inserts-warm-up?n={INSERTS}"),
+            "POST",
+        )?;
         let (mut steps, mut inserts) = (Vec::new(), Vec::new());
         for run in 0..STEP_RUNS {
             let none = self.run_to_completion(0)?;
