@@ -6,7 +6,7 @@ use darling::ast::NestedMeta;
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, Pat};
+use syn::{FnArg, ItemFn, Pat, ReturnType};
 
 use crate::args::{StepArgs, TaskArgs};
 use crate::model::{Millis, Retry, Step, Task, Ttl};
@@ -285,17 +285,54 @@ fn step_tokens(step: &Step) -> TokenStream {
     // Only the call is on the return type's span, so that an output the journal cannot store,
     // or an error type other than StepError, is reported where the user wrote the type; the
     // options stay on the macro's span, out of the user's lints.
-    let call = respan(
-        quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_run).await),
-        step.result_span,
-    );
-    quote! {
-        #(#attrs)*
-        #vis async fn #name(#(#names: #types),*) #output_type {
-            #body
-            let __durable_mcp_spec = #krate::__private::StepSpec { retry: #retry, timeout: #timeout };
-            let __durable_mcp_run = move || #body_name(#(#names),*);
-            #call
+    let prelude = quote! {
+        #body
+        let __durable_mcp_spec = #krate::__private::StepSpec { retry: #retry, timeout: #timeout };
+        let __durable_mcp_run = move || #body_name(#(#names),*);
+    };
+    match (&item.sig.output, borrows(&types)) {
+        // Claims the step's journal key when it is called, so that steps created together (for
+        // `try_join_all`) get their keys in call order. Arguments that borrow would have to be
+        // named in the returned future's type, which differs between editions: such a step
+        // stays an `async fn` and claims its key when first polled.
+        (ReturnType::Type(_, result), false) => {
+            let call = respan(
+                quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_run)),
+                step.result_span,
+            );
+            quote! {
+                #(#attrs)*
+                #vis fn #name(#(#names: #types),*) -> impl ::core::future::Future<Output = #result> {
+                    #prelude
+                    #call
+                }
+            }
+        }
+        _ => {
+            let call = respan(
+                quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_run).await),
+                step.result_span,
+            );
+            quote! {
+                #(#attrs)*
+                #vis async fn #name(#(#names: #types),*) #output_type {
+                    #prelude
+                    #call
+                }
+            }
         }
     }
+}
+
+/// Whether any of `types` borrows: a reference, a lifetime, or an `impl Trait`.
+fn borrows(types: &[Box<syn::Type>]) -> bool {
+    fn scan(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Group(group) => scan(group.stream()),
+            TokenTree::Punct(punct) => matches!(punct.as_char(), '&' | '\''),
+            TokenTree::Ident(ident) => ident == "impl" || ident == "dyn",
+            TokenTree::Literal(_) => false,
+        })
+    }
+    types.iter().any(|ty| scan(quote!(#ty)))
 }

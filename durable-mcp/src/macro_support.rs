@@ -182,28 +182,39 @@ pub struct StepSpec {
 }
 
 /// A `#[step]` fn's call: journaled under `name` in the running task's journal, or, called
-/// outside a running task, simply run.
-pub async fn run_step<T, E, F, Fut>(name: &'static str, spec: StepSpec, body: F) -> Result<T, E>
+/// outside a running task (or inside another step's closure), simply run. The journal key is
+/// claimed now, at the call, so that concurrent calls get their keys in call order.
+pub fn run_step<T, E, F, Fut>(
+    name: &'static str,
+    spec: StepSpec,
+    body: F,
+) -> impl Future<Output = Result<T, E>>
 where
     T: StepOutput,
     E: IsStepError,
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let Some(cx) = crate::runtime::current_context() else {
-        return body().await;
-    };
-    let mut step = cx.step(name, move || async move {
-        body().await.map_err(IsStepError::into_step_error)
+    let claimed = crate::runtime::current_context().map(|cx| {
+        let key = cx.claim(name);
+        (cx, key)
     });
-    if let Some(retry) = spec.retry {
-        step = step.retry(retry);
+    async move {
+        let Some((cx, key)) = claimed else {
+            return body().await;
+        };
+        let mut step = cx.claimed_step(key, move || async move {
+            body().await.map_err(IsStepError::into_step_error)
+        });
+        if let Some(retry) = spec.retry {
+            step = step.retry(retry);
+        }
+        if let Some(timeout) = spec.timeout {
+            step = step.timeout(timeout);
+        }
+        step.await
+            .map_err(|failure| E::from_step_error(StepError::failed_for_good(failure)))
     }
-    if let Some(timeout) = spec.timeout {
-        step = step.timeout(timeout);
-    }
-    step.await
-        .map_err(|failure| E::from_step_error(StepError::failed_for_good(failure)))
 }
 
 /// A retry policy from the macro's validated options ([`RetryPolicy::DEFAULT`] where absent).

@@ -1,5 +1,5 @@
 /// Doubles a number.
-async fn double(n: u64) -> Result<u64, StepError> {
+fn double(n: u64) -> impl ::core::future::Future<Output = Result<u64, StepError>> {
     #[allow(clippy::unused_async)]
     async fn __durable_mcp_step_body(n: u64) -> Result<u64, StepError> {
         Ok(n * 2)
@@ -10,5 +10,4 @@ async fn double(n: u64) -> Result<u64, StepError> {
     };
     let __durable_mcp_run = move || __durable_mcp_step_body(n);
     ::durable_mcp::__private::run_step("double", __durable_mcp_spec, __durable_mcp_run)
-        .await
 }

@@ -288,6 +288,10 @@ impl Store for DurableObjectStore {
         self.transaction(move |sql| guarded_writes(sql, &task_id, guard, &writes))
     }
 
+    fn flush(&self) -> Result<(), StoreError> {
+        self.steps.write()
+    }
+
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {
         self.steps.write()?;
         self.guard_columns.take();

@@ -27,6 +27,19 @@ pub enum EngineError {
         /// What the body asked for.
         requested: StepKind,
     },
+    /// A journal operation was called on the task's context from inside a step's closure.
+    #[error(
+        "{inner:?} was called on the task's context inside the closure of step {outer:?}: a \
+         step's closure is one attempt of one journaled operation and cannot journal operations \
+         of its own; call it from the task body instead (a `#[step]` fn called inside a step \
+         simply runs as part of the outer step)"
+    )]
+    NestedStep {
+        /// The key of the step whose closure was running.
+        outer: String,
+        /// The name of the operation that was called.
+        inner: String,
+    },
     /// A value is larger than the limit for stored values.
     #[error("{what} is {size} bytes of JSON, more than the limit of {limit} bytes")]
     ValueTooLarge {

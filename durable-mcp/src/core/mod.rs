@@ -3,8 +3,10 @@
 //!
 //! Nothing here does I/O, reads a clock, or depends on an async runtime or a platform crate:
 //! time is passed in as a [`Timestamp`], and every decision is a function from loaded rows to
-//! the writes a store applies. It builds for `wasm32-unknown-unknown` as well as natively.
+//! the writes a store applies, or a method of the one state machine of a running body,
+//! [`Activation`]. It builds for `wasm32-unknown-unknown` as well as natively.
 
+pub mod activation;
 pub mod control;
 pub mod error;
 pub mod journal;
@@ -16,6 +18,7 @@ pub mod schema;
 pub mod task;
 pub mod time;
 
+pub use activation::{Activation, Suspension};
 pub use control::{NewTask, TaskSnapshot};
 pub use error::EngineError;
 pub use journal::{

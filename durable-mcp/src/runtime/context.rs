@@ -1,51 +1,38 @@
-//! `TaskContext`: the API a task body runs against.
+//! `TaskContext`: the API a task body runs against, a thin async shell over the activation's
+//! state machine ([`Activation`]).
 //!
-//! Every operation first asks the journal loaded at the start of the activation. A hit returns
-//! what was recorded, without running anything; a miss runs (or records) the operation and
-//! writes its outcome at once, guarded by the activation's lease. When the body must wait (a
-//! sleep, a retry backoff, an unanswered elicitation), is cancelled, or hits an engine failure,
-//! the operation records why and never completes: the driver sees the request, settles the task
-//! and drops the body's future. No user code runs past such a point.
+//! Every operation asks the machine, which decides from the journal as this activation has
+//! changed it: a hit returns what was recorded without running anything; a miss runs (or
+//! records) the operation, and the machine's writes go to the store at once, guarded by the
+//! activation's lease. When the body must wait (a sleep, a retry backoff, an unanswered
+//! elicitation), is cancelled, or hits an engine failure, the machine records why and the
+//! operation never completes: the driver settles the task and drops the body's future. No user
+//! code runs past such a point.
+//!
+//! Journal keys are claimed when an operation is *called*, not when its future is first
+//! polled, so they follow the order of the calls (see [`TaskContext`] on concurrency).
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
-use std::future::{Future, IntoFuture};
+use std::cell::RefCell;
+use std::future::{Future, poll_fn};
+use std::pin::pin;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::current::without_current;
 use super::error::{ElicitOutcome, StepError, TaskError};
 use super::host::Host;
 use super::pacer::Pacer;
 use super::ports::LocalBoxFuture;
 use super::step;
+use crate::core::activation::{
+    Activation, CheckNext, Decision, ElicitNext, End, StepEnd, StepNext, Stop, Suspension,
+};
 use crate::core::limits::to_stored_json;
-use crate::core::replay::{
-    self, AfterAttempt, AttemptResult, CheckReplay, Cursor, ElicitReplay, OfferReplay, SleepReplay,
-    StepFailure, StepReplay,
-};
-use crate::core::{
-    Applied, EngineError, Guard, Limits, RetryPolicy, TaskState, Timestamp, Write, parse_duration,
-};
-
-/// Why an activation stops before its body returns.
-#[derive(Debug)]
-pub(crate) enum Suspension {
-    /// Waiting for time or input; the schedule holds the next wake.
-    Wait,
-    /// A cancellation was observed at a step boundary.
-    Cancelled,
-    /// A newer activation or a terminal status owns the task; this one must not write.
-    Stale,
-    /// The store failed; the redelivery anchor runs the body again later.
-    StoreUnavailable(String),
-    /// An engine failure: the task fails.
-    Fail(EngineError),
-    /// The activation ran past the host's hand-off time; another runs the body on at once.
-    HandOff,
-}
+use crate::core::replay::{AttemptResult, StepFailure};
+use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
 
 /// A duration given to [`TaskContext::sleep`]: a [`Duration`] or a string such as `"5s"`.
 pub trait IntoDelay {
@@ -70,28 +57,41 @@ impl IntoDelay for &str {
 /// A body receives `&TaskContext` and must reach the outside world only through its steps:
 /// everything outside a step re-runs on every replay, so it has to be deterministic (branch on
 /// step results, never on clocks or randomness read outside a step).
+///
+/// # Concurrency inside a body
+///
+/// Steps may run concurrently (`futures::join!`, `try_join_all`, `select!`), with these rules:
+/// - A journal key is claimed when the operation is *called* (`cx.step(..)`, `cx.sleep(..)`,
+///   a `#[step]` fn with owned arguments), in call order. `try_join_all(items.map(|i|
+///   fetch(i)))` gets `fetch`, `fetch#2`, ... in the iterator's order on every run, and
+///   [`idempotency_key`](Self::idempotency_key) names the key the next call gets. Branches
+///   that each run several steps one after another break ties by timing, which differs
+///   between a first run and a replay: give such branches their own step names (say, with the
+///   item's id in the name).
+/// - When one branch must wait (a retry backoff, a sleep, an unanswered elicitation), only
+///   that branch stops: the others go on until the whole body pauses with no step attempt
+///   running, and every attempt they ran is recorded. Then the activation ends; if an attempt
+///   recorded a result after the wait was asked for, the body runs again at once, so a step
+///   raced against a durable timeout (`select!` of a step and a `sleep`) is seen as soon as
+///   it finishes. A cancellation, a failure or a lost lease ends the activation at once;
+///   attempts still running are dropped and run again if the task goes on.
+/// - A step's closure runs outside the task: a `#[step]` fn called inside it simply runs, as
+///   part of the outer step's attempt. Calling this context from inside a step's closure fails
+///   the task with [`EngineError::NestedStep`].
 pub struct TaskContext {
     task_id: String,
-    generation: u64,
-    journal: RefCell<TaskState>,
+    machine: RefCell<Activation>,
     host: Host,
     retry: RetryPolicy,
     step_timeout: Duration,
     limits: Limits,
-    cancel_requested: Cell<bool>,
-    occurrences: RefCell<HashMap<String, u32>>,
-    status_calls: Cell<u32>,
-    next_seq: Cell<u64>,
     pacer: Pacer,
-    hand_off_at: Option<Timestamp>,
-    suspension: RefCell<Option<Suspension>>,
 }
 
 impl std::fmt::Debug for TaskContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskContext")
             .field("task_id", &self.task_id)
-            .field("generation", &self.generation)
             .finish_non_exhaustive()
     }
 }
@@ -108,23 +108,15 @@ pub(crate) struct ContextParts {
 
 impl TaskContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
-        let task = &parts.journal.task;
         let pacer = Pacer::new(parts.host.clock.now());
         TaskContext {
-            task_id: task.task_id.clone(),
-            generation: task.generation,
-            cancel_requested: Cell::new(task.cancel_requested),
-            next_seq: Cell::new(parts.journal.next_seq()),
-            journal: RefCell::new(parts.journal),
+            task_id: parts.journal.task.task_id.clone(),
+            machine: RefCell::new(Activation::new(parts.journal, parts.hand_off_at)),
             host: parts.host,
             retry: parts.retry,
             step_timeout: parts.step_timeout,
             limits: parts.limits,
-            occurrences: RefCell::default(),
-            status_calls: Cell::new(0),
             pacer,
-            hand_off_at: parts.hand_off_at,
-            suspension: RefCell::new(None),
         }
     }
 
@@ -133,24 +125,43 @@ impl TaskContext {
         &self.task_id
     }
 
-    /// A key for external deduplication of the side effect of the next `step` this run takes:
-    /// `"<task id>:<journal key>"`, the same on every attempt and replay. Call it just before
-    /// the step; in a loop each occurrence gets its own (`<id>:send`, `<id>:send#2`, ...).
+    /// A key for external deduplication of the side effect of the next `step` named `step`
+    /// that this run calls: `"<task id>:<journal key>"`, the same on every attempt and replay.
+    /// Call it just before the step; in a loop each occurrence gets its own (`<id>:send`,
+    /// `<id>:send#2`, ...).
     pub fn idempotency_key(&self, step: &str) -> String {
-        let taken = self.occurrences.borrow().get(step).copied().unwrap_or(0);
-        format!("{}:{}", self.task_id, occurrence_key(step, taken + 1))
+        self.with(|m| m.idempotency_key(step))
     }
 
     /// A journaled step: runs `closure` once and records its value; on replay returns the
     /// recorded value without running it.
     ///
-    /// The step is keyed by `name` plus its occurrence in the run (`name`, `name#2`, ...), so a
-    /// step in a loop needs no hand-made suffix. A failed attempt is retried after a backoff
+    /// The step is keyed by `name` plus its occurrence in the run (`name`, `name#2`, ...),
+    /// claimed now, when the step is called. A failed attempt is retried after a backoff
     /// under the task's retry policy (or [`Step::retry`]); the task sleeps durably in between.
     /// A panic in the closure is a failed attempt. Once no attempt is left, or the closure
     /// returned [`StepError::non_retryable`], the step fails for good and this returns
     /// [`TaskError::StepFailed`] (now and on every replay).
-    pub fn step<'a, T, F, Fut>(&'a self, name: &str, closure: F) -> Step<'a, F>
+    pub fn step<'a, T, F, Fut>(&'a self, name: &str, closure: F) -> Step<'a, F, T>
+    where
+        T: Serialize + DeserializeOwned + 'a,
+        F: FnOnce() -> Fut + 'a,
+        Fut: Future<Output = Result<T, StepError>> + 'a,
+    {
+        self.claimed_step(self.claim(name), closure)
+    }
+
+    /// Claims the journal key of the next occurrence of `name`.
+    pub(crate) fn claim(&self, name: &str) -> Decision<String> {
+        self.with(|m| m.claim(name))
+    }
+
+    /// The step under a key claimed earlier.
+    pub(crate) fn claimed_step<'a, T, F, Fut>(
+        &'a self,
+        key: Decision<String>,
+        closure: F,
+    ) -> Step<'a, F, T>
     where
         T: Serialize + DeserializeOwned + 'a,
         F: FnOnce() -> Fut + 'a,
@@ -158,53 +169,52 @@ impl TaskContext {
     {
         Step {
             cx: self,
-            name: name.to_owned(),
-            closure,
+            key,
+            closure: Some(closure),
             retry: None,
             timeout: None,
+            running: None,
         }
     }
 
     /// Sleeps durably for `duration` (a [`Duration`] or a string such as `"5s"`); the task is
     /// unloaded meanwhile and resumes when the time comes, across restarts.
-    pub async fn sleep(&self, name: &str, duration: impl IntoDelay) -> Result<(), TaskError> {
-        let key = self.claim(name).await;
-        let duration = match duration.into_delay() {
-            Ok(duration) => duration,
-            Err(source) => {
-                let what = format!("the duration of sleep {key:?}");
-                return self
-                    .fail(EngineError::InvalidDuration { what, source })
-                    .await;
-            }
-        };
-        let wake_at = self.now().saturating_add(duration);
-        self.sleep_until_key(key, wake_at).await
+    pub fn sleep<'a>(
+        &'a self,
+        name: &str,
+        duration: impl IntoDelay,
+    ) -> LocalBoxFuture<'a, Result<(), TaskError>> {
+        let key = self.with(|m| m.claim(name));
+        let duration = duration.into_delay();
+        Box::pin(async move {
+            let key = self.proceed(key).await;
+            let duration = match duration {
+                Ok(duration) => duration,
+                Err(source) => {
+                    let what = format!("the duration of sleep {key:?}");
+                    return self
+                        .fail(EngineError::InvalidDuration { what, source })
+                        .await;
+                }
+            };
+            let wake_at = self.now().saturating_add(duration);
+            self.act(|m, now| m.sleep(&key, wake_at, now)).await;
+            Ok(())
+        })
     }
 
     /// Sleeps durably until `when` (milliseconds since the epoch).
-    pub async fn sleep_until(&self, name: &str, when: Timestamp) -> Result<(), TaskError> {
-        let key = self.claim(name).await;
-        self.sleep_until_key(key, when).await
-    }
-
-    async fn sleep_until_key(&self, key: String, wake_at: Timestamp) -> Result<(), TaskError> {
-        // Sequence numbers only order rows; one left unused leaves a harmless gap.
-        let seq = self.take_seq();
-        let decision = self
-            .decide(|c| replay::replay_sleep(c, &key, wake_at, seq))
-            .await;
-        match decision {
-            SleepReplay::Done(writes) => {
-                self.write(writes).await;
-                Ok(())
-            }
-            SleepReplay::Wait(writes) => {
-                self.write(writes).await;
-                self.stop(Suspension::Wait).await
-            }
-            SleepReplay::Cancelled => self.stop(Suspension::Cancelled).await,
-        }
+    pub fn sleep_until<'a>(
+        &'a self,
+        name: &str,
+        when: Timestamp,
+    ) -> LocalBoxFuture<'a, Result<(), TaskError>> {
+        let key = self.with(|m| m.claim(name));
+        Box::pin(async move {
+            let key = self.proceed(key).await;
+            self.act(|m, now| m.sleep(&key, when, now)).await;
+            Ok(())
+        })
     }
 
     /// Asks the client for input and waits, durably, for the answer: the task shows as
@@ -215,226 +225,233 @@ impl TaskContext {
     /// `request` is what `elicitation/create` takes as params, e.g.
     /// `{"mode": "form", "message": "Delete a.txt?", "requestedSchema": {...}}`; `tasks/get`
     /// shows it as `{"method": "elicitation/create", "params": request}`.
-    pub async fn elicit(&self, name: &str, request: impl Serialize) -> Result<Value, TaskError> {
-        match self.elicit_inner(name, &request, None).await {
-            ElicitOutcome::Answered(response) => Ok(response),
-            // Only a deadline times an elicitation out; this key was recorded with one, so the
-            // body changed between runs.
-            ElicitOutcome::TimedOut => {
-                Err(TaskError::failed(format!("elicitation {name:?} timed out")))
+    pub fn elicit<'a>(
+        &'a self,
+        name: &str,
+        request: impl Serialize,
+    ) -> LocalBoxFuture<'a, Result<Value, TaskError>> {
+        let name = name.to_owned();
+        let elicited = self.elicit_inner(&name, &request, None);
+        Box::pin(async move {
+            match elicited.await {
+                ElicitOutcome::Answered(response) => Ok(response),
+                // Only a deadline times an elicitation out; this key was recorded with one, so
+                // the body changed between runs.
+                ElicitOutcome::TimedOut => {
+                    Err(TaskError::failed(format!("elicitation {name:?} timed out")))
+                }
             }
-        }
+        })
     }
 
     /// Like [`elicit`](Self::elicit), but gives up after `timeout` (counted from the first time
     /// the request was recorded): returns [`ElicitOutcome::TimedOut`] then, and ignores a later
     /// answer.
-    pub async fn elicit_with_timeout(
-        &self,
+    pub fn elicit_with_timeout<'a>(
+        &'a self,
         name: &str,
         request: impl Serialize,
         timeout: impl IntoDelay,
-    ) -> Result<ElicitOutcome, TaskError> {
+    ) -> LocalBoxFuture<'a, Result<ElicitOutcome, TaskError>> {
         let timeout = match timeout.into_delay() {
             Ok(timeout) => timeout,
             Err(source) => {
                 let what = format!("the timeout of elicitation {name:?}");
-                return self
-                    .fail(EngineError::InvalidDuration { what, source })
-                    .await;
+                let stop = self.with(|m| m.fail(EngineError::InvalidDuration { what, source }));
+                return Box::pin(self.stopped(stop));
             }
         };
-        Ok(self.elicit_inner(name, &request, Some(timeout)).await)
+        let elicited = self.elicit_inner(name, &request, Some(timeout));
+        Box::pin(async move { Ok(elicited.await) })
     }
 
-    async fn elicit_inner(
-        &self,
+    /// Claims the key now; serialises the request now (a value borrowed by the caller need not
+    /// outlive the call) and stores it only when the elicitation is new ground.
+    fn elicit_inner<'a>(
+        &'a self,
         name: &str,
         request: &dyn ErasedSerialize,
         timeout: Option<Duration>,
-    ) -> ElicitOutcome {
-        let key = self.claim(name).await;
-        match self.decide(|c| replay::replay_elicit(c, &key)).await {
-            ElicitReplay::Answered(response) => ElicitOutcome::Answered(parse_json(&response)),
-            ElicitReplay::TimedOut => ElicitOutcome::TimedOut,
-            ElicitReplay::Wait => self.stop(Suspension::Wait).await,
-            ElicitReplay::Cancelled => self.stop(Suspension::Cancelled).await,
-            ElicitReplay::Ask => {
-                let what = format!("the request of elicitation {key:?}");
-                let request = self.stored_json(what, request).await;
-                let timeout_at = timeout.map(|t| self.now().saturating_add(t));
-                let seq = self.take_seq();
-                let writes =
-                    self.with_cursor(|c| replay::elicit_writes(c, &key, request, timeout_at, seq));
-                self.write(writes).await;
-                self.stop(Suspension::Wait).await
+    ) -> impl Future<Output = ElicitOutcome> + use<'a> {
+        let key = self.with(|m| m.claim(name));
+        let request = request.to_value();
+        async move {
+            let key = self.proceed(key).await;
+            match self.act(|m, now| m.elicit(&key, now)).await {
+                ElicitNext::Answered(response) => ElicitOutcome::Answered(parse_json(&response)),
+                ElicitNext::TimedOut => ElicitOutcome::TimedOut,
+                ElicitNext::Ask => {
+                    let what = format!("the request of elicitation {key:?}");
+                    let request = self.stored_json(what, request).await;
+                    let timeout_at = timeout.map(|t| self.now().saturating_add(t));
+                    self.act(|m, now| Err(m.ask(&key, request, timeout_at, now)))
+                        .await
+                }
             }
         }
     }
 
     /// Offers a standing, non-blocking input request under `key`: the task keeps running, a
-    /// client may answer it at any time with `tasks/update`, and the answer cuts a pending
-    /// sleep short. Read the answer with [`check_input`](Self::check_input). Offering a key
-    /// again (on replay, or later in the run) keeps the first request.
+    /// client may answer it at any time with `tasks/update`, and the answer cuts the next
+    /// sleep short (once). Read the answer with [`check_input`](Self::check_input). Offering a
+    /// key again (on replay, or later in the run) keeps the first request.
     pub async fn offer(&self, key: &str, request: impl Serialize) -> Result<(), TaskError> {
-        if let Err(error) = validate_name(key) {
-            return self.fail(error).await;
+        if self.act(|m, now| m.offer(key, now)).await {
+            let request = request.to_value();
+            let request = self
+                .stored_json(format!("the request of offer {key:?}"), request)
+                .await;
+            self.act(|m, now| m.record_offer(key, request, now)).await;
         }
-        match self.decide(|c| replay::replay_offer(c, key)).await {
-            OfferReplay::Offered => Ok(()),
-            OfferReplay::Cancelled => self.stop(Suspension::Cancelled).await,
-            OfferReplay::Offer => {
-                let request = self.stored_json(format!("the request of offer {key:?}"), &request);
-                let request = request.await;
-                let seq = self.take_seq();
-                let write = self.with_cursor(|c| replay::offer_write(c, key, request, seq));
-                if let Write::PutInput(row) = &write {
-                    // Later offers of the key in this run must see it.
-                    let mut journal = self.journal.borrow_mut();
-                    journal.inputs.insert(row.key.clone(), row.clone());
-                }
-                self.write(vec![write]).await;
-                Ok(())
-            }
-        }
+        Ok(())
     }
 
     /// A journaled, non-blocking read of the offer under `key`: the answer if one arrived and
     /// was not taken yet (taking it), `None` otherwise. Replays return what this step saw.
-    pub async fn check_input(&self, name: &str, key: &str) -> Result<Option<Value>, TaskError> {
-        let step_key = self.claim(name).await;
-        match self.decide(|c| replay::replay_check(c, &step_key)).await {
-            CheckReplay::Seen(answer) => Ok(answer.as_deref().map(parse_json)),
-            CheckReplay::Cancelled => self.stop(Suspension::Cancelled).await,
-            CheckReplay::Read => {
-                let offer = match self.host.store.load_input(&self.task_id, key) {
-                    Ok(offer) => offer,
-                    Err(error) => return self.stop(Suspension::StoreUnavailable(error.0)).await,
-                };
-                let seq = self.take_seq();
-                let decided =
-                    self.with_cursor(|c| replay::check_writes(c, &step_key, key, offer, seq));
-                let (answer, writes) = match decided {
-                    Ok(decided) => decided,
-                    Err(error) => return self.fail(error).await,
-                };
-                self.write(writes).await;
-                Ok(answer.as_deref().map(parse_json))
-            }
-        }
+    pub fn check_input<'a>(
+        &'a self,
+        name: &str,
+        key: &str,
+    ) -> LocalBoxFuture<'a, Result<Option<Value>, TaskError>> {
+        let step_key = self.with(|m| m.claim(name));
+        let key = key.to_owned();
+        Box::pin(async move {
+            let step_key = self.proceed(step_key).await;
+            let answer = match self.act(|m, now| m.check(&step_key, now)).await {
+                CheckNext::Seen(answer) => answer,
+                CheckNext::Read => {
+                    let offer = match self.host.store.load_input(&self.task_id, &key) {
+                        Ok(offer) => offer,
+                        Err(error) => {
+                            let why = Suspension::StoreUnavailable(error.0);
+                            return self.stopped(self.with(|m| m.suspend(why))).await;
+                        }
+                    };
+                    self.act(|m, now| m.record_check(&step_key, &key, offer, now))
+                        .await
+                }
+            };
+            Ok(answer.as_deref().map(parse_json))
+        })
     }
 
-    /// Publishes a status message for pollers (`statusMessage`). Calls that an earlier run of
-    /// the body already published are not published again while replaying.
-    pub async fn status(&self, message: impl Into<String>) {
-        self.publish(message.into(), None).await;
+    /// Publishes a status message for pollers (`statusMessage` of `tasks/get`). Calls that an
+    /// earlier run of the body already published are not published again while replaying.
+    pub fn status<'a>(&'a self, message: impl Into<String>) -> LocalBoxFuture<'a, ()> {
+        let ordinal = self.with(Activation::status_call);
+        let message = message.into();
+        Box::pin(async move {
+            let ordinal = self.proceed(ordinal).await;
+            self.act(|m, now| m.publish(ordinal, message, None, now))
+                .await;
+        })
     }
 
     /// Publishes a status message with a JSON meta object (at most 8 KiB), which replaces the
-    /// previous one.
-    pub async fn status_with_meta(&self, message: impl Into<String>, meta: impl Serialize) {
-        let meta = match serde_json::to_value(&meta) {
-            Ok(Value::Object(map)) => Value::Object(map),
-            Ok(other) => {
-                let reason = format!("must be a JSON object, got {other}");
-                return self.fail(EngineError::InvalidStatusMeta { reason }).await;
-            }
-            Err(error) => {
-                let reason = format!("cannot be serialised: {error}");
-                return self.fail(EngineError::InvalidStatusMeta { reason }).await;
-            }
+    /// previous one; a later [`status`](Self::status) keeps it. Pollers find the object in
+    /// `tasks/get` under `_meta["io.durable-mcp-server/status"]`.
+    pub fn status_with_meta<'a>(
+        &'a self,
+        message: impl Into<String>,
+        meta: impl Serialize,
+    ) -> LocalBoxFuture<'a, ()> {
+        let ordinal = self.with(Activation::status_call);
+        let message = message.into();
+        let meta = self.status_meta(&meta);
+        Box::pin(async move {
+            let ordinal = self.proceed(ordinal).await;
+            let meta = match meta {
+                Ok(meta) => meta,
+                Err(reason) => {
+                    return self.fail(EngineError::InvalidStatusMeta { reason }).await;
+                }
+            };
+            self.act(|m, now| m.publish(ordinal, message, Some(meta), now))
+                .await;
+        })
+    }
+
+    /// The meta object as JSON text within the limit, or why it cannot be published.
+    fn status_meta(&self, meta: &dyn ErasedSerialize) -> Result<String, String> {
+        let json = match meta.to_value() {
+            Ok(Value::Object(map)) => Value::Object(map).to_string(),
+            Ok(other) => return Err(format!("must be a JSON object, got {other}")),
+            Err(error) => return Err(format!("cannot be serialised: {error}")),
         };
-        let json = meta.to_string();
         if json.len() > self.limits.max_status_meta_bytes {
-            let reason = format!(
+            return Err(format!(
                 "is {} bytes of JSON, more than the limit of {} bytes",
                 json.len(),
                 self.limits.max_status_meta_bytes
-            );
-            return self.fail(EngineError::InvalidStatusMeta { reason }).await;
+            ));
         }
-        self.publish(message.into(), Some(json)).await;
+        Ok(json)
     }
 
-    async fn publish(&self, message: String, meta: Option<String>) {
-        let ordinal = self.status_calls.get() + 1;
-        self.status_calls.set(ordinal);
-        if !self.with_cursor(|c| replay::publishes_status(c, ordinal)) {
-            return;
-        }
-        let at = self.now();
-        let write = Write::PublishStatus {
-            message,
-            meta,
-            published: ordinal,
-            at,
-        };
-        self.write(vec![write]).await;
+    // ---- the shell ----
+
+    /// How the activation ended, once it has (the driver asks after every poll of the body).
+    pub(crate) fn end(&self) -> Option<End> {
+        self.with(|m| m.end())
     }
 
-    // ---- shared machinery ----
-
-    pub(crate) fn take_suspension(&self) -> Option<Suspension> {
-        self.suspension.borrow_mut().take()
+    fn with<T>(&self, act: impl FnOnce(&mut Activation) -> T) -> T {
+        act(&mut self.machine.borrow_mut())
     }
 
     fn now(&self) -> Timestamp {
         self.host.clock.now()
     }
 
-    fn take_seq(&self) -> u64 {
-        let seq = self.next_seq.get();
-        self.next_seq.set(seq + 1);
-        seq
+    /// Asks the machine, sends the writes it decided to the store, and returns the decision to
+    /// the body; parks the body if the machine or the store stopped it.
+    async fn act<T>(&self, decide: impl FnOnce(&mut Activation, Timestamp) -> Decision<T>) -> T {
+        let now = self.now();
+        let decided = self.with(|m| decide(m, now));
+        let flushed = self.flush().await;
+        match (decided, flushed) {
+            (Ok(value), Ok(())) => value,
+            _ => parked().await,
+        }
     }
 
-    /// Records why the run stops and never completes. The first reason stands.
-    pub(crate) async fn stop<T>(&self, why: Suspension) -> T {
-        {
-            let mut slot = self.suspension.borrow_mut();
-            if slot.is_none() {
-                *slot = Some(why);
-            }
+    /// A decision made earlier (a key claimed at the call): its value, or the body stops.
+    async fn proceed<T>(&self, decided: Decision<T>) -> T {
+        match decided {
+            Ok(value) => value,
+            Err(Stop) => parked().await,
         }
-        std::future::pending().await
+    }
+
+    /// Parks the body for a reason the machine has recorded.
+    async fn stopped<T>(&self, _: Stop) -> T {
+        parked().await
     }
 
     async fn fail<T>(&self, error: EngineError) -> T {
-        self.stop(Suspension::Fail(error)).await
+        self.stopped(self.with(|m| m.fail(error))).await
     }
 
-    /// The journal key of the next occurrence of `name` in this run.
-    async fn claim(&self, name: &str) -> String {
-        if let Err(error) = validate_name(name) {
-            return self.fail(error).await;
+    /// Applies the machine's queued writes under the activation's lease, and lets the host's
+    /// other work run after a batch of them.
+    async fn flush(&self) -> Decision<()> {
+        let writes = self.with(Activation::take_writes);
+        if writes.is_empty() {
+            return Ok(());
         }
-        let mut occurrences = self.occurrences.borrow_mut();
-        let count = occurrences.entry(name.to_owned()).or_insert(0);
-        *count += 1;
-        occurrence_key(name, *count)
-    }
-
-    /// A replay decision on the journal as it stands now; an engine error stops the run.
-    async fn decide<T>(&self, decide: impl FnOnce(&Cursor<'_>) -> Result<T, EngineError>) -> T {
-        match self.with_cursor(decide) {
-            Ok(decision) => decision,
-            Err(error) => self.fail(error).await,
+        let guard = self.with(|m| m.guard());
+        let applied = self.host.store.apply(&self.task_id, guard, &writes);
+        self.with(|m| m.committed(applied.map_err(|error| error.0)))?;
+        if self.pacer.wrote() {
+            self.host.timer.yield_now().await;
+            self.pacer.yielded(self.now());
         }
-    }
-
-    fn with_cursor<T>(&self, read: impl FnOnce(&Cursor<'_>) -> T) -> T {
-        let journal = self.journal.borrow();
-        read(&Cursor {
-            journal: &journal,
-            now: self.now(),
-            cancel_requested: self.cancel_requested.get(),
-        })
+        Ok(())
     }
 
     /// Serialises a value to be stored, within the value limit; stops the run otherwise.
-    async fn stored_json(&self, what: String, value: &dyn ErasedSerialize) -> String {
+    async fn stored_json(&self, what: String, value: Result<Value, serde_json::Error>) -> String {
         let stored = value
-            .to_value()
             .map_err(|error| EngineError::not_serialisable(what.clone(), &error))
             .and_then(|value| to_stored_json(&self.limits, || what.clone(), &value));
         match stored {
@@ -443,29 +460,9 @@ impl TaskContext {
         }
     }
 
-    /// Applies writes under the activation's lease; stops the run if the lease is lost.
-    async fn write(&self, writes: Vec<Write>) {
-        if writes.is_empty() {
-            return;
-        }
-        let guard = Guard {
-            version: None,
-            generation: Some(self.generation),
-        };
-        match self.host.store.apply(&self.task_id, guard, &writes) {
-            Ok(Applied::Done { cancel_requested }) => self.cancel_requested.set(cancel_requested),
-            Ok(Applied::Stale) => self.stop(Suspension::Stale).await,
-            Err(error) => self.stop(Suspension::StoreUnavailable(error.0)).await,
-        }
-        if self.pacer.wrote() {
-            self.host.timer.yield_now().await;
-            self.pacer.yielded(self.now());
-        }
-    }
-
     async fn run_step<T, F, Fut>(
         &self,
-        name: String,
+        key: Decision<String>,
         retry: Option<RetryPolicy>,
         timeout: Option<Duration>,
         closure: F,
@@ -475,15 +472,10 @@ impl TaskContext {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, StepError>>,
     {
-        let key = self.claim(&name).await;
+        let key = self.proceed(key).await;
         let policy = retry.unwrap_or(self.retry);
-        if let Err(error) = policy.validate() {
-            let what = format!("step {key:?}");
-            let reason = error.0.to_owned();
-            return self.fail(EngineError::InvalidPolicy { what, reason }).await;
-        }
-        let attempt = match self.decide(|c| replay::replay_step(c, &key)).await {
-            StepReplay::Value(json) => {
+        let attempt = match self.act(|m, now| m.step(&key, &policy, now)).await {
+            StepNext::Replay(json) => {
                 return match serde_json::from_str(&json) {
                     Ok(value) => Ok(value),
                     Err(error) => {
@@ -492,21 +484,28 @@ impl TaskContext {
                     }
                 };
             }
-            StepReplay::Failed(failure) => return Err(step_failed(&key, failure)),
-            StepReplay::Wait => return self.stop(Suspension::Wait).await,
-            StepReplay::Cancelled => return self.stop(Suspension::Cancelled).await,
-            StepReplay::Run { attempt } => attempt,
+            StepNext::Failed(failure) => return Err(step_failed(&key, failure)),
+            StepNext::Run { attempt } => attempt,
         };
-        if self.hand_off_at.is_some_and(|at| self.now() >= at) {
-            // Recorded steps stay; the next activation replays them and starts this one.
-            return self.stop(Suspension::HandOff).await;
+        let running = RunningAttempt(self);
+        // The steps before this one must be durable before the closure can reach the outside
+        // world (a host's output gate holds only requests sent after a write was issued).
+        if let Err(error) = self.host.store.flush() {
+            return self
+                .stopped(self.with(|m| m.suspend(Suspension::StoreUnavailable(error.0))))
+                .await;
         }
         let timeout = timeout.unwrap_or(self.step_timeout);
-        let outcome = step::attempt(&*self.host.timer, closure(), timeout).await;
+        let outcome = step::attempt(&*self.host.timer, self.outside_task(&key, closure), timeout);
+        let outcome = outcome.await;
+        std::mem::forget(running);
         let (value, result) = match outcome {
             Ok(value) => match step::store_value(&self.limits, &key, &value) {
                 Ok(json) => (Some(value), AttemptResult::Value(json)),
-                Err(error) => return self.fail(error).await,
+                Err(error) => {
+                    self.with(Activation::attempt_abandoned);
+                    return self.fail(error).await;
+                }
             },
             Err(error) => {
                 let result = AttemptResult::Error {
@@ -517,24 +516,63 @@ impl TaskContext {
                 (None, result)
             }
         };
-        let seq = self.take_seq();
-        let (row, after) =
-            self.with_cursor(|c| replay::record_attempt(c, &key, attempt, result, &policy, seq));
-        self.write(vec![Write::PutStep(row)]).await;
-        match (after, value) {
-            (AfterAttempt::Completed, Some(value)) => Ok(value),
-            (AfterAttempt::Failed(failure), _) => Err(step_failed(&key, failure)),
-            _ => self.stop(Suspension::Wait).await,
+        let end = self
+            .act(|m, now| m.attempt_done(&key, attempt, result, &policy, now))
+            .await;
+        match (end, value) {
+            (StepEnd::Completed, Some(value)) => Ok(value),
+            (StepEnd::Failed(failure), _) => Err(step_failed(&key, failure)),
+            // A value is recorded only for an attempt that returned one.
+            (StepEnd::Completed, None) => parked().await,
         }
+    }
+
+    /// Runs a step's closure outside the task: no context is current for `#[step]` fns called
+    /// inside it, and a call on this context from inside it is refused as a nested step.
+    async fn outside_task<Fut: Future>(
+        &self,
+        key: &str,
+        closure: impl FnOnce() -> Fut,
+    ) -> Fut::Output {
+        let mut closure = pin!({
+            let _inside = InsideClosure::enter(self, key);
+            without_current(closure)
+        });
+        poll_fn(|waker| {
+            let _inside = InsideClosure::enter(self, key);
+            without_current(|| closure.as_mut().poll(waker))
+        })
+        .await
     }
 }
 
-/// The journal key of occurrence `count` (from 1) of `name` in a run: `name`, `name#2`, ...
-fn occurrence_key(name: &str, count: u32) -> String {
-    if count == 1 {
-        name.to_owned()
-    } else {
-        format!("{name}#{count}")
+/// The body is parked for good: the activation ends and its future is dropped.
+async fn parked<T>() -> T {
+    std::future::pending().await
+}
+
+/// Tells the machine that an attempt's future was dropped before it finished.
+struct RunningAttempt<'a>(&'a TaskContext);
+
+impl Drop for RunningAttempt<'_> {
+    fn drop(&mut self) {
+        self.0.with(Activation::attempt_abandoned);
+    }
+}
+
+/// Marks a step's closure as running for as long as it lives (also through a panic).
+struct InsideClosure<'a>(&'a TaskContext);
+
+impl<'a> InsideClosure<'a> {
+    fn enter(cx: &'a TaskContext, key: &str) -> Self {
+        cx.with(|m| m.enter_closure(key));
+        InsideClosure(cx)
+    }
+}
+
+impl Drop for InsideClosure<'_> {
+    fn drop(&mut self) {
+        self.0.with(Activation::leave_closure);
     }
 }
 
@@ -547,27 +585,30 @@ fn step_failed(key: &str, failure: StepFailure) -> TaskError {
     }
 }
 
-/// A step about to run; set options, then `.await` it.
+/// A step about to run; set options, then `.await` it (or hand it to a combinator such as
+/// `try_join_all`: it is a future). Its journal key was claimed when [`TaskContext::step`] was
+/// called.
 #[must_use = "a step does nothing until it is awaited"]
-pub struct Step<'a, F> {
+pub struct Step<'a, F, T> {
     cx: &'a TaskContext,
-    name: String,
-    closure: F,
+    key: Decision<String>,
+    closure: Option<F>,
     retry: Option<RetryPolicy>,
     timeout: Option<Duration>,
+    running: Option<LocalBoxFuture<'a, Result<T, TaskError>>>,
 }
 
-impl<F> std::fmt::Debug for Step<'_, F> {
+impl<F, T> std::fmt::Debug for Step<'_, F, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Step")
-            .field("name", &self.name)
+            .field("key", &self.key)
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
 
-impl<F> Step<'_, F> {
+impl<F, T> Step<'_, F, T> {
     /// Retries this step under `policy` instead of the task's policy.
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
@@ -582,46 +623,40 @@ impl<F> Step<'_, F> {
     }
 }
 
-impl<'a, T, F, Fut> IntoFuture for Step<'a, F>
+// The closure is moved out on the first poll and never pinned in place.
+impl<F, T> Unpin for Step<'_, F, T> {}
+
+impl<'a, T, F, Fut> Future for Step<'a, F, T>
 where
     T: Serialize + DeserializeOwned + 'a,
     F: FnOnce() -> Fut + 'a,
     Fut: Future<Output = Result<T, StepError>> + 'a,
 {
     type Output = Result<T, TaskError>;
-    type IntoFuture = LocalBoxFuture<'a, Result<T, TaskError>>;
 
-    fn into_future(self) -> Self::IntoFuture {
-        let Step {
-            cx,
-            name,
-            closure,
-            retry,
-            timeout,
-        } = self;
-        Box::pin(cx.run_step(name, retry, timeout, closure))
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        waker: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let step = self.get_mut();
+        if let Some(closure) = step.closure.take() {
+            let key = std::mem::replace(&mut step.key, Err(Stop));
+            let running = step.cx.run_step(key, step.retry, step.timeout, closure);
+            step.running = Some(Box::pin(running));
+        }
+        match step.running.as_mut() {
+            Some(running) => running.as_mut().poll(waker),
+            // Polled again after it finished.
+            None => std::task::Poll::Pending,
+        }
     }
-}
-
-fn validate_name(name: &str) -> Result<(), EngineError> {
-    let invalid = |reason| EngineError::InvalidName {
-        name: name.to_owned(),
-        reason,
-    };
-    if name.is_empty() {
-        return Err(invalid("it is empty"));
-    }
-    if name.contains('#') {
-        return Err(invalid("it contains '#'"));
-    }
-    Ok(())
 }
 
 fn parse_json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
-/// Serialises a `&dyn` request without making `elicit_inner` generic.
+/// Serialises a `&dyn` value without making the callers generic.
 trait ErasedSerialize {
     fn to_value(&self) -> Result<Value, serde_json::Error>;
 }

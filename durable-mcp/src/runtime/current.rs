@@ -2,7 +2,8 @@
 //! finds its context without taking one as a parameter.
 //!
 //! The driver marks its context current for exactly the duration of each poll of the body and
-//! restores the previous value afterwards (also when the poll panics). Bodies of different
+//! restores the previous value afterwards (also when the poll panics); a step's closure is
+//! polled with no context current. Bodies of different
 //! tasks interleave between polls, never inside one, so the mark is always the task whose code
 //! is running; a future polled elsewhere (a spawned task) sees no context.
 
@@ -22,6 +23,18 @@ pub fn current_context() -> Option<Rc<TaskContext>> {
 
 /// Runs `poll` with `cx` marked current.
 pub(crate) fn while_current<R>(cx: &Rc<TaskContext>, poll: impl FnOnce() -> R) -> R {
+    marked(Some(Rc::clone(cx)), poll)
+}
+
+/// Runs `poll` with no context current: a step's closure runs outside its task, so that a
+/// `#[step]` fn called inside it simply runs.
+pub(crate) fn without_current<R>(poll: impl FnOnce() -> R) -> R {
+    marked(None, poll)
+}
+
+/// Runs `poll` with `mark` as the current context, and restores the previous one afterwards
+/// (also when `poll` panics).
+fn marked<R>(mark: Option<Rc<TaskContext>>, poll: impl FnOnce() -> R) -> R {
     struct Restore(Option<Rc<TaskContext>>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -29,7 +42,7 @@ pub(crate) fn while_current<R>(cx: &Rc<TaskContext>, poll: impl FnOnce() -> R) -
             CURRENT.with(|current| *current.borrow_mut() = previous);
         }
     }
-    let previous = CURRENT.with(|current| current.borrow_mut().replace(Rc::clone(cx)));
+    let previous = CURRENT.with(|current| std::mem::replace(&mut *current.borrow_mut(), mark));
     let _restore = Restore(previous);
     poll()
 }

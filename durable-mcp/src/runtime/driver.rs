@@ -9,12 +9,13 @@ use serde_json::{Value, json};
 
 use std::rc::Rc;
 
-use super::context::{ContextParts, Suspension, TaskContext};
+use super::context::{ContextParts, TaskContext};
 use super::current::while_current;
 use super::error::TaskError;
 use super::host::Host;
 use super::registry::TaskDefinition;
 use super::step::panic_message;
+use crate::core::activation::{End, Suspension};
 use crate::core::limits::to_stored_json;
 use crate::core::{
     EngineError, Guard, Limits, TaskFailure, TaskRecord, TaskState, TaskStatus, Timestamp,
@@ -28,7 +29,7 @@ pub(crate) enum RunOutcome {
     /// The body panicked outside a step.
     Panicked(String),
     /// The body was stopped at a suspension point.
-    Suspended(Suspension),
+    Suspended(End),
 }
 
 /// Runs the body of a claimed task until it returns or stops at a suspension point.
@@ -43,7 +44,10 @@ pub(crate) async fn run_body(
         Ok(input) => input,
         Err(error) => {
             let error = EngineError::not_serialisable("the stored task input", &error);
-            return RunOutcome::Suspended(Suspension::Fail(error));
+            return RunOutcome::Suspended(End {
+                suspension: Suspension::Fail(error),
+                rerun: false,
+            });
         }
     };
     let options = definition.task_options();
@@ -59,10 +63,11 @@ pub(crate) async fn run_body(
     poll_fn(|waker| {
         // `#[step]` fns called by the body find their task here.
         let polled = while_current(&cx, || body.poll_unpin(waker));
-        // A suspension wins even over a body that went on (say, through a `select!` that
-        // dropped the suspended step): nothing the body did after it counts.
-        if let Some(suspension) = cx.take_suspension() {
-            return Poll::Ready(RunOutcome::Suspended(suspension));
+        // The activation ends once the body stopped and the attempts still running in other
+        // branches are recorded. A stop wins even over a body that went on (say, through a
+        // `select!` that dropped the stopped branch): nothing the body did after it counts.
+        if let Some(end) = cx.end() {
+            return Poll::Ready(RunOutcome::Suspended(end));
         }
         match polled {
             Poll::Ready(Ok(returned)) => Poll::Ready(RunOutcome::Returned(returned)),
@@ -111,28 +116,35 @@ pub(crate) fn settled_record(
             let message = format!("the task body panicked: {message}");
             complete_with_error(&mut task, &message, now);
         }
-        RunOutcome::Suspended(Suspension::Fail(error)) => fail(&mut task, error, now),
-        RunOutcome::Suspended(Suspension::Cancelled) => {
-            task.transition(TaskStatus::Cancelled, now);
-        }
-        RunOutcome::Suspended(Suspension::Wait) => {
-            // The claim's redelivery anchor is spent; a wake asked for meanwhile stays.
-            if task.next_run_at == claimed.next_run_at {
-                task.next_run_at = None;
-            }
-            if task.cancel_requested {
+        RunOutcome::Suspended(end) => match &end.suspension {
+            Suspension::Fail(error) => fail(&mut task, error, now),
+            Suspension::Cancelled => {
                 task.transition(TaskStatus::Cancelled, now);
             }
-        }
-        RunOutcome::Suspended(Suspension::HandOff) => {
-            task.next_run_at = Some(now);
-            if task.cancel_requested {
-                task.transition(TaskStatus::Cancelled, now);
+            // An attempt recorded a result after the body stopped: run again at once to see it.
+            Suspension::Wait if end.rerun => run_again_now(&mut task, now),
+            Suspension::Wait => {
+                // The claim's redelivery anchor is spent; a wake asked for meanwhile stays.
+                if task.next_run_at == claimed.next_run_at {
+                    task.next_run_at = None;
+                }
+                if task.cancel_requested {
+                    task.transition(TaskStatus::Cancelled, now);
+                }
             }
-        }
-        RunOutcome::Suspended(Suspension::Stale | Suspension::StoreUnavailable(_)) => return None,
+            Suspension::HandOff => run_again_now(&mut task, now),
+            Suspension::Stale | Suspension::StoreUnavailable(_) => return None,
+        },
     }
     Some(task)
+}
+
+/// The body runs on in a fresh activation at once, unless a cancellation waits.
+fn run_again_now(task: &mut TaskRecord, now: Timestamp) {
+    task.next_run_at = Some(now);
+    if task.cancel_requested {
+        task.transition(TaskStatus::Cancelled, now);
+    }
 }
 
 fn complete_with_error(task: &mut TaskRecord, message: &str, now: Timestamp) {

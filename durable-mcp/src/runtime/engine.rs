@@ -2,22 +2,23 @@
 //! task's wake-up fires.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::context::Suspension;
 use super::driver::{RunOutcome, run_body, settle_guard, settled_record};
 use super::host::Host;
 use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
+use crate::core::activation::{End, Suspension};
 use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
 use crate::core::schedule::{self, TickDecision};
 use crate::core::{
-    Applied, EngineError, Guard, Limits, LoadScope, TaskRecord, TaskState, TaskStatus, Write,
+    Applied, EngineError, Guard, Limits, LoadScope, TaskRecord, TaskState, TaskStatus, Timestamp,
+    Write,
 };
 
 /// How many times a control-plane operation re-reads and retries when a concurrent write
@@ -62,7 +63,7 @@ pub struct Engine {
     limits: Limits,
     lease: Duration,
     hand_off: Option<Duration>,
-    in_flight: RefCell<HashSet<String>>,
+    in_flight: RefCell<HashMap<String, InFlightMark>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -199,7 +200,7 @@ impl Engine {
     pub fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), EngineError> {
         self.control_write(task_id, Access::Caller(caller), control::plan_cancel)?;
         // A task that is not running can be settled right away.
-        if !self.in_flight.borrow().contains(task_id) {
+        if !self.is_running(task_id) {
             let state = self.load(task_id, LoadScope::Control)?;
             if let (Some(state), now) = (state, self.host.clock.now())
                 && state.task.cancel_requested
@@ -219,7 +220,7 @@ impl Engine {
     /// cancellation, times out elicitations, or runs the body, as due. Calling it when nothing
     /// is due, twice, or while the task runs elsewhere on this engine is harmless.
     pub async fn tick(&self, task_id: &str) -> Result<(), EngineError> {
-        if self.in_flight.borrow().contains(task_id) {
+        if self.is_running(task_id) {
             // The running activation settles the task and sets its next wake-up itself.
             return Ok(());
         }
@@ -293,9 +294,16 @@ impl Engine {
         self.load(task_id, LoadScope::Full)
     }
 
-    /// Whether an activation of the task is running on this engine.
+    /// Whether an activation of the task is running on this engine: one started within its
+    /// lease and not finished. An activation the host abandoned without dropping it (a
+    /// platform that cancels a handler and lets the isolate live on) stops counting once its
+    /// lease is over, when the task's redelivery runs the body again.
     pub fn is_running(&self, task_id: &str) -> bool {
-        self.in_flight.borrow().contains(task_id)
+        let now = self.host.clock.now();
+        self.in_flight
+            .borrow()
+            .get(task_id)
+            .is_some_and(|mark| now < mark.expires_at)
     }
 
     // ---- internals ----
@@ -309,12 +317,20 @@ impl Engine {
         let Some(journal) = journal.filter(|j| j.task.generation == claimed.generation) else {
             return Ok(());
         };
-        let _running = InFlight::enter(&self.in_flight, &task_id);
+        let mark = InFlightMark {
+            generation: claimed.generation,
+            expires_at: claimed.next_run_at.unwrap_or(Timestamp(u64::MAX)),
+        };
+        let _running = InFlight::enter(&self.in_flight, &task_id, mark);
         let hand_off_at = self
             .hand_off
             .map(|after| self.host.clock.now().saturating_add(after));
         let outcome = run_body(&self.host, &definition, journal, self.limits, hand_off_at).await;
-        if let RunOutcome::Suspended(Suspension::StoreUnavailable(message)) = outcome {
+        if let RunOutcome::Suspended(End {
+            suspension: Suspension::StoreUnavailable(message),
+            ..
+        }) = outcome
+        {
             // Nothing can be settled; the claim's redelivery anchor runs the body again.
             return Err(EngineError::Store(message));
         }
@@ -476,24 +492,46 @@ pub fn new_task_id() -> Result<String, EngineError> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Which activation of a task runs on this engine, and until when it counts as running.
+#[derive(Clone, Copy, Debug)]
+struct InFlightMark {
+    /// The generation (lease) of the activation.
+    generation: u64,
+    /// When its lease ends: the claim's redelivery time.
+    expires_at: Timestamp,
+}
+
 /// Marks a task as running on this engine for as long as it lives.
 struct InFlight<'a> {
-    set: &'a RefCell<HashSet<String>>,
+    marks: &'a RefCell<HashMap<String, InFlightMark>>,
     task_id: String,
+    generation: u64,
 }
 
 impl<'a> InFlight<'a> {
-    fn enter(set: &'a RefCell<HashSet<String>>, task_id: &str) -> Self {
-        set.borrow_mut().insert(task_id.to_owned());
+    fn enter(
+        marks: &'a RefCell<HashMap<String, InFlightMark>>,
+        task_id: &str,
+        mark: InFlightMark,
+    ) -> Self {
+        marks.borrow_mut().insert(task_id.to_owned(), mark);
         InFlight {
-            set,
+            marks,
             task_id: task_id.to_owned(),
+            generation: mark.generation,
         }
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.set.borrow_mut().remove(&self.task_id);
+        // A later activation (after this one's lease ran out) owns the mark now.
+        let mut marks = self.marks.borrow_mut();
+        if marks
+            .get(&self.task_id)
+            .is_some_and(|mark| mark.generation == self.generation)
+        {
+            marks.remove(&self.task_id);
+        }
     }
 }

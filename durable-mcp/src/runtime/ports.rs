@@ -41,6 +41,15 @@ pub trait Store {
     /// the guard fails or the task is gone, writes nothing and returns [`Applied::Stale`].
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError>;
 
+    /// Writes at once whatever the store holds back to write later (a Durable Object store
+    /// keeps a turn's step rows and inserts them together at the end of the turn). The engine
+    /// calls it before a step attempt's closure runs, so that a request the closure sends is
+    /// held by the host's output gate until the steps before it are durable. Stores that write
+    /// at once keep the default, which does nothing.
+    fn flush(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Deletes every row of the task. Deleting a missing task is not an error.
     fn purge(&self, task_id: &str) -> Result<(), StoreError>;
 

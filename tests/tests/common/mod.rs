@@ -182,6 +182,9 @@ impl Store for CountingStore {
         }
         Ok(applied)
     }
+    fn flush(&self) -> Result<(), StoreError> {
+        self.inner.flush()
+    }
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {
         self.applies.set(self.applies.get() + 1);
         self.inner.purge(task_id)
