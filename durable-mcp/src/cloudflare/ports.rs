@@ -9,7 +9,11 @@ use worker::wasm_bindgen::closure::Closure;
 use worker::{Delay, js_sys};
 
 use crate::core::Timestamp;
-use crate::runtime::{Clock, LocalBoxFuture, Scheduler, Timer};
+use crate::runtime::{Clock, LocalBoxFuture, Scheduler, Timer, delay_chunks};
+
+/// The longest wait one `setTimeout` holds: workers-rs's [`Delay`] passes 32-bit milliseconds,
+/// and a longer wait would fire at once.
+const LONGEST_DELAY: Duration = Duration::from_millis(i32::MAX as u64);
 
 /// `Date.now()`. Inside a Worker it advances only across I/O (timers included), which is why
 /// the driver's regular yields also keep hand-off times honest.
@@ -24,13 +28,21 @@ impl Clock for JsClock {
     }
 }
 
-/// `setTimeout`, through workers-rs's `Delay`.
+/// `setTimeout`, through workers-rs's `Delay`. A wait longer than a timer holds (2^31 − 1 ms,
+/// about 24.8 days) runs as several timers one after another.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsTimer;
 
 impl Timer for JsTimer {
     fn delay(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
-        Box::pin(Delay::from(duration))
+        if duration <= LONGEST_DELAY {
+            return Box::pin(Delay::from(duration));
+        }
+        Box::pin(async move {
+            for chunk in delay_chunks(duration, LONGEST_DELAY) {
+                Delay::from(chunk).await;
+            }
+        })
     }
 
     /// A zero-length timer: a new macrotask, so requests queued for the object (a

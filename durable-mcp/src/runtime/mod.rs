@@ -19,7 +19,9 @@ pub use driver::tool_error_result;
 pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};
 pub use error::{ElicitOutcome, StepError, TaskError};
 pub use host::Host;
-pub use ports::{Clock, LocalBoxFuture, Scheduler, Store, StoreError, Timer};
+pub use ports::{
+    Clock, DelayChunks, LocalBoxFuture, Scheduler, Store, StoreError, Timer, delay_chunks,
+};
 pub use registry::{TaskDefinition, TaskHandler, TaskOptions, TaskRegistry};
 #[cfg(feature = "testing")]
 pub(crate) use step::panic_message as panic_text;
