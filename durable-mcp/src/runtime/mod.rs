@@ -1,6 +1,7 @@
 //! The async layer: the step API task bodies use, the activation driver, the engine's control
 //! surface, and the ports hosts implement. Executor-agnostic, with no `Send` bound anywhere.
 
+mod alarm;
 mod context;
 mod current;
 mod driver;
@@ -13,6 +14,7 @@ mod registry;
 mod step;
 
 pub use crate::core::replay::StepFailureKind;
+pub use alarm::AlarmMemory;
 pub use context::{IntoDelay, Step, TaskContext};
 pub use current::current_context;
 pub use driver::tool_error_result;
