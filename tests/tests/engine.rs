@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use common::{Counter, Gate, Log, Setup, reply, step_keys, task, text};
 use durable_mcp::core::replay::StepFailure;
-use durable_mcp::core::{Backoff, RetryPolicy, StepKind, StepStatus, TaskStatus};
+use durable_mcp::core::{
+    Backoff, MAX_DURATION, RetryPolicy, StepKind, StepStatus, TaskStatus, Timestamp,
+};
 use durable_mcp::{ElicitOutcome, StepError, StepFailureKind, TaskError};
 use serde_json::{Value, json};
 
@@ -1044,6 +1046,58 @@ fn a_snapshot_shows_the_options(setup: Setup) {
     assert_eq!(snapshot.status_message, None);
 }
 
+fn a_sleep_past_the_latest_time_is_capped_and_stays_readable(setup: Setup) {
+    let mut env = setup(
+        task("t", |cx, _| {
+            Box::pin(async move {
+                cx.sleep("forever", Duration::MAX).await?;
+                Ok(reply("woke"))
+            })
+        })
+        .ttl(Some(Duration::MAX)),
+    );
+    let id = env.start();
+    // The latest time every host can store and schedule: JavaScript's `Date` maximum.
+    let latest = Timestamp::MAX;
+    assert_eq!(latest.as_millis(), 8_640_000_000_000_000);
+    let snapshot = env.get(&id);
+    assert_eq!(snapshot.status, TaskStatus::Working);
+    assert_eq!(snapshot.ttl, Some(MAX_DURATION));
+    let journal = env.journal(&id);
+    assert_eq!(journal.steps["forever"].wake_at, Some(latest));
+    assert_eq!(env.next_wake(&id), Some(latest));
+}
+
+fn a_retry_delay_past_the_latest_time_is_capped(setup: Setup) {
+    let mut env = setup(
+        task("t", |cx, _| {
+            Box::pin(async move {
+                cx.step("flaky", || async {
+                    Err::<(), _>(StepError::retryable("upstream said 503"))
+                })
+                .await?;
+                Ok(reply("unreachable"))
+            })
+        })
+        .ttl(None)
+        .retry(RetryPolicy {
+            limit: 2,
+            delay: Duration::MAX,
+            backoff: Backoff::Constant,
+            max_delay: Duration::MAX,
+            jitter: false,
+        }),
+    );
+    let id = env.start();
+    let latest = Timestamp::MAX;
+    assert_eq!(env.status(&id), TaskStatus::Working);
+    assert_eq!(
+        env.journal(&id).steps["flaky"].next_attempt_at,
+        Some(latest)
+    );
+    assert_eq!(env.next_wake(&id), Some(latest));
+}
+
 macro_rules! on_every_store {
     ($($name:ident),* $(,)?) => {
         mod memory_store {
@@ -1101,4 +1155,6 @@ on_every_store!(
     creation_is_idempotent_per_id_and_checked,
     task_ids_are_random_and_opaque,
     a_snapshot_shows_the_options,
+    a_sleep_past_the_latest_time_is_capped_and_stays_readable,
+    a_retry_delay_past_the_latest_time_is_capped,
 );

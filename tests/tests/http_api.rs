@@ -137,6 +137,34 @@ fn a_task_runs_from_working_to_completed() {
 }
 
 #[test]
+fn tasks_get_carries_the_status_meta_the_body_published() {
+    let target = Target::start();
+    let id = target.create_task("status_meta_job", json!({}));
+    let done = target.wait_for(&id, "completed");
+    // The last status had no meta: the meta published before it stays.
+    assert_eq!(done["statusMessage"], "lap 1 done");
+    assert_eq!(
+        done["_meta"]["io.durable-mcp-server/status"],
+        json!({ "phase": "warmup", "lap": 0 }),
+        "{done}"
+    );
+    assert!(done["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].is_string());
+    let response = target
+        .client
+        .send("tasks/get", json!({ "taskId": id }), true)
+        .json();
+    assert_result(Spec::Tasks, "GetTaskResult", &response);
+
+    // A task that published no meta carries no status key.
+    let id = target.create_task("many_steps", json!({ "count": 1 }));
+    let done = target.wait_for(&id, "completed");
+    assert!(
+        done["_meta"].get("io.durable-mcp-server/status").is_none(),
+        "{done}"
+    );
+}
+
+#[test]
 fn an_optional_task_runs_inline_for_a_client_without_the_extension() {
     let target = Target::start();
     let response = target

@@ -58,3 +58,61 @@ fn the_state_directory_holds_one_sqlite_file() {
     assert!(dir.path().join(durable_mcp::native::DATABASE_FILE).exists());
     server.kill();
 }
+
+#[test]
+fn a_second_process_on_the_same_state_directory_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(first.url());
+    let id = create(&client, 60.0);
+
+    let mut second = std::process::Command::new(durable_mcp_tests::server::workspace_binary(
+        "conformance-server",
+    ))
+    .env("PORT", "0")
+    .env("DURABLE_MCP_DATA", dir.path())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = second.kill();
+            let output = second.wait_with_output().unwrap();
+            panic!(
+                "a second host started on the same state directory: {}",
+                String::from_utf8_lossy(&output.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let output = second.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&dir.path().display().to_string()),
+        "the error names the directory: {stderr}"
+    );
+    assert!(
+        stderr.contains("another process"),
+        "the error says why: {stderr}"
+    );
+
+    // The first host is untouched and goes on serving its task.
+    assert_eq!(
+        client.result("tasks/get", json!({ "taskId": id }))["status"],
+        "working"
+    );
+    // Once it is gone, the directory is free again.
+    first.kill();
+    let third = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(third.url());
+    assert_eq!(
+        client.result("tasks/get", json!({ "taskId": id }))["status"],
+        "working"
+    );
+}

@@ -237,3 +237,56 @@ fn the_tasks_extension_is_advertised_only_with_a_task_tool() {
         json!({})
     );
 }
+
+#[test]
+fn tasks_get_publishes_the_status_meta_and_keeps_it_across_plain_statuses() {
+    let definition = task("phases", |cx, _| {
+        Box::pin(async move {
+            cx.status_with_meta("warming up", json!({ "phase": "warmup", "lap": 0 }))
+                .await;
+            cx.sleep("warm", "1m").await?;
+            cx.status("lap done").await;
+            cx.sleep("rest", "1h").await?;
+            Ok(reply("done"))
+        })
+    });
+    let server = McpServer::new("router-test", "0.0.0")
+        .task(TaskTool::new(definition, json!({ "type": "object" })));
+    let mut harness = Harness::new(server.task_registry());
+    let router = Router::new(server, harness.shared_engine());
+    let created = send(
+        &router,
+        None,
+        "tools/call",
+        json!({ "name": "phases", "arguments": {} }),
+    )
+    .json_body();
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let get = || send(&router, None, "tasks/get", json!({ "taskId": id })).json_body();
+    const KEY: &str = "io.durable-mcp-server/status";
+
+    // Nothing published yet: no status key, the server info stays.
+    let before = get();
+    assert!(before["result"]["_meta"].get(KEY).is_none(), "{before}");
+    assert!(before["result"]["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());
+
+    harness.run_until_idle();
+    let warming = get();
+    assert_eq!(warming["result"]["statusMessage"], "warming up");
+    assert_eq!(
+        warming["result"]["_meta"][KEY],
+        json!({ "phase": "warmup", "lap": 0 }),
+        "{warming}"
+    );
+    assert!(warming["result"]["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());
+
+    // A later status without meta keeps the previous meta.
+    harness.advance("1m");
+    let lapped = get();
+    assert_eq!(lapped["result"]["statusMessage"], "lap done");
+    assert_eq!(
+        lapped["result"]["_meta"][KEY],
+        json!({ "phase": "warmup", "lap": 0 }),
+        "{lapped}"
+    );
+}

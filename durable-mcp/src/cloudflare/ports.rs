@@ -1,15 +1,19 @@
 //! The engine's ports inside a Durable Object: the JavaScript clock, `setTimeout`, and the
 //! object's one alarm.
 
-use std::cell::Cell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use worker::wasm_bindgen::JsValue;
-use worker::wasm_bindgen::closure::Closure;
+use worker::wasm_bindgen_futures::{JsFuture, spawn_local};
 use worker::{Delay, js_sys};
 
 use crate::core::Timestamp;
-use crate::runtime::{Clock, LocalBoxFuture, Scheduler, Timer};
+use crate::runtime::{AlarmMemory, Clock, LocalBoxFuture, Scheduler, Timer, delay_chunks};
+
+/// The longest wait one `setTimeout` holds: workers-rs's [`Delay`] passes 32-bit milliseconds,
+/// and a longer wait would fire at once.
+const LONGEST_DELAY: Duration = Duration::from_millis(i32::MAX as u64);
 
 /// `Date.now()`. Inside a Worker it advances only across I/O (timers included), which is why
 /// the driver's regular yields also keep hand-off times honest.
@@ -24,13 +28,21 @@ impl Clock for JsClock {
     }
 }
 
-/// `setTimeout`, through workers-rs's `Delay`.
+/// `setTimeout`, through workers-rs's `Delay`. A wait longer than a timer holds (2^31 − 1 ms,
+/// about 24.8 days) runs as several timers one after another.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsTimer;
 
 impl Timer for JsTimer {
     fn delay(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
-        Box::pin(Delay::from(duration))
+        if duration <= LONGEST_DELAY {
+            return Box::pin(Delay::from(duration));
+        }
+        Box::pin(async move {
+            for chunk in delay_chunks(duration, LONGEST_DELAY) {
+                Delay::from(chunk).await;
+            }
+        })
     }
 
     /// A zero-length timer: a new macrotask, so requests queued for the object (a
@@ -44,19 +56,20 @@ impl Timer for JsTimer {
 ///
 /// `setAlarm` and `deleteAlarm` are storage writes: the object's output gate holds every
 /// response until they are durable, so they are issued without awaiting them, from the
-/// synchronous [`Scheduler`] port. A failure is logged; the alarm handler's backstop covers it.
+/// synchronous [`Scheduler`] port. A failure is logged and forgotten (see [`AlarmMemory`]): the
+/// next schedule of the same time writes it again, and meanwhile the alarm handler's backstop
+/// covers it.
 pub struct AlarmScheduler {
     storage: worker::Storage,
-    /// Logs a failed alarm write; one closure for the object's life.
-    on_error: Closure<dyn FnMut(JsValue)>,
-    /// The alarm as last set by this instance, to skip writes that change nothing.
-    current: Cell<Option<Option<Timestamp>>>,
+    /// The alarm as last set by this instance, to skip writes that change nothing; a write
+    /// that fails is forgotten.
+    memory: Rc<AlarmMemory>,
 }
 
 impl std::fmt::Debug for AlarmScheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AlarmScheduler")
-            .field("current", &self.current.get())
+            .field("current", &self.memory.remembered())
             .finish_non_exhaustive()
     }
 }
@@ -66,14 +79,13 @@ impl AlarmScheduler {
     pub fn new(storage: worker::Storage) -> Self {
         AlarmScheduler {
             storage,
-            on_error: Closure::new(|error: JsValue| log_error("setting the alarm", &error)),
-            current: Cell::new(None),
+            memory: Rc::new(AlarmMemory::new()),
         }
     }
 
     /// Sets the alarm to `at`, or clears it, whatever this instance believes is set.
     pub fn set(&self, at: Option<Timestamp>) {
-        self.current.set(Some(at));
+        self.memory.written(at);
         let options = js_sys::Object::new();
         let raw = self.storage.as_raw();
         let written = match at {
@@ -85,9 +97,21 @@ impl AlarmScheduler {
             None => raw.delete_alarm(options),
         };
         match written {
-            // Nobody awaits the write; a rejection is logged rather than left unhandled.
-            Ok(promise) => drop(promise.catch(&self.on_error)),
-            Err(error) => log_error("setting the alarm", &error),
+            // Nobody waits for the write; a rejection is logged rather than left unhandled,
+            // and forgotten so that the next schedule of `at` writes it again.
+            Ok(promise) => {
+                let memory = Rc::clone(&self.memory);
+                spawn_local(async move {
+                    if let Err(error) = JsFuture::from(promise).await {
+                        memory.failed(at);
+                        log_error("setting the alarm", &error);
+                    }
+                });
+            }
+            Err(error) => {
+                self.memory.failed(at);
+                log_error("setting the alarm", &error);
+            }
         }
     }
 }
@@ -95,7 +119,7 @@ impl AlarmScheduler {
 impl Scheduler for AlarmScheduler {
     fn schedule(&self, _task_id: &str, at: Option<Timestamp>) {
         // One task per object: the task id names the object itself.
-        if self.current.get() != Some(at) {
+        if self.memory.needs_write(at) {
             self.set(at);
         }
     }

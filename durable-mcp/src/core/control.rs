@@ -9,7 +9,7 @@ use super::error::EngineError;
 use super::journal::{StepKind, StepStatus, TaskState, Write};
 use super::limits::Limits;
 use super::task::{TaskFailure, TaskRecord, TaskStatus};
-use super::time::Timestamp;
+use super::time::{Timestamp, cap_duration};
 
 /// What a new task is created with.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +28,9 @@ pub struct NewTask {
     pub principal: Option<String>,
 }
 
-/// The row of a freshly created task: working, due to run at once.
+/// The row of a freshly created task: working, due to run at once. Its retention and poll
+/// interval are capped at [`MAX_DURATION`](super::time::MAX_DURATION), so that every host can
+/// store them and its deadline.
 pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
     TaskRecord {
         task_id: new.task_id,
@@ -41,8 +43,8 @@ pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
         created_at: now,
         last_updated_at: now,
         finished_at: None,
-        ttl: new.ttl,
-        poll_interval: new.poll_interval,
+        ttl: new.ttl.map(cap_duration),
+        poll_interval: cap_duration(new.poll_interval),
         result: None,
         error: None,
         cancel_requested: false,
@@ -103,7 +105,7 @@ impl serde::Serialize for Timestamp {
 
 impl<'de> serde::Deserialize<'de> for Timestamp {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        u64::deserialize(deserializer).map(Timestamp)
+        u64::deserialize(deserializer).map(Timestamp::from_millis)
     }
 }
 

@@ -27,4 +27,4 @@ pub use journal::{
 pub use limits::Limits;
 pub use retry::{Backoff, RetryPolicy};
 pub use task::{TaskFailure, TaskRecord, TaskStatus};
-pub use time::{DurationError, Timestamp, format_duration, parse_duration};
+pub use time::{DurationError, MAX_DURATION, Timestamp, format_duration, parse_duration};

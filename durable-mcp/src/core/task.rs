@@ -184,6 +184,13 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_past_the_latest_time_is_capped() {
+        let task = crate::core::control::test_task(Timestamp(1_000), Some(Duration::MAX));
+        assert_eq!(task.ttl, Some(crate::core::MAX_DURATION));
+        assert_eq!(task.deadline(), Some(Timestamp::MAX));
+    }
+
+    #[test]
     fn terminal_statuses_never_change() {
         for from in TaskStatus::ALL {
             for to in TaskStatus::ALL {

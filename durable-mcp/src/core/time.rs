@@ -6,13 +6,33 @@ use std::fmt;
 use std::time::Duration;
 
 /// Milliseconds since the Unix epoch. Passed in by the host's clock, never read here.
+///
+/// Times run from the epoch to [`Timestamp::MAX`]: [`Timestamp::from_millis`] and the
+/// arithmetic saturate there, so a sleep, timeout or retention "forever" ends at the latest
+/// time every host can store and schedule rather than at one some host cannot read back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(pub u64);
 
+/// The longest duration durable-mcp keeps: from the epoch to [`Timestamp::MAX`], 100,000,000
+/// days. Longer durations are refused by [`parse_duration`] (and by the macros, at the
+/// literal) and capped by [`cap_duration`].
+pub const MAX_DURATION: Duration = Duration::from_millis(Timestamp::MAX.0);
+
 impl Timestamp {
-    /// The timestamp `millis` milliseconds after the epoch.
+    /// The latest time: 8,640,000,000,000,000 ms (100,000,000 days) after the epoch, on
+    /// 13 September 275760, JavaScript's `Date` maximum.
+    ///
+    /// Every host can store it (it is below 2^53, the largest integer a Durable Object's
+    /// SQLite reads back exactly) and schedule it (an alarm is a `Date`).
+    pub const MAX: Timestamp = Timestamp(8_640_000_000_000_000);
+
+    /// The timestamp `millis` milliseconds after the epoch, at most [`Timestamp::MAX`].
     pub const fn from_millis(millis: u64) -> Self {
-        Timestamp(millis)
+        if millis > Self::MAX.0 {
+            Self::MAX
+        } else {
+            Timestamp(millis)
+        }
     }
 
     /// Milliseconds since the epoch.
@@ -20,9 +40,9 @@ impl Timestamp {
         self.0
     }
 
-    /// This point plus `duration`, saturating at the far future.
+    /// This point plus `duration`, saturating at [`Timestamp::MAX`].
     pub fn saturating_add(self, duration: Duration) -> Self {
-        Timestamp(self.0.saturating_add(duration_millis(duration)))
+        Timestamp::from_millis(self.0.saturating_add(duration_millis(duration)))
     }
 
     /// The time from `earlier` to `self`, zero if `earlier` is later.
@@ -79,6 +99,12 @@ pub fn duration_millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// `duration`, at most [`MAX_DURATION`]: what a stored duration (a retention, a poll interval)
+/// is capped to.
+pub fn cap_duration(duration: Duration) -> Duration {
+    duration.min(MAX_DURATION)
+}
+
 /// Why a duration string was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -96,8 +122,9 @@ pub struct DurationError {
 ///
 /// A duration is a non-negative decimal number followed by a unit (`ms`, `s`, `m`, `h`, `d`), or
 /// a plain integer of milliseconds. Fractions are rounded to the nearest millisecond
-/// (`"1.5s"` is 1500 ms, `"0.4ms"` is 0 ms). The macros validate literals against the same table
-/// of cases at compile time.
+/// (`"1.5s"` is 1500 ms, `"0.4ms"` is 0 ms). Durations longer than [`MAX_DURATION`]
+/// (`"100000000d"`) are refused. The macros validate literals against the same table of cases
+/// at compile time.
 ///
 /// ```
 /// use durable_mcp::core::parse_duration;
@@ -146,6 +173,12 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
         millis = millis
             .checked_add(u64::try_from(rounded).map_err(|_| too_large())?)
             .ok_or_else(too_large)?;
+    }
+    if millis > Timestamp::MAX.0 {
+        return Err(error(
+            "it is longer than 100000000d (8640000000000000ms), the latest time every host can \
+             store and schedule (JavaScript's Date maximum)",
+        ));
     }
     Ok(Duration::from_millis(millis))
 }
@@ -196,6 +229,11 @@ pub const DURATION_CASES: &[(&str, Option<u64>)] = &[
     ("1.2.3s", None),
     ("5S", None),
     ("99999999999999999999d", None),
+    ("100000000d", Some(8_640_000_000_000_000)),
+    ("8640000000000000", Some(8_640_000_000_000_000)),
+    ("100000001d", None),
+    ("8640000000000001", None),
+    ("8640000000000000.5ms", None),
 ];
 
 #[cfg(test)]
@@ -214,6 +252,40 @@ mod tests {
         for (millis, expected) in cases {
             assert_eq!(Timestamp(millis).to_rfc3339(), expected, "{millis}");
         }
+    }
+
+    /// JavaScript's `Date` maximum, in milliseconds since the epoch.
+    const LATEST: u64 = 8_640_000_000_000_000;
+
+    #[test]
+    fn arithmetic_stops_at_the_latest_time_every_host_holds() {
+        assert_eq!(Timestamp::MAX, Timestamp(LATEST));
+        assert_eq!(MAX_DURATION, Duration::from_millis(LATEST));
+        assert_eq!(Timestamp::MAX.to_rfc3339(), "275760-09-13T00:00:00.000Z");
+        const { assert!(LATEST < 1 << 53, "a Durable Object reads it back") };
+        assert_eq!(cap_duration(Duration::MAX), MAX_DURATION);
+        assert_eq!(cap_duration(Duration::from_secs(5)), Duration::from_secs(5));
+        assert_eq!(
+            Timestamp(0).saturating_add(Duration::MAX),
+            Timestamp(LATEST)
+        );
+        assert_eq!(
+            Timestamp(LATEST - 5).saturating_add(Duration::from_millis(10)),
+            Timestamp(LATEST)
+        );
+        assert_eq!(
+            Timestamp(LATEST).saturating_add(Duration::ZERO),
+            Timestamp(LATEST)
+        );
+        assert_eq!(
+            Timestamp(1_000).saturating_add(Duration::from_millis(10)),
+            Timestamp(1_010)
+        );
+        assert_eq!(Timestamp::from_millis(u64::MAX), Timestamp(LATEST));
+        assert_eq!(
+            Timestamp(LATEST).saturating_since(Timestamp(0)),
+            Duration::from_millis(LATEST)
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod sqlite;
 pub use clock::{SystemClock, TokioTimer};
 pub use scheduler::WakeScheduler;
 pub use server::{
-    DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_PORT, HostError, Listening,
-    NativeHost,
+    DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_PORT, HostError, LOCK_FILE,
+    Listening, NativeHost,
 };
 pub use sqlite::{SqliteStore, bind, configure};

@@ -1,7 +1,9 @@
 //! The embedded host: one process, one SQLite file, MCP over HTTP at `/mcp`.
 
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -28,6 +30,9 @@ pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
 pub const DEFAULT_DATA_DIR: &str = ".durable-mcp";
 /// The database file inside the state directory.
 pub const DATABASE_FILE: &str = "tasks.sqlite3";
+/// The lock file inside the state directory: a running host holds an exclusive lock on it
+/// (and writes its process id into it), so that no second process uses the directory.
+pub const LOCK_FILE: &str = "host.lock";
 
 /// Why the host could not start or stopped.
 ///
@@ -39,6 +44,22 @@ pub enum HostError {
     /// The state directory or database could not be opened.
     #[error("cannot open the task database: {0}")]
     Store(String),
+    /// Another process (or another host in this one) runs on the state directory. Two hosts
+    /// on one directory would each treat the other's running steps as crashed and run them
+    /// again, and neither would wake the other's tasks.
+    #[error(
+        "the state directory {} is in use: another process{} holds it (its lock file {}); stop \
+         that process, or give this one a directory of its own with DURABLE_MCP_DATA",
+        dir.display(),
+        holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default(),
+        dir.join(LOCK_FILE).display()
+    )]
+    DataDirInUse {
+        /// The state directory.
+        dir: PathBuf,
+        /// The process id the holder wrote into the lock file, if it could be read.
+        holder: Option<u32>,
+    },
     /// The listening socket could not be bound.
     #[error("cannot listen on {address}: {source}; is another server on that port? set PORT")]
     Bind {
@@ -62,6 +83,17 @@ impl std::fmt::Debug for HostError {
 }
 
 /// The embedded native host of a [`McpServer`].
+///
+/// # The state directory
+///
+/// The host keeps every task in [`DATABASE_FILE`] inside its state directory
+/// (`./.durable-mcp/` unless [`NativeHost::data_dir`] or `DURABLE_MCP_DATA` says otherwise).
+/// One directory serves one process: before it recovers stored tasks, [`NativeHost::bind`]
+/// takes an exclusive lock on [`LOCK_FILE`] in the directory and holds it until the host
+/// stops, and a second host on the same directory fails with [`HostError::DataDirInUse`]
+/// without touching a task. The lock is the operating system's (`flock` on Unix), so it is
+/// released however the process ends, a crash included. Run more processes with a directory
+/// each.
 ///
 /// ```no_run
 /// # fn server() -> durable_mcp::McpServer { durable_mcp::McpServer::new("demo", "0.1.0") }
@@ -141,8 +173,13 @@ impl NativeHost {
         })
     }
 
-    /// Opens the database, recovers stored tasks and binds the socket. Call inside a
-    /// `tokio::task::LocalSet`.
+    /// Locks the state directory, opens the database, recovers stored tasks and binds the
+    /// socket. Call inside a `tokio::task::LocalSet`.
+    ///
+    /// # Errors
+    ///
+    /// [`HostError::DataDirInUse`] if another host holds the state directory; see
+    /// [the state directory](NativeHost#the-state-directory).
     pub async fn bind(self) -> Result<Listening, HostError> {
         std::fs::create_dir_all(&self.data_dir).map_err(|e| {
             HostError::Store(format!(
@@ -150,6 +187,7 @@ impl NativeHost {
                 self.data_dir.display()
             ))
         })?;
+        let lock = lock_data_dir(&self.data_dir)?;
         let store = SqliteStore::open(self.data_dir.join(DATABASE_FILE))
             .map_err(|e| HostError::Store(e.to_string()))?;
         let scheduler = WakeScheduler::new();
@@ -176,8 +214,47 @@ impl NativeHost {
             engine,
             scheduler,
             body_limit: self.body_limit,
+            _lock: lock,
         })
     }
+}
+
+/// Takes the state directory's lock, or says who holds it.
+fn lock_data_dir(dir: &Path) -> Result<File, HostError> {
+    let path = dir.join(LOCK_FILE);
+    let cannot = |e: std::io::Error| {
+        HostError::Store(format!(
+            "cannot lock the state directory with {}: {e}",
+            path.display()
+        ))
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(cannot)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let holder = file
+                .read_to_string(&mut text)
+                .ok()
+                .and_then(|_| text.trim().parse().ok());
+            return Err(HostError::DataDirInUse {
+                dir: dir.to_owned(),
+                holder,
+            });
+        }
+        Err(TryLockError::Error(e)) => return Err(cannot(e)),
+    }
+    // For the operator who finds the directory in use: which process holds it.
+    file.set_len(0).map_err(cannot)?;
+    file.rewind().map_err(cannot)?;
+    writeln!(file, "{}", std::process::id()).map_err(cannot)?;
+    Ok(file)
 }
 
 /// A host bound to its socket, ready to serve.
@@ -189,6 +266,8 @@ pub struct Listening {
     engine: Rc<Engine>,
     scheduler: Rc<WakeScheduler>,
     body_limit: usize,
+    /// The state directory's lock, released when the host is dropped.
+    _lock: File,
 }
 
 impl Listening {
@@ -304,4 +383,46 @@ async fn shutdown_signal() {
         () = terminate => {}
     }
     println!("durable-mcp: shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(dir: &Path) -> NativeHost {
+        NativeHost::new(McpServer::new("lock-test", "0.0.0"))
+            .address(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .data_dir(dir)
+    }
+
+    #[test]
+    fn one_state_directory_serves_one_host_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, async {
+            let first = host(dir.path()).bind().await.unwrap();
+            let error = host(dir.path()).bind().await.unwrap_err();
+            let HostError::DataDirInUse { dir: named, holder } = &error else {
+                panic!("expected DataDirInUse, got {error}");
+            };
+            assert_eq!(named, dir.path());
+            assert_eq!(*holder, Some(std::process::id()));
+            let message = error.to_string();
+            assert!(
+                message.contains(&dir.path().display().to_string()),
+                "{message}"
+            );
+            assert!(message.contains("another process"), "{message}");
+
+            // Another directory is free, and so is this one once the first host is gone.
+            let other = tempfile::tempdir().unwrap();
+            drop(host(other.path()).bind().await.unwrap());
+            drop(first);
+            drop(host(dir.path()).bind().await.unwrap());
+        });
+    }
 }

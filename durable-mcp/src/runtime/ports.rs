@@ -77,9 +77,105 @@ pub trait Timer {
     }
 }
 
+/// Splits a wait of `duration` into consecutive waits of at most `longest` each, for timers
+/// that cannot wait longer in one go (JavaScript's `setTimeout` takes 32-bit milliseconds and
+/// fires at once past them). A zero `duration` is one zero wait; a zero `longest` does not split.
+///
+/// ```
+/// use std::time::Duration;
+/// let chunks: Vec<_> = durable_mcp::runtime::delay_chunks(
+///     Duration::from_millis(2_500),
+///     Duration::from_secs(1),
+/// )
+/// .collect();
+/// assert_eq!(chunks, [1_000, 1_000, 500].map(Duration::from_millis));
+/// ```
+pub fn delay_chunks(duration: Duration, longest: Duration) -> DelayChunks {
+    DelayChunks {
+        left: Some(duration),
+        longest,
+    }
+}
+
+/// The waits of [`delay_chunks`].
+#[derive(Clone, Debug)]
+pub struct DelayChunks {
+    /// What is left to wait; `None` once every chunk was given.
+    left: Option<Duration>,
+    longest: Duration,
+}
+
+impl Iterator for DelayChunks {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let left = self.left?;
+        if self.longest.is_zero() || left <= self.longest {
+            self.left = None;
+            return Some(left);
+        }
+        self.left = Some(left - self.longest);
+        Some(self.longest)
+    }
+}
+
 /// The single wake-up of each task (an alarm, a timer).
 pub trait Scheduler {
     /// Sets the task's one wake-up to `at`, replacing any earlier setting; `None` clears it.
     /// At that time the host calls [`crate::Engine::tick`] for the task.
     fn schedule(&self, task_id: &str, at: Option<Timestamp>);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JS_LONGEST: Duration = Duration::from_millis(i32::MAX as u64);
+
+    fn millis(chunks: DelayChunks) -> Vec<u64> {
+        chunks
+            .map(|d| u64::try_from(d.as_millis()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_short_wait_is_one_chunk() {
+        assert_eq!(millis(delay_chunks(Duration::ZERO, JS_LONGEST)), [0]);
+        assert_eq!(
+            millis(delay_chunks(Duration::from_millis(5), JS_LONGEST)),
+            [5]
+        );
+        assert_eq!(
+            millis(delay_chunks(JS_LONGEST, JS_LONGEST)),
+            [i32::MAX as u64]
+        );
+    }
+
+    #[test]
+    fn a_long_wait_is_cut_into_chunks_a_timer_can_hold() {
+        let long = Duration::from_millis(1 << 31);
+        assert_eq!(millis(delay_chunks(long, JS_LONGEST)), [i32::MAX as u64, 1]);
+        let longer = Duration::from_millis(2 * i32::MAX as u64 + 7);
+        assert_eq!(
+            millis(delay_chunks(longer, JS_LONGEST)),
+            [i32::MAX as u64, i32::MAX as u64, 7]
+        );
+        // Sub-millisecond remainders are kept, not lost.
+        let odd = JS_LONGEST + Duration::from_micros(1);
+        let chunks: Vec<_> = delay_chunks(odd, JS_LONGEST).collect();
+        assert_eq!(chunks, [JS_LONGEST, Duration::from_micros(1)]);
+    }
+
+    #[test]
+    fn the_longest_wait_never_overflows_a_chunk() {
+        let mut chunks = delay_chunks(Duration::MAX, JS_LONGEST);
+        for _ in 0..1_000 {
+            assert_eq!(chunks.next(), Some(JS_LONGEST));
+        }
+        assert_eq!(
+            millis(delay_chunks(Duration::from_secs(3), Duration::ZERO)),
+            [3_000],
+            "a zero limit does not split"
+        );
+    }
 }

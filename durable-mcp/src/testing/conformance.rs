@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::core::{
-    Applied, Guard, InputRow, LoadScope, StepKind, StepRow, StepStatus, TaskFailure, TaskRecord,
-    TaskState, TaskStatus, Timestamp, Write,
+    Applied, Guard, InputRow, LoadScope, MAX_DURATION, StepKind, StepRow, StepStatus, TaskFailure,
+    TaskRecord, TaskState, TaskStatus, Timestamp, Write,
 };
 use crate::runtime::Store;
 
@@ -60,6 +60,10 @@ pub fn store_conformance<S: Store>(make: impl Fn() -> S) {
             same_keys_in_two_tasks,
         ),
         ("values round-trip exactly", values_round_trip),
+        (
+            "the latest timestamps and longest durations round-trip",
+            latest_times_round_trip,
+        ),
     ];
     for (name, check) in checks {
         let store = make();
@@ -466,4 +470,54 @@ fn values_round_trip(store: &dyn Store) {
     store.create(&unusual).expect("create");
     let loaded = load(store, &unusual.task_id, LoadScope::Full).expect("task");
     assert_eq!(loaded.task, unusual);
+}
+
+/// A task whose every time is [`Timestamp::MAX`] and every duration [`MAX_DURATION`] (what a
+/// sleep, timeout or retention "forever" comes to) is stored and read back unchanged.
+fn latest_times_round_trip(store: &dyn Store) {
+    let latest = Timestamp::MAX;
+    let mut forever = task("t-forever", 10);
+    forever.ttl = Some(MAX_DURATION);
+    forever.poll_interval = MAX_DURATION;
+    forever.next_run_at = Some(latest);
+    store.create(&forever).expect("create");
+    let mut finished = forever.clone();
+    finished.created_at = latest;
+    finished.last_updated_at = latest;
+    finished.finished_at = Some(latest);
+    let mut sleep = step("nap", StepKind::Sleep, StepStatus::Pending, 1);
+    sleep.next_attempt_at = Some(latest);
+    sleep.wake_at = Some(latest);
+    sleep.created_at = latest;
+    let mut retry = step("call", StepKind::Do, StepStatus::Failed, 2);
+    retry.next_attempt_at = Some(latest);
+    retry.completed_at = Some(latest);
+    let mut elicit = input("approve", true, 3);
+    elicit.timeout_at = Some(latest);
+    elicit.answered_at = Some(latest);
+    elicit.created_at = latest;
+    let writes = [
+        Write::PutStep(sleep),
+        Write::PutStep(retry),
+        Write::PutInput(elicit),
+        Write::PutTask(finished),
+    ];
+    let mut expected = reference(&forever);
+    let guard = Guard {
+        version: None,
+        generation: None,
+    };
+    let reference_applied = expected.apply_guarded(guard, &writes);
+    assert_eq!(apply(store, "t-forever", guard, &writes), reference_applied);
+    assert_eq!(
+        load(store, "t-forever", LoadScope::Full),
+        Some(expected.clone())
+    );
+    const { assert!(Timestamp::MAX.as_millis() <= MAX_EXACT_INTEGER) };
+    assert_eq!(
+        store
+            .load_input("t-forever", "approve")
+            .expect("load input"),
+        expected.inputs.get("approve").cloned()
+    );
 }

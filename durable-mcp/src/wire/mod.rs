@@ -17,5 +17,5 @@ pub use envelope::{
 };
 pub use jsonrpc::{ErrorObject, RequestId, code};
 pub use resources::{Resource, ResourceContents, ResourceTemplate};
-pub use tasks::{CreateTaskResult, DetailedTask, TaskStatusWire};
+pub use tasks::{CreateTaskResult, DetailedTask, META_STATUS, TaskStatusWire};
 pub use tools::{CallToolResult, Content, InputRequiredResult, IntoCallToolResult, Json, Tool};

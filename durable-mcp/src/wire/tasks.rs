@@ -1,5 +1,11 @@
 //! The Tasks extension's shapes: the flat `CreateTaskResult` a `tools/call` answers with, and
 //! the `DetailedTask` `tasks/get` returns.
+//!
+//! Both carry the meta object the body last published with
+//! [`TaskContext::status_with_meta`](crate::TaskContext::status_with_meta), verbatim, as
+//! `_meta: {"io.durable-mcp-server/status": <meta>}` (the key the TypeScript durable-mcp-server
+//! publishes under), and no such key while there is none. The router adds its own keys
+//! (`io.modelcontextprotocol/serverInfo`) to the same `_meta` object.
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -7,6 +13,9 @@ use serde_json::{Map, Value};
 use super::jsonrpc::ErrorObject;
 use super::tools::elicitation_request;
 use crate::core::{TaskSnapshot, TaskStatus, time::duration_millis};
+
+/// The `_meta` key of the status meta object a task body last published.
+pub const META_STATUS: &str = "io.durable-mcp-server/status";
 
 /// A [`TaskStatus`] written as the wire spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +46,10 @@ pub struct TaskFields {
     pub ttl_ms: Option<u64>,
     /// How often a client should poll, in milliseconds.
     pub poll_interval_ms: u64,
+    /// `{"io.durable-mcp-server/status": <meta>}` once the body published a status meta
+    /// object (see [`META_STATUS`]); absent before.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl TaskFields {
@@ -51,6 +64,11 @@ impl TaskFields {
             ttl_ms: snapshot.ttl.map(duration_millis),
             // The schema wants a positive integer.
             poll_interval_ms: duration_millis(snapshot.poll_interval).max(1),
+            meta: snapshot
+                .status_meta
+                .as_ref()
+                .filter(|meta| meta.is_object())
+                .map(|meta| Map::from_iter([(META_STATUS.to_owned(), meta.clone())])),
         }
     }
 }
@@ -146,4 +164,57 @@ pub fn complete_result(result: Value) -> Value {
     };
     object.insert("resultType".to_owned(), Value::from("complete"));
     Value::Object(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::core::Timestamp;
+
+    fn snapshot(status_meta: Option<Value>) -> TaskSnapshot {
+        TaskSnapshot {
+            task_id: "t".into(),
+            tool_name: "tool".into(),
+            status: TaskStatus::Working,
+            status_message: Some("warming up".into()),
+            status_meta,
+            created_at: Timestamp::from_millis(0),
+            last_updated_at: Timestamp::from_millis(0),
+            ttl: None,
+            poll_interval: Duration::from_secs(1),
+            result: None,
+            error: None,
+            input_requests: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_status_meta_is_published_under_its_key_verbatim() {
+        let meta = json!({ "phase": "warmup", "lap": 0, "nested": { "a": [1, 2] } });
+        let detailed = json!(DetailedTask::of(&snapshot(Some(meta.clone()))));
+        assert_eq!(detailed["_meta"], json!({ META_STATUS: meta }));
+        let created = json!(CreateTaskResult::of(&snapshot(Some(meta.clone()))));
+        assert_eq!(created["_meta"], json!({ META_STATUS: meta }));
+    }
+
+    #[test]
+    fn no_meta_no_key() {
+        assert!(
+            json!(DetailedTask::of(&snapshot(None)))
+                .get("_meta")
+                .is_none()
+        );
+        assert!(
+            json!(CreateTaskResult::of(&snapshot(None)))
+                .get("_meta")
+                .is_none()
+        );
+        // A row the engine did not write as an object shows nothing rather than a non-object.
+        let corrupt = json!(DetailedTask::of(&snapshot(Some(Value::Null))));
+        assert!(corrupt.get("_meta").is_none());
+    }
 }

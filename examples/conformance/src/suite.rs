@@ -5,6 +5,7 @@
 //! | `short_lived_job` | task | completes at once and is kept 2 s, then purged |
 //! | `many_steps` | task | runs `count` no-op steps (status every 10,000), says how many activations it took |
 //! | `panicking_job` | task | panics, in its body or in a step (`in_step`) |
+//! | `status_meta_job` | task | publishes a status with meta, then one without, and completes |
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -21,6 +22,7 @@ pub fn add(server: McpServer) -> McpServer {
         .task(short_lived_job)
         .task(many_steps)
         .task(panicking_job)
+        .task(status_meta_job)
 }
 
 /// Completes at once; kept for 2 s, then its rows (and its Durable Object's storage) go.
@@ -86,4 +88,17 @@ async fn panicking_job(cx: &TaskContext, input: Panicking) -> Result<String, Tas
         .await?;
     }
     panic!("panicking_job panicked on purpose");
+}
+
+/// Publishes `warming up` with the meta object `{"phase": "warmup", "lap": 0}`, then
+/// `lap 1 done` without meta (which keeps the previous meta), and completes.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn status_meta_job(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
+    cx.status_with_meta(
+        "warming up",
+        serde_json::json!({ "phase": "warmup", "lap": 0 }),
+    )
+    .await;
+    cx.status("lap 1 done").await;
+    Ok("phases done".to_owned())
 }
