@@ -302,7 +302,7 @@ fn step_tokens(step: &Step) -> TokenStream {
             );
             quote! {
                 #(#attrs)*
-                #vis fn #name(#(#names: #types),*) -> impl ::core::future::Future<Output = #result> {
+                #vis fn #name(#(#names: #types),*) -> #krate::__private::LocalBoxFuture<'static, #result> {
                     #prelude
                     #call
                 }

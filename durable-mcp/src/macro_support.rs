@@ -15,7 +15,8 @@ pub use serde_json;
 pub use crate::core::Backoff;
 use crate::core::RetryPolicy;
 use crate::rpc::{Preparation, TaskTool, ToolCall};
-use crate::runtime::{LocalBoxFuture, StepError, TaskContext, TaskDefinition, TaskError};
+pub use crate::runtime::LocalBoxFuture;
+use crate::runtime::{StepError, TaskContext, TaskDefinition, TaskError};
 use crate::wire::{CallToolResult, ErrorObject, IntoCallToolResult};
 
 /// What `#[mcp_task]` read from its attribute and the fn's doc comment.
@@ -184,22 +185,22 @@ pub struct StepSpec {
 /// A `#[step]` fn's call: journaled under `name` in the running task's journal, or, called
 /// outside a running task (or inside another step's closure), simply run. The journal key is
 /// claimed now, at the call, so that concurrent calls get their keys in call order.
-pub fn run_step<T, E, F, Fut>(
+pub fn run_step<'a, T, E, F, Fut>(
     name: &'static str,
     spec: StepSpec,
     body: F,
-) -> impl Future<Output = Result<T, E>>
+) -> LocalBoxFuture<'a, Result<T, E>>
 where
     T: StepOutput,
-    E: IsStepError,
-    F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
+    E: IsStepError + 'a,
+    F: FnOnce() -> Fut + 'a,
+    Fut: Future<Output = Result<T, E>> + 'a,
 {
     let claimed = crate::runtime::current_context().map(|cx| {
         let key = cx.claim(name);
         (cx, key)
     });
-    async move {
+    Box::pin(async move {
         let Some((cx, key)) = claimed else {
             return body().await;
         };
@@ -214,7 +215,7 @@ where
         }
         step.await
             .map_err(|failure| E::from_step_error(StepError::failed_for_good(failure)))
-    }
+    })
 }
 
 /// A retry policy from the macro's validated options ([`RetryPolicy::DEFAULT`] where absent).

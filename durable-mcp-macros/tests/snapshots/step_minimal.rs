@@ -1,5 +1,7 @@
 /// Doubles a number.
-fn double(n: u64) -> impl ::core::future::Future<Output = Result<u64, StepError>> {
+fn double(
+    n: u64,
+) -> ::durable_mcp::__private::LocalBoxFuture<'static, Result<u64, StepError>> {
     #[allow(clippy::unused_async)]
     async fn __durable_mcp_step_body(n: u64) -> Result<u64, StepError> {
         Ok(n * 2)

@@ -178,7 +178,8 @@ impl TaskContext {
     }
 
     /// Sleeps durably for `duration` (a [`Duration`] or a string such as `"5s"`); the task is
-    /// unloaded meanwhile and resumes when the time comes, across restarts.
+    /// unloaded meanwhile and resumes when the time comes, across restarts. A wake time past
+    /// [`Timestamp::MAX`] (the latest every host can store) is that time.
     pub fn sleep<'a>(
         &'a self,
         name: &str,
@@ -203,7 +204,8 @@ impl TaskContext {
         })
     }
 
-    /// Sleeps durably until `when` (milliseconds since the epoch).
+    /// Sleeps durably until `when` (milliseconds since the epoch; times past
+    /// [`Timestamp::MAX`], the latest every host can store, wake at that time).
     pub fn sleep_until<'a>(
         &'a self,
         name: &str,
@@ -212,6 +214,7 @@ impl TaskContext {
         let key = self.with(|m| m.claim(name));
         Box::pin(async move {
             let key = self.proceed(key).await;
+            let when = when.min(Timestamp::MAX);
             self.act(|m, now| m.sleep(&key, when, now)).await;
             Ok(())
         })

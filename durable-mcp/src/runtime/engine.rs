@@ -319,7 +319,7 @@ impl Engine {
         };
         let mark = InFlightMark {
             generation: claimed.generation,
-            expires_at: claimed.next_run_at.unwrap_or(Timestamp(u64::MAX)),
+            expires_at: claimed.next_run_at.unwrap_or(Timestamp::MAX),
         };
         let _running = InFlight::enter(&self.in_flight, &task_id, mark);
         let hand_off_at = self
