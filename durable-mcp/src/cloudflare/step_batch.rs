@@ -1,12 +1,19 @@
 //! Step rows written together at the end of the JavaScript turn.
 //!
 //! A Durable Object commits the writes of a turn together once the turn's code and microtasks
-//! have run, and its output gate holds every response and outgoing request until that commit.
-//! So a step row written when its step completes and one written later in the same turn are
-//! equally durable and seen by the same readers. A body that runs steps back to back writes
-//! one row per step; one statement per row cost about four bare inserts under workerd (twelve
-//! values bound through JavaScript), so the rows of a turn are kept here and inserted by one
-//! statement, from one JSON array, in a microtask queued with the first of them.
+//! have run, and holds every response until that commit. So a step row written when its step
+//! completes and one written later in the same turn are equally durable and seen by the same
+//! readers. A body that runs steps back to back writes one row per step; one statement per row
+//! cost about four bare inserts under workerd (twelve values bound through JavaScript), so the
+//! rows of a turn are kept here and inserted by one statement, from one JSON array, in a
+//! microtask queued with the first of them.
+//!
+//! The output gate holds an outgoing request only if a write was *issued* before the request
+//! was sent, and a row kept here is not issued yet. So the engine flushes the store
+//! ([`Store::flush`](crate::runtime::Store::flush)) before every step closure runs: a request a
+//! closure sends waits until the rows of the steps before it are durable. What still batches
+//! are the rows no closure runs after within the turn: a step's own row (its closure has run),
+//! sleeps, checks and replays, and the last step of a run.
 //!
 //! The store writes the batch before any other statement, so nothing reads or writes around
 //! it. A failure of the end-of-turn write is logged and answered by the store's next call,
