@@ -289,7 +289,7 @@ impl Store for DurableObjectStore {
     }
 
     fn flush(&self) -> Result<(), StoreError> {
-        self.steps.write()
+        self.steps.before_closure()
     }
 
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {

@@ -8,12 +8,17 @@
 //! rows of a turn are kept here and inserted by one statement, from one JSON array, in a
 //! microtask queued with the first of them.
 //!
-//! The output gate holds an outgoing request only if a write was *issued* before the request
-//! was sent, and a row kept here is not issued yet. So the engine flushes the store
-//! ([`Store::flush`](crate::runtime::Store::flush)) before every step closure runs: a request a
-//! closure sends waits until the rows of the steps before it are durable. What still batches
-//! are the rows no closure runs after within the turn: a step's own row (its closure has run),
-//! sleeps, checks and replays, and the last step of a run.
+//! The output gate holds an outgoing request only once a write of the turn has been *issued*
+//! (the turn's implicit transaction starts at its first write, and the gate stays shut until
+//! that transaction, with every later write of the turn, commits), and a row kept here is not
+//! issued yet. So the engine flushes the store
+//! ([`Store::flush`](crate::runtime::Store::flush)) before every step closure runs, and the
+//! flush ([`StepBatch::before_closure`]) writes the waiting rows unless it already wrote some
+//! since the JavaScript microtask queue last ran: then the gate is already shut until a commit
+//! that will hold the rows kept since. A request a closure sends thus waits until the rows of
+//! the steps before it are durable, and a run of steps that never awaits still writes once per
+//! turn. Forgetting the earlier write at the next microtask, which comes no later than the end
+//! of the turn, can only cost an extra write, never skip a needed one.
 //!
 //! The store writes the batch before any other statement, so nothing reads or writes around
 //! it. A failure of the end-of-turn write is logged and answered by the store's next call,
@@ -41,6 +46,10 @@ pub(crate) struct StepBatch {
     pending: Rc<Pending>,
     /// Writes the batch; queued as a microtask once per batch.
     end_of_turn: Closure<dyn FnMut(JsValue)>,
+    /// Whether [`before_closure`](Self::before_closure) wrote since the microtask queue last ran.
+    gate_shut: Rc<Cell<bool>>,
+    /// Forgets that write; queued as a microtask with it.
+    forget_gate: Closure<dyn FnMut(JsValue)>,
 }
 
 struct Pending {
@@ -73,10 +82,31 @@ impl StepBatch {
                 *pending.failure.borrow_mut() = Some(error);
             }
         });
+        let gate_shut = Rc::new(Cell::new(false));
+        let shut = AssertUnwindSafe(Rc::clone(&gate_shut));
+        let forget_gate = Closure::new(move |_: JsValue| {
+            // Captures the whole wrapper, which is unwind safe: a flag can only be left set.
+            let shut = &shut;
+            shut.0.set(false);
+        });
         StepBatch {
             pending,
             end_of_turn,
+            gate_shut,
+            forget_gate,
         }
+    }
+
+    /// Before a step closure runs: makes sure that a write of this turn has been issued if rows
+    /// wait, so that the output gate holds what the closure sends until they are committed.
+    pub(crate) fn before_closure(&self) -> Result<(), StoreError> {
+        if self.pending.rows.borrow().is_empty() || self.gate_shut.get() {
+            return self.report_failure();
+        }
+        self.write()?;
+        self.gate_shut.set(true);
+        drop(Promise::resolve(&JsValue::UNDEFINED).then(&self.forget_gate));
+        Ok(())
     }
 
     /// Adds `step` of `task_id`, to be written by the end of the turn, or at once with the
