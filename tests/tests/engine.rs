@@ -4,23 +4,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Counter, Gate, Log, Setup, reply, step_keys, task, text};
+use common::{Counter, Gate, Log, Setup, no_jitter, reply, step_keys, task, text};
 use durable_mcp::core::replay::StepFailure;
 use durable_mcp::core::{
     Backoff, MAX_DURATION, RetryPolicy, StepKind, StepStatus, TaskStatus, Timestamp,
 };
 use durable_mcp::{ElicitOutcome, StepError, StepFailureKind, TaskError};
 use serde_json::{Value, json};
-
-fn no_jitter(limit: u32, delay_ms: u64, backoff: Backoff) -> RetryPolicy {
-    RetryPolicy {
-        limit,
-        delay: Duration::from_millis(delay_ms),
-        backoff,
-        max_delay: Duration::from_secs(3600),
-        jitter: false,
-    }
-}
 
 fn completed_steps_never_run_again(setup: Setup) {
     let (a, b, c) = (Counter::default(), Counter::default(), Counter::default());
@@ -1098,18 +1088,7 @@ fn a_retry_delay_past_the_latest_time_is_capped(setup: Setup) {
     assert_eq!(env.next_wake(&id), Some(latest));
 }
 
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {
-        mod memory_store {
-            $(#[test] fn $name() { super::$name(super::common::memory) })*
-        }
-        mod sqlite_store {
-            $(#[test] fn $name() { super::$name(super::common::sqlite) })*
-        }
-    };
-}
-
-on_every_store!(
+common::on_every_store!(
     completed_steps_never_run_again,
     steps_in_a_loop_get_occurrence_keys,
     a_crash_before_the_journal_write_reruns_that_step_once,

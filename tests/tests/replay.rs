@@ -6,23 +6,17 @@ mod common;
 use std::rc::Rc;
 use std::time::Duration;
 
-use common::{Counter, Gate, Log, Setup, reply, step_keys, task, text};
+use common::{Counter, Gate, Log, Setup, no_jitter, reply, step_keys, task, text};
 use durable_mcp::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
-use durable_mcp::core::{Backoff, RetryPolicy, StepKind, TaskStatus};
+use durable_mcp::core::{Backoff, StepKind, TaskStatus};
 use durable_mcp::runtime::{Clock, Engine, Host, Store, StoreError};
 use durable_mcp::testing::{Harness, MemoryStore, RecordingScheduler, VirtualClock, VirtualTimer};
 use durable_mcp::{StepError, TaskDefinition, TaskError, TaskRegistry, step};
 use futures_util::future::{Either, select, try_join_all};
 use serde_json::json;
 
-fn constant(limit: u32, delay_ms: u64) -> RetryPolicy {
-    RetryPolicy {
-        limit,
-        delay: Duration::from_millis(delay_ms),
-        backoff: Backoff::Constant,
-        max_delay: Duration::from_secs(3600),
-        jitter: false,
-    }
+fn constant(limit: u32, delay_ms: u64) -> durable_mcp::core::RetryPolicy {
+    no_jitter(limit, delay_ms, Backoff::Constant)
 }
 
 /// An offer's answer cuts the next sleep, and only that one, even when two sleeps follow in
@@ -248,18 +242,7 @@ fn a_step_raced_against_a_durable_timeout(setup: Setup) {
     assert_eq!(runs.get(), 1);
 }
 
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {
-        mod memory_store {
-            $(#[test] fn $name() { super::$name(super::common::memory) })*
-        }
-        mod sqlite_store {
-            $(#[test] fn $name() { super::$name(super::common::sqlite) })*
-        }
-    };
-}
-
-on_every_store!(
+common::on_every_store!(
     an_offer_answer_cuts_only_the_next_sleep,
     a_step_fn_inside_a_step_simply_runs,
     a_context_call_inside_a_step_closure_fails_the_task,

@@ -1,5 +1,5 @@
 //! Helpers shared by the behaviour tests.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros, unused_imports)]
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -230,3 +230,31 @@ pub fn block_on_ready<T>(future: impl std::future::Future<Output = T>) -> T {
         std::task::Poll::Pending => panic!("the future did not finish at once"),
     }
 }
+
+/// A retry policy without jitter, so that retry times are exact.
+pub fn no_jitter(
+    limit: u32,
+    delay_ms: u64,
+    backoff: durable_mcp::core::Backoff,
+) -> durable_mcp::core::RetryPolicy {
+    durable_mcp::core::RetryPolicy {
+        limit,
+        delay: std::time::Duration::from_millis(delay_ms),
+        backoff,
+        max_delay: std::time::Duration::from_secs(3600),
+        jitter: false,
+    }
+}
+
+/// Runs each named `fn(Setup)` as a test on the memory store and on the SQLite store.
+macro_rules! on_every_store {
+    ($($name:ident),* $(,)?) => {
+        mod memory_store {
+            $(#[test] fn $name() { super::$name(super::common::memory) })*
+        }
+        mod sqlite_store {
+            $(#[test] fn $name() { super::$name(super::common::sqlite) })*
+        }
+    };
+}
+pub(crate) use on_every_store;
