@@ -78,7 +78,9 @@ impl TaskRunner {
         };
         let engine = Engine::with_shared_registry(shared_registry(server), host)
             .with_lease(settings.lease)
-            .with_hand_off(settings.hand_off);
+            .with_hand_off(settings.hand_off)
+            // A cancelled alarm handler may be left unpolled, never dropped, in a live isolate.
+            .expire_activations_with_their_lease();
         TaskRunner {
             inner: AssertUnwindSafe(Runner {
                 state,

@@ -64,6 +64,8 @@ pub struct Engine {
     lease: Duration,
     hand_off: Option<Duration>,
     in_flight: RefCell<HashMap<String, InFlightMark>>,
+    /// Whether an activation stops counting as running once its lease is over.
+    marks_expire: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -96,6 +98,7 @@ impl Engine {
             lease: DEFAULT_LEASE,
             hand_off: None,
             in_flight: RefCell::default(),
+            marks_expire: false,
         }
     }
 
@@ -120,6 +123,20 @@ impl Engine {
     #[must_use]
     pub fn with_hand_off(mut self, after: Duration) -> Self {
         self.hand_off = Some(after);
+        self
+    }
+
+    /// Presumes an activation abandoned once its lease is over: a tick after that runs the
+    /// body again even if the activation's future was never dropped. A host whose platform may
+    /// stop polling a handler without dropping it (a Durable Object whose alarm handler was
+    /// cancelled while the isolate lives on) sets this, together with a
+    /// [hand-off](Self::with_hand_off) shorter than the lease so that live activations end in
+    /// time. Without it an activation counts as running until its future is dropped, however
+    /// long it takes, which is right for a host that drops what it stops polling (the native
+    /// host).
+    #[must_use]
+    pub fn expire_activations_with_their_lease(mut self) -> Self {
+        self.marks_expire = true;
         self
     }
 
@@ -294,16 +311,16 @@ impl Engine {
         self.load(task_id, LoadScope::Full)
     }
 
-    /// Whether an activation of the task is running on this engine: one started within its
-    /// lease and not finished. An activation the host abandoned without dropping it (a
-    /// platform that cancels a handler and lets the isolate live on) stops counting once its
-    /// lease is over, when the task's redelivery runs the body again.
+    /// Whether an activation of the task is running on this engine: one started and not
+    /// finished (and, with
+    /// [`expire_activations_with_their_lease`](Self::expire_activations_with_their_lease),
+    /// within its lease).
     pub fn is_running(&self, task_id: &str) -> bool {
         let now = self.host.clock.now();
         self.in_flight
             .borrow()
             .get(task_id)
-            .is_some_and(|mark| now < mark.expires_at)
+            .is_some_and(|mark| !self.marks_expire || now < mark.expires_at)
     }
 
     // ---- internals ----
