@@ -251,6 +251,55 @@ common::on_every_store!(
     a_step_raced_against_a_durable_timeout,
 );
 
+/// A branch elicits while a sibling's attempt is still running: the attempt is recorded, and
+/// the task waits for the answer without asking to run again (an input_required task whose
+/// wake stayed due would be ticked in a hot loop). Found by the simulator.
+#[test]
+fn an_attempt_finished_while_a_branch_waits_for_input_does_not_spin() {
+    let registry = TaskRegistry::new().register(TaskDefinition::new("t", |cx, _| {
+        Box::pin(async move {
+            let work = cx.step("work", || async {
+                // Finishes on its third poll, after the body's first poll.
+                let mut polls = 0;
+                std::future::poll_fn(|_| {
+                    polls += 1;
+                    if polls == 3 {
+                        std::task::Poll::Ready(())
+                    } else {
+                        std::task::Poll::Pending
+                    }
+                })
+                .await;
+                Ok(1u32)
+            });
+            let ask = cx.elicit("ask", json!({ "message": "go?" }));
+            let (value, answer) = futures_util::future::try_join(work, ask).await?;
+            Ok::<_, TaskError>(reply(format!("{value} {}", answer["action"])))
+        })
+    }));
+    let clock = VirtualClock::new();
+    let scheduler = Rc::new(RecordingScheduler::default());
+    let host = Host {
+        store: Rc::new(MemoryStore::new()),
+        clock: clock.clone(),
+        timer: Rc::new(VirtualTimer(clock.clone())),
+        scheduler: scheduler.clone(),
+    };
+    let engine = Engine::new(registry, host);
+    let id = engine.create("t", json!({})).expect("created").task_id;
+    let mut tick = Box::pin(engine.tick(&id));
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    while tick.as_mut().poll(&mut context).is_pending() {}
+    let journal = engine.journal(&id).expect("read").expect("task");
+    assert_eq!(journal.task.status, TaskStatus::InputRequired);
+    assert_eq!(journal.steps["work"].result.as_deref(), Some("1"));
+    assert_eq!(
+        scheduler.wake_of(&id),
+        journal.task.deadline(),
+        "nothing but the expiry is due until the answer"
+    );
+}
+
 /// By default an activation counts as running until its future is dropped, however long it
 /// runs: a live activation past its lease (a slow step on the native host) is never doubled.
 #[test]

@@ -59,8 +59,10 @@ pub fn next_wake(state: &TaskState) -> Option<Timestamp> {
     }
     let execution = match task.status {
         TaskStatus::Working => next_execution(state),
-        // Waiting for input: only a cancellation (which sets next_run_at) wakes the body.
-        _ => task.next_run_at,
+        // Waiting for input: only a cancellation (which sets next_run_at) wakes the body; a
+        // run request left over from a concurrent branch waits for the answer, which sets it
+        // again.
+        _ => task.next_run_at.filter(|_| task.cancel_requested),
     };
     [execution, next_input_deadline(state), task.deadline()]
         .into_iter()
@@ -250,7 +252,11 @@ mod tests {
             .insert("nap".into(), pending("nap", StepKind::Sleep, at(500)));
         s.inputs.insert("q".into(), elicit("q", Some(at(900))));
         assert_eq!(next_wake(&s), Some(at(900)));
+        // A run request waits for the answer (a concurrent branch asked for it); a
+        // cancellation does not.
         s.task.next_run_at = Some(at(10));
+        assert_eq!(next_wake(&s), Some(at(900)));
+        s.task.cancel_requested = true;
         assert_eq!(next_wake(&s), Some(at(10)));
     }
 

@@ -121,27 +121,30 @@ pub(crate) fn settled_record(
             Suspension::Cancelled => {
                 task.transition(TaskStatus::Cancelled, now);
             }
-            // An attempt recorded a result after the body stopped: run again at once to see it.
-            Suspension::Wait if end.rerun => run_again_now(&mut task, now),
-            Suspension::Wait => {
+            // An attempt recorded a result after the body stopped, or the activation handed
+            // off: run again at once, unless the body waits for input meanwhile (a concurrent
+            // branch elicited), which only an answer or a cancellation ends.
+            Suspension::Wait | Suspension::HandOff
+                if (end.rerun || end.suspension == Suspension::HandOff)
+                    && task.status == TaskStatus::Working =>
+            {
+                task.next_run_at = Some(now);
+                cancel_if_requested(&mut task, now);
+            }
+            Suspension::Wait | Suspension::HandOff => {
                 // The claim's redelivery anchor is spent; a wake asked for meanwhile stays.
                 if task.next_run_at == claimed.next_run_at {
                     task.next_run_at = None;
                 }
-                if task.cancel_requested {
-                    task.transition(TaskStatus::Cancelled, now);
-                }
+                cancel_if_requested(&mut task, now);
             }
-            Suspension::HandOff => run_again_now(&mut task, now),
             Suspension::Stale | Suspension::StoreUnavailable(_) => return None,
         },
     }
     Some(task)
 }
 
-/// The body runs on in a fresh activation at once, unless a cancellation waits.
-fn run_again_now(task: &mut TaskRecord, now: Timestamp) {
-    task.next_run_at = Some(now);
+fn cancel_if_requested(task: &mut TaskRecord, now: Timestamp) {
     if task.cancel_requested {
         task.transition(TaskStatus::Cancelled, now);
     }
