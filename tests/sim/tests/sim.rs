@@ -1,0 +1,33 @@
+//! The bounded simulation CI runs: a fixed number of seeds (about 30 s of a debug build on a
+//! slow two-core machine), with not one violation. `cargo xtask sim --seeds N` runs more.
+
+use durable_mcp_sim::{Config, Totals, report, run_seed};
+
+/// Seeds run by `cargo test`: a fixed count, so that a run is the same everywhere.
+const SEEDS: u64 = 1000;
+
+#[test]
+fn bounded_seeds_hold_every_invariant() {
+    let config = Config::default();
+    let mut totals = Totals::default();
+    let mut reports = String::new();
+    let mut kinds = std::collections::BTreeMap::<&str, u64>::new();
+    for seed in 0..SEEDS {
+        let (scenario, outcome) = run_seed(seed, &config);
+        totals.add(seed, &outcome);
+        for violation in &outcome.violations {
+            *kinds.entry(violation.kind).or_default() += 1;
+        }
+        if !outcome.violations.is_empty() && totals.failing_seeds.len() <= 3 {
+            reports.push_str(&report(&scenario, &outcome, 100));
+        }
+    }
+    assert_eq!(
+        totals.violations,
+        0,
+        "{} violations in {} of {} seeds ({kinds:?}); the first:\n{reports}",
+        totals.violations,
+        totals.failing_seeds.len(),
+        totals.seeds,
+    );
+}
