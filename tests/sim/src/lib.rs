@@ -19,7 +19,7 @@
 //! - the final result (and status message and meta) equals the model's.
 //!
 //! A failing seed is shrunk to a minimal event list and printed; `DURABLE_MCP_SIM_SEED=<seed>`
-//! replays one seed with the `sim` binary.
+//! replays one seed with the `sim` binary, and `DURABLE_MCP_SIM_TRACE=1` prints what it does.
 
 pub mod body;
 pub mod program;
@@ -33,6 +33,13 @@ use std::sync::Once;
 pub use program::Grammar;
 pub use shared::Violation;
 pub use sim::{Config, Event, Outcome, Scenario, run};
+
+/// Whether `DURABLE_MCP_SIM_TRACE` is set: the run then prints every event, store write,
+/// load and poll to stderr.
+pub fn tracing() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("DURABLE_MCP_SIM_TRACE").is_some())
+}
 
 /// Keeps the planned panics of step closures off stderr (other panics print as usual).
 pub fn quiet_planned_panics() {

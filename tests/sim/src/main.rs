@@ -1,17 +1,20 @@
 //! `sim`: runs the simulator over many seeds and prints its figures.
 //!
-//! `sim --seeds N [--seed S] [--quiet]` runs seeds `S..S+N` (default S = 0);
+//! `sim --seeds N [--seed S] [--reports R] [--without explicit,nested,joins,far,offers]` runs
+//! seeds `S..S+N` (default S = 0), printing at most R failing seeds (default 5), with a grammar
+//! that leaves out the named constructs;
 //! `DURABLE_MCP_SIM_SEED=<seed>` runs that one seed. Exits with 1 on any violation.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use durable_mcp_sim::{Config, Totals, report, run_seed};
+use durable_mcp_sim::{Config, Grammar, Totals, report, run_seed};
 
 fn main() -> ExitCode {
     let mut seeds: u64 = 1000;
     let mut first: u64 = 0;
     let mut reports: usize = 5;
+    let mut config = Config::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| -> u64 {
@@ -23,9 +26,17 @@ fn main() -> ExitCode {
             "--seeds" => seeds = value("--seeds"),
             "--seed" => first = value("--seed"),
             "--reports" => reports = value("--reports") as usize,
+            "--without" => {
+                let names = args.next().unwrap_or_default();
+                let Some(grammar) = Grammar::without(&names) else {
+                    eprintln!("sim: --without takes explicit,nested,joins,far,offers");
+                    return ExitCode::from(2);
+                };
+                config.grammar = grammar;
+            }
             other => {
                 eprintln!(
-                    "sim: unknown argument {other:?}; usage: sim --seeds N [--seed S] [--reports R]"
+                    "sim: unknown argument {other:?}; usage: sim --seeds N [--seed S] [--reports R] [--without LIST]"
                 );
                 return ExitCode::from(2);
             }
@@ -36,7 +47,6 @@ fn main() -> ExitCode {
         seeds = 1;
         reports = 1;
     }
-    let config = Config::default();
     // Wall-clock time only measures the run; the simulation itself is on virtual time.
     #[allow(clippy::disallowed_methods)]
     let started = Instant::now();

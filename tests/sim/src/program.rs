@@ -188,6 +188,42 @@ pub const FAR_FUTURE: u64 = 1 << 60;
 pub struct Grammar {
     /// Generate a `cx.step` inside a step closure (the task must fail).
     pub explicit_nested: bool,
+    /// Generate `#[step]` fns awaited inside a step's closure.
+    pub nested: bool,
+    /// Generate `try_join_all` of steps and of branches.
+    pub joins: bool,
+    /// Generate `sleep_until` far beyond what a host can hold.
+    pub far_future: bool,
+    /// Generate offers and checks.
+    pub offers: bool,
+}
+
+impl Grammar {
+    /// Everything.
+    pub const FULL: Grammar = Grammar {
+        explicit_nested: true,
+        nested: true,
+        joins: true,
+        far_future: true,
+        offers: true,
+    };
+
+    /// The grammar without the constructs named in `names` (comma-separated: `explicit`,
+    /// `nested`, `joins`, `far`, `offers`); `None` for an unknown name.
+    pub fn without(names: &str) -> Option<Grammar> {
+        let mut grammar = Grammar::FULL;
+        for name in names.split(',').filter(|n| !n.is_empty()) {
+            match name {
+                "explicit" => grammar.explicit_nested = false,
+                "nested" => grammar.nested = false,
+                "joins" => grammar.joins = false,
+                "far" => grammar.far_future = false,
+                "offers" => grammar.offers = false,
+                _ => return None,
+            }
+        }
+        Some(grammar)
+    }
 }
 
 impl Program {
@@ -246,14 +282,14 @@ fn generate_op(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, joins: &mut usize
             let count = rng.range(1, 3);
             Op::Helper((0..count).map(|_| simple_op(rng)).collect())
         }
-        44..50 => {
+        44..50 if grammar.nested => {
             let count = rng.range(1, 2);
             Op::Nested {
                 name: "outer",
                 inner: (0..count).map(|_| rng.pick(&MACRO_NAMES)).collect(),
             }
         }
-        50..60 if *joins < JOIN_NAMES.len() => {
+        50..60 if grammar.joins && *joins < JOIN_NAMES.len() => {
             let join = *joins;
             *joins += 1;
             let width = rng.range(2, 3) as usize;
@@ -290,7 +326,7 @@ fn generate_op(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, joins: &mut usize
         },
         68..71 => Op::SleepUntil {
             name: rng.pick(&SLEEP_NAMES),
-            at: if rng.chance(30) {
+            at: if rng.chance(30) && grammar.far_future {
                 FAR_FUTURE
             } else {
                 epoch_ms + rng.range(0, 600) * 1000
@@ -303,10 +339,10 @@ fn generate_op(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, joins: &mut usize
             name: rng.pick(&ELICIT_NAMES),
             ms: rng.range(5, 120) * 1000,
         },
-        82..87 => Op::Offer {
+        82..87 if grammar.offers => Op::Offer {
             key: rng.pick(&OFFER_KEYS),
         },
-        87..92 => Op::Check {
+        87..92 if grammar.offers => Op::Check {
             name: "peek",
             key: rng.pick(&OFFER_KEYS),
         },
@@ -314,7 +350,7 @@ fn generate_op(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, joins: &mut usize
             message: format!("status {}", rng.below(1000)),
             meta: rng.chance(50).then(|| rng.below(1000)),
         },
-        _ if grammar.explicit_nested => Op::ExplicitNested,
+        99 if grammar.explicit_nested => Op::ExplicitNested,
         _ => Op::Step(step_op(rng, STEP_NAMES[0])),
     }
 }

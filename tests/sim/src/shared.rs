@@ -42,6 +42,8 @@ struct Executions {
     last_epoch: u64,
     /// How many of its executions are running now.
     live: u32,
+    /// How many executions went unrecorded with a disruption to explain it.
+    excused: u32,
 }
 
 /// The world shared by the bodies, the store wrapper and the driver of one run.
@@ -93,13 +95,15 @@ impl Shared {
 
     /// Records a violation.
     pub fn violate(&self, kind: &'static str, task: &str, detail: impl Into<String>) {
+        let violation = Violation {
+            kind,
+            task: task.to_owned(),
+            detail: detail.into(),
+        };
         let mut violations = self.violations.borrow_mut();
-        if violations.len() < MAX_VIOLATIONS {
-            violations.push(Violation {
-                kind,
-                task: task.to_owned(),
-                detail: detail.into(),
-            });
+        // The checks run after every event: a standing problem is reported once.
+        if violations.len() < MAX_VIOLATIONS && !violations.contains(&violation) {
+            violations.push(violation);
         }
     }
 
@@ -222,16 +226,22 @@ impl Shared {
                 format!("{key:?} started while another attempt of it runs"),
             ));
         }
-        if record.count > recorded_attempts && record.last_epoch == epoch {
-            problems.push((
-                "rerun-without-crash",
-                format!(
-                    "{key:?} runs for the {} time, the journal holds {recorded_attempts} attempt(s), \
-                     and no fault, crash or restart happened since its last attempt started: an \
-                     attempt was dropped unrecorded",
-                    record.count + 1
-                ),
-            ));
+        // Executions the journal does not show: each must be explained by a disruption
+        // that happened after it started.
+        let lost = record.count.saturating_sub(recorded_attempts);
+        if lost > record.excused {
+            if record.last_epoch == epoch {
+                problems.push((
+                    "rerun-without-crash",
+                    format!(
+                        "{key:?} runs for the {} time, the journal holds {recorded_attempts} \
+                         attempt(s), and no fault, crash or restart happened since its last \
+                         attempt started: an attempt was dropped unrecorded",
+                        record.count + 1
+                    ),
+                ));
+            }
+            record.excused = lost;
         }
         record.count += 1;
         record.last_epoch = epoch;

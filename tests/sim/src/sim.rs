@@ -52,9 +52,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            grammar: Grammar {
-                explicit_nested: true,
-            },
+            grammar: Grammar::FULL,
             sqlite_every: 8,
         }
     }
@@ -298,7 +296,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
         halted: false,
         _dir: dir,
     };
-    let trace = std::env::var_os("DURABLE_MCP_SIM_TRACE").is_some();
+    let trace = crate::tracing();
     for event in &scenario.events {
         if trace {
             eprintln!("sim: at {} ms: {event:?}", world.now().0);
@@ -495,6 +493,17 @@ impl World {
                 .future
                 .as_mut()
                 .poll(&mut Context::from_waker(&waker));
+            if crate::tracing() {
+                eprintln!(
+                    "sim:   poll {} -> {:?}",
+                    self.running[index].task_id,
+                    match &polled {
+                        Poll::Ready(r) =>
+                            format!("ready {:?}", r.as_ref().err().map(ToString::to_string)),
+                        Poll::Pending => "pending".to_owned(),
+                    }
+                );
+            }
             match polled {
                 Poll::Ready(result) => {
                     let activation = self.running.swap_remove(index);
@@ -514,7 +523,9 @@ impl World {
         let now = self.now();
         let mut started = false;
         for id in self.scheduler.wakes().into_keys() {
-            if self.is_running(&id) || !self.scheduler.take_due(&id, now) {
+            // As the native host does, a due wake is fired even while the task runs (the
+            // engine ignores it then).
+            if !self.scheduler.take_due(&id, now) {
                 continue;
             }
             self.start_tick(id);
@@ -539,9 +550,19 @@ impl World {
             "livelock",
             "-",
             format!(
-                "activations kept running for {SETTLE_LIMIT} polls without time moving; running: {:?}, wakes: {:?}",
+                "ticks kept coming for {SETTLE_LIMIT} polls without time moving (now {}); \
+                 running: {:?}; tasks: {:?}",
+                self.now().0,
                 self.running.iter().map(|a| &a.task_id).collect::<Vec<_>>(),
-                self.scheduler.wakes()
+                self.ids
+                    .iter()
+                    .filter_map(|id| self.task_state(id))
+                    .map(|s| (
+                        s.task.task_id,
+                        s.task.status,
+                        s.task.next_run_at.map(|t| t.0)
+                    ))
+                    .collect::<Vec<_>>()
             ),
         );
         self.halted = true;
@@ -566,7 +587,7 @@ impl World {
     /// Runs every task to its end: no faults, every open elicitation answered.
     fn finish(&mut self) {
         self.store.disarm();
-        let trace = std::env::var_os("DURABLE_MCP_SIM_TRACE").is_some();
+        let trace = crate::tracing();
         for _ in 0..FINISH_LIMIT {
             if self.halted {
                 return;
@@ -609,9 +630,13 @@ impl World {
             if all_done {
                 return;
             }
+            let waiting_for_input = self.ids.iter().any(|id| {
+                self.task_state(id)
+                    .is_some_and(|s| s.task.status == TaskStatus::InputRequired)
+            });
             match self.next_event() {
                 Some(at) => self.clock.set(at.max(self.now())),
-                None if self.running.is_empty() => return,
+                None if self.running.is_empty() && !waiting_for_input => return,
                 None => {}
             }
         }

@@ -202,6 +202,9 @@ impl Store for FaultyStore {
     }
 
     fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
+        if crate::tracing() {
+            eprintln!("sim:   load {task_id} {scope:?}");
+        }
         if self.dead.get() {
             return Err(Self::down());
         }
@@ -220,6 +223,9 @@ impl Store for FaultyStore {
             return Err(Self::down());
         }
         self.writes.set(self.writes.get() + 1);
+        if crate::tracing() {
+            eprintln!("sim:   apply {task_id} {guard:?} {writes:?}");
+        }
         let step_only = !writes.is_empty() && writes.iter().all(|w| matches!(w, Write::PutStep(_)));
         let fault = self.fault_now(step_only);
         match fault {
