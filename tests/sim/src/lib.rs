@@ -103,6 +103,10 @@ pub struct Totals {
     pub writes: u64,
     /// Faults injected.
     pub faults: u64,
+    /// Of which: failed writes, crashes before a write, crashes after one, torn batches.
+    pub faults_by_kind: [u64; 4],
+    /// Step rows lost to torn batches.
+    pub torn_rows: u64,
     /// Host restarts.
     pub restarts: u64,
     /// Step closures started.
@@ -120,6 +124,10 @@ impl Totals {
         self.events += outcome.events;
         self.writes += outcome.writes;
         self.faults += outcome.faults;
+        for (total, n) in self.faults_by_kind.iter_mut().zip(outcome.faults_by_kind) {
+            *total += n;
+        }
+        self.torn_rows += outcome.torn_rows;
         self.restarts += outcome.restarts;
         self.closure_runs += outcome.closure_runs;
         self.violations += outcome.violations.len() as u64;

@@ -67,13 +67,16 @@ fn main() -> ExitCode {
             print!("{}", report(&scenario, &outcome, 300));
         }
     }
+    let [failed, before, after, torn] = totals.faults_by_kind;
     println!(
-        "seeds run: {}, events: {}, store writes: {}, faults injected: {}, restarts: {}, \
-         step closure runs: {}, violations: {} (in {} seeds), {:.1} s",
+        "seeds run: {}, events: {}, store writes: {}, faults injected: {} ({failed} failed \
+         writes, {before} crashes before a write, {after} after one, {torn} torn batches losing \
+         {} step rows), restarts: {}, step closure runs: {}, violations: {} (in {} seeds), {:.1} s",
         totals.seeds,
         totals.events,
         totals.writes,
         totals.faults,
+        totals.torn_rows,
         totals.restarts,
         totals.closure_runs,
         totals.violations,

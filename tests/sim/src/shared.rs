@@ -62,6 +62,9 @@ pub struct Shared {
     observations: RefCell<BTreeMap<TaskKey, String>>,
     /// Tasks whose activation saw a cancellation in a write's answer.
     cancel_observed: RefCell<BTreeSet<String>>,
+    /// The lease generation of each task when its cancellation was recorded: an activation
+    /// claimed after it must not start a step.
+    cancelled_at: RefCell<BTreeMap<String, u64>>,
     /// The responses sent to each input key.
     answers: RefCell<BTreeMap<TaskKey, Vec<String>>>,
     violations: RefCell<Vec<Violation>>,
@@ -82,6 +85,7 @@ impl Shared {
             executions: RefCell::default(),
             observations: RefCell::default(),
             cancel_observed: RefCell::default(),
+            cancelled_at: RefCell::default(),
             answers: RefCell::default(),
             violations: RefCell::default(),
             closure_runs: Cell::new(0),
@@ -125,6 +129,14 @@ impl Shared {
     /// An activation of `task` saw its cancellation in a write's answer.
     pub fn cancel_seen(&self, task: &str) {
         self.cancel_observed.borrow_mut().insert(task.to_owned());
+    }
+
+    /// The cancellation of `task` was recorded while its lease was `generation`.
+    pub fn cancel_recorded(&self, task: &str, generation: u64) {
+        self.cancelled_at
+            .borrow_mut()
+            .entry(task.to_owned())
+            .or_insert(generation);
     }
 
     /// A response sent to `key` of `task`.
@@ -207,6 +219,20 @@ impl Shared {
                     ),
                 StepStatus::Pending => {}
             }
+        }
+        let cancelled_at = self.cancelled_at.borrow().get(task).copied();
+        if let (Some(at), Some(journal)) = (cancelled_at, &journal)
+            && journal.task.generation > at
+        {
+            self.violate(
+                "cancel-not-observed",
+                task,
+                format!(
+                    "{key:?} started in an activation (lease {}) claimed after the cancellation \
+                     was recorded (lease {at})",
+                    journal.task.generation
+                ),
+            );
         }
         if self.cancel_observed.borrow().contains(task) {
             self.violate(

@@ -120,6 +120,10 @@ pub struct Scenario {
     pub events: Vec<Event>,
     /// Whether the SQLite store is used (else the memory store).
     pub sqlite: bool,
+    /// The engine's redelivery lease, in milliseconds.
+    pub lease_ms: u64,
+    /// The engine's hand-off time (`Engine::with_hand_off`), in milliseconds.
+    pub hand_off_ms: Option<u64>,
 }
 
 impl Scenario {
@@ -166,11 +170,19 @@ impl Scenario {
             events.push(event);
         }
         let sqlite = config.sqlite_every > 0 && seed.is_multiple_of(config.sqlite_every);
+        let lease_ms = if rng.chance(50) {
+            durable_mcp::runtime::DEFAULT_LEASE.as_millis() as u64
+        } else {
+            rng.range(3, 30) * 1000
+        };
+        let hand_off_ms = rng.chance(30).then(|| rng.range(1, 10) * 1000);
         Scenario {
             seed,
             programs,
             events,
             sqlite,
+            lease_ms,
+            hand_off_ms,
         }
     }
 }
@@ -182,6 +194,10 @@ pub struct Outcome {
     pub events: u64,
     /// Store faults injected.
     pub faults: u64,
+    /// Of which: failed writes, crashes before a write, crashes after one, torn batches.
+    pub faults_by_kind: [u64; 4],
+    /// Step rows lost to torn batches.
+    pub torn_rows: u64,
     /// Store writes attempted.
     pub writes: u64,
     /// Host restarts (crashes and planned).
@@ -230,6 +246,7 @@ struct Terminal {
 }
 
 struct World {
+    scenario: Scenario,
     shared: Rc<Shared>,
     store: Rc<FaultyStore>,
     clock: Rc<VirtualClock>,
@@ -276,8 +293,11 @@ pub fn run(scenario: &Scenario) -> Outcome {
     ));
     let scheduler = Rc::new(RecordingScheduler::default());
     let registry = TaskRegistry::new().register(definition(Rc::clone(&shared)));
-    let engine = Rc::new(build_engine(&registry, &store, &clock, &scheduler));
+    let engine = Rc::new(build_engine(
+        scenario, &registry, &store, &clock, &scheduler,
+    ));
     let mut world = World {
+        scenario: scenario.clone(),
         shared,
         store,
         clock,
@@ -320,6 +340,8 @@ pub fn run(scenario: &Scenario) -> Outcome {
     Outcome {
         events: world.events,
         faults: world.store.faults(),
+        faults_by_kind: world.store.faults_by_kind(),
+        torn_rows: world.store.torn_rows(),
         writes: world.store.writes(),
         restarts: world.restarts,
         closure_runs: world.shared.closure_runs(),
@@ -328,6 +350,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
 }
 
 fn build_engine(
+    scenario: &Scenario,
     registry: &TaskRegistry,
     store: &Rc<FaultyStore>,
     clock: &Rc<VirtualClock>,
@@ -340,7 +363,12 @@ fn build_engine(
         timer: Rc::new(VirtualTimer(clock.clone())),
         scheduler: scheduler.clone(),
     };
-    Engine::new(registry.clone(), host)
+    let engine =
+        Engine::new(registry.clone(), host).with_lease(Duration::from_millis(scenario.lease_ms));
+    match scenario.hand_off_ms {
+        Some(ms) => engine.with_hand_off(Duration::from_millis(ms)),
+        None => engine,
+    }
 }
 
 fn response(variant: u8) -> Value {
@@ -382,6 +410,11 @@ impl World {
                 };
                 self.cancels.insert(id.clone());
                 let _ = self.engine.cancel(&id, None);
+                if let Some(state) = self.task_state(&id)
+                    && state.task.cancel_requested
+                {
+                    self.shared.cancel_recorded(&id, state.task.generation);
+                }
             }
             Event::Restart => self.restart(),
             Event::Tick(n) => {
@@ -449,6 +482,7 @@ impl World {
         self.shared.disrupt();
         self.restarts += 1;
         self.engine = Rc::new(build_engine(
+            &self.scenario,
             &self.registry,
             &self.store,
             &self.clock,

@@ -52,6 +52,10 @@ pub struct FaultyStore {
     batches: RefCell<BTreeMap<String, Vec<Undo>>>,
     writes: Cell<u64>,
     faults: Cell<u64>,
+    /// Faults fired by kind: fail, crash before, crash after, torn.
+    by_kind: Cell<[u64; 4]>,
+    /// How many step rows torn batches lost.
+    torn_rows: Cell<u64>,
     /// Step rows lost to torn batches: (task, key).
     torn: RefCell<Vec<(String, String)>>,
 }
@@ -67,6 +71,8 @@ impl FaultyStore {
             batches: RefCell::default(),
             writes: Cell::new(0),
             faults: Cell::new(0),
+            by_kind: Cell::new([0; 4]),
+            torn_rows: Cell::new(0),
             torn: RefCell::default(),
         }
     }
@@ -103,6 +109,16 @@ impl FaultyStore {
         self.faults.get()
     }
 
+    /// Faults fired by kind: failed writes, crashes before, crashes after, torn batches.
+    pub fn faults_by_kind(&self) -> [u64; 4] {
+        self.by_kind.get()
+    }
+
+    /// How many step rows torn batches lost.
+    pub fn torn_rows(&self) -> u64 {
+        self.torn_rows.get()
+    }
+
     /// Takes the step rows lost to torn batches since the last call.
     pub fn take_torn(&self) -> Vec<(String, String)> {
         std::mem::take(&mut *self.torn.borrow_mut())
@@ -125,6 +141,14 @@ impl FaultyStore {
         }
         self.armed.set(None);
         self.faults.set(self.faults.get() + 1);
+        let mut by_kind = self.by_kind.get();
+        by_kind[match kind {
+            FaultKind::Fail => 0,
+            FaultKind::CrashBefore => 1,
+            FaultKind::CrashAfter => 2,
+            FaultKind::Torn(_) => 3,
+        }] += 1;
+        self.by_kind.set(by_kind);
         self.shared.disrupt();
         Some(kind)
     }
@@ -142,6 +166,12 @@ impl FaultyStore {
             let keep = list.len().saturating_sub(k as usize);
             list.split_off(keep)
         };
+        if crate::tracing() {
+            eprintln!(
+                "sim:   torn batch of {task_id}: losing {} of the writes",
+                undone.len()
+            );
+        }
         if undone.is_empty() {
             return;
         }
@@ -157,6 +187,7 @@ impl FaultyStore {
                 self.torn
                     .borrow_mut()
                     .push((task_id.to_owned(), key.clone()));
+                self.torn_rows.set(self.torn_rows.get() + 1);
             }
         }
         rebuild(&*self.inner, &state);
