@@ -38,8 +38,8 @@ pub type TaskKey = (String, String);
 struct Executions {
     /// How many times the closure started.
     count: u32,
-    /// The disruption epoch when it last started.
-    last_epoch: u64,
+    /// The disruption epochs (the host's, the task's) when it last started.
+    last_epoch: (u64, u64),
     /// How many of its executions are running now.
     live: u32,
     /// How many executions went unrecorded with a disruption to explain it.
@@ -58,6 +58,8 @@ pub struct Shared {
     /// Bumped by every fault, crash and restart: an attempt that started before a bump may
     /// have been lost to it, and may run again.
     epoch: Cell<u64>,
+    /// Bumped by a failed write of one task: only that task's activation stops.
+    task_epochs: RefCell<BTreeMap<String, u64>>,
     executions: RefCell<BTreeMap<TaskKey, Executions>>,
     observations: RefCell<BTreeMap<TaskKey, String>>,
     /// Tasks whose activation saw a cancellation in a write's answer.
@@ -82,6 +84,7 @@ impl Shared {
             clock,
             programs: RefCell::default(),
             epoch: Cell::new(0),
+            task_epochs: RefCell::default(),
             executions: RefCell::default(),
             observations: RefCell::default(),
             cancel_observed: RefCell::default(),
@@ -121,9 +124,18 @@ impl Shared {
         self.closure_runs.get()
     }
 
-    /// Something may have lost attempts in flight (a fault, a crash, a restart).
+    /// The host died or restarted: every attempt in flight may be lost.
     pub fn disrupt(&self) {
         self.epoch.set(self.epoch.get() + 1);
+    }
+
+    /// A write of `task` failed: the attempts in flight in its activation may be lost.
+    pub fn disrupt_task(&self, task: &str) {
+        *self
+            .task_epochs
+            .borrow_mut()
+            .entry(task.to_owned())
+            .or_default() += 1;
     }
 
     /// An activation of `task` saw its cancellation in a write's answer.
@@ -241,7 +253,8 @@ impl Shared {
                 format!("{key:?} started after the activation saw the task's cancellation"),
             );
         }
-        let epoch = self.epoch.get();
+        let task_epoch = self.task_epochs.borrow().get(task).copied().unwrap_or(0);
+        let epoch = (self.epoch.get(), task_epoch);
         let entry = (task.to_owned(), key.to_owned());
         let mut executions = self.executions.borrow_mut();
         let record = executions.entry(entry.clone()).or_default();

@@ -37,6 +37,10 @@ const SETTLE_LIMIT: usize = 2_000;
 /// How many rounds the closing phase may take to finish every task.
 const FINISH_LIMIT: usize = 400;
 
+/// How far ahead a wake-up may be for the closing phase to wait for it; a task waiting
+/// longer is parked and gets cancelled.
+const PARKED: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
 /// How the native host re-arms a task whose tick failed.
 const TICK_RETRY: Duration = Duration::from_secs(1);
 
@@ -380,6 +384,13 @@ impl World {
         self.clock.now()
     }
 
+    /// Moves virtual time to `at` (never back, never past what a real clock can read: a
+    /// wake-up beyond [`MAX_TIMESTAMP`] never comes), firing the timers due.
+    fn set_clock(&self, at: Timestamp) {
+        let at = at.min(Timestamp(MAX_TIMESTAMP)).max(self.now());
+        self.clock.set(at);
+    }
+
     fn play(&mut self, event: &Event) {
         match event {
             Event::Create(n) => self.create(*n),
@@ -396,7 +407,7 @@ impl World {
                 if let Some(timer) = self.clock.next_timer() {
                     target = target.min(timer);
                 }
-                self.clock.set(target.max(self.now()));
+                self.set_clock(target);
             }
             Event::Answer {
                 task,
@@ -405,15 +416,8 @@ impl World {
                 mode,
             } => self.answer(*task, *pick, *variant, *mode),
             Event::Cancel(n) => {
-                let Some(id) = self.ids.get(*n).cloned() else {
-                    return;
-                };
-                self.cancels.insert(id.clone());
-                let _ = self.engine.cancel(&id, None);
-                if let Some(state) = self.task_state(&id)
-                    && state.task.cancel_requested
-                {
-                    self.shared.cancel_recorded(&id, state.task.generation);
+                if let Some(id) = self.ids.get(*n).cloned() {
+                    self.cancel(&id);
                 }
             }
             Event::Restart => self.restart(),
@@ -423,6 +427,16 @@ impl World {
                 }
             }
             Event::Fault { after, kind } => self.store.arm(*after, *kind),
+        }
+    }
+
+    fn cancel(&mut self, id: &str) {
+        self.cancels.insert(id.to_owned());
+        let _ = self.engine.cancel(id, None);
+        if let Some(state) = self.task_state(id)
+            && state.task.cancel_requested
+        {
+            self.shared.cancel_recorded(id, state.task.generation);
         }
     }
 
@@ -602,9 +616,27 @@ impl World {
         self.halted = true;
     }
 
+    /// The earliest wake-up or timer, unless it is so far ahead that what waits for it is
+    /// parked for good (see [`PARKED`]).
     fn next_event(&self) -> Option<Timestamp> {
+        let horizon = self.now().saturating_add(PARKED);
         let wakes = self.scheduler.wakes().into_values().min();
-        [wakes, self.clock.next_timer()].into_iter().flatten().min()
+        [wakes, self.clock.next_timer()]
+            .into_iter()
+            .flatten()
+            .filter(|at| *at <= horizon)
+            .min()
+    }
+
+    /// The tasks whose wake-up is beyond [`PARKED`].
+    fn parked(&self) -> Vec<String> {
+        let horizon = self.now().saturating_add(PARKED);
+        let wakes = self.scheduler.wakes();
+        self.ids
+            .iter()
+            .filter(|id| wakes.get(*id).is_some_and(|at| *at > horizon))
+            .cloned()
+            .collect()
     }
 
     fn advance(&mut self) {
@@ -613,7 +645,7 @@ impl World {
             return;
         }
         if let Some(at) = self.next_event() {
-            self.clock.set(at.max(self.now()));
+            self.set_clock(at);
         }
         self.settle();
     }
@@ -668,8 +700,15 @@ impl World {
                 self.task_state(id)
                     .is_some_and(|s| s.task.status == TaskStatus::InputRequired)
             });
+            let parked = self.parked();
             match self.next_event() {
-                Some(at) => self.clock.set(at.max(self.now())),
+                Some(at) => self.set_clock(at),
+                // What waits that long is parked for good: a client cancels it.
+                None if !parked.is_empty() => {
+                    for id in parked {
+                        self.cancel(&id);
+                    }
+                }
                 None if self.running.is_empty() && !waiting_for_input => return,
                 None => {}
             }

@@ -130,7 +130,7 @@ impl FaultyStore {
 
     /// Decides whether the write about to happen faults. `step_only` says whether it writes
     /// step rows only (a torn batch waits for such a write).
-    fn fault_now(&self, step_only: bool) -> Option<FaultKind> {
+    fn fault_now(&self, task_id: &str, step_only: bool) -> Option<FaultKind> {
         let (left, kind) = self.armed.get()?;
         if left > 1 {
             self.armed.set(Some((left - 1, kind)));
@@ -149,7 +149,10 @@ impl FaultyStore {
             FaultKind::Torn(_) => 3,
         }] += 1;
         self.by_kind.set(by_kind);
-        self.shared.disrupt();
+        match kind {
+            FaultKind::Fail => self.shared.disrupt_task(task_id),
+            _ => self.shared.disrupt(),
+        }
         Some(kind)
     }
 
@@ -221,7 +224,7 @@ impl Store for FaultyStore {
             return Err(Self::down());
         }
         self.writes.set(self.writes.get() + 1);
-        match self.fault_now(false) {
+        match self.fault_now(&task.task_id, false) {
             None => self.inner.create(task),
             Some(FaultKind::Fail) => Err(StoreError("sim: the write failed".to_owned())),
             Some(FaultKind::CrashBefore | FaultKind::Torn(_)) => Err(self.die()),
@@ -258,7 +261,7 @@ impl Store for FaultyStore {
             eprintln!("sim:   apply {task_id} {guard:?} {writes:?}");
         }
         let step_only = !writes.is_empty() && writes.iter().all(|w| matches!(w, Write::PutStep(_)));
-        let fault = self.fault_now(step_only);
+        let fault = self.fault_now(task_id, step_only);
         match fault {
             Some(FaultKind::Fail) => return Err(StoreError("sim: the write failed".to_owned())),
             Some(FaultKind::CrashBefore) => return Err(self.die()),
@@ -316,7 +319,7 @@ impl Store for FaultyStore {
             return Err(Self::down());
         }
         self.writes.set(self.writes.get() + 1);
-        match self.fault_now(false) {
+        match self.fault_now(task_id, false) {
             None => self.inner.purge(task_id),
             Some(FaultKind::Fail) => Err(StoreError("sim: the write failed".to_owned())),
             Some(FaultKind::CrashBefore | FaultKind::Torn(_)) => Err(self.die()),
