@@ -111,7 +111,7 @@ impl<'a> Run<'a> {
             }
             Op::Helper(ops) => self.helper(ops).await,
             Op::Nested { name, inner } => vec![self.nested(name, inner).await],
-            Op::ExplicitNested => vec![self.explicit_nested().await],
+            Op::ExplicitNested { sleep } => vec![self.explicit_nested(*sleep).await],
             Op::JoinSteps(steps) => self.join_steps(steps).await,
             Op::JoinBranches(branches) => {
                 let branches = branches
@@ -386,7 +386,7 @@ impl<'a> Run<'a> {
         token
     }
 
-    async fn explicit_nested(&self) -> String {
+    async fn explicit_nested(&self, sleep: bool) -> String {
         let key = self.claim("bad_outer");
         let cx = self.cx;
         let shared = Rc::clone(&self.shared);
@@ -394,6 +394,12 @@ impl<'a> Run<'a> {
         let outer = key.clone();
         let closure = move || async move {
             let (_count, _live) = shared.begin_execution(&task, &outer);
+            if sleep {
+                cx.sleep("bad_inner", Duration::from_secs(1))
+                    .await
+                    .map_err(StepError::non_retryable)?;
+                return Ok(json!(1));
+            }
             let inner = cx.step("bad_inner", || async { Ok::<_, StepError>(json!(1)) });
             inner.await.map_err(StepError::non_retryable)
         };

@@ -105,9 +105,12 @@ pub enum Op {
         /// The names of the `#[step]` fns awaited inside it.
         inner: Vec<&'static str>,
     },
-    /// A step whose closure calls `cx.step` on the task's own context: the task must fail
-    /// with a named engine error.
-    ExplicitNested,
+    /// A step whose closure calls `cx.step` (or, with `sleep`, `cx.sleep`) on the task's own
+    /// context: the task must fail with a named engine error.
+    ExplicitNested {
+        /// Call `cx.sleep` instead of `cx.step`.
+        sleep: bool,
+    },
     /// `try_join_all` of steps created in iterator order, all with one name.
     JoinSteps(Vec<StepOp>),
     /// `try_join_all` of branches, each a sequence of operations with names of its own.
@@ -179,6 +182,7 @@ const BRANCH_NAMES: [[&str; 3]; 3] = [
     ["b2a", "b2b", "b2c"],
 ];
 const BRANCH_SLEEPS: [&str; 3] = ["b0s", "b1s", "b2s"];
+const BRANCH_ELICITS: [&str; 3] = ["b0e", "b1e", "b2e"];
 
 /// A time far beyond what every host can hold (2^60 ms), for `sleep_until`.
 pub const FAR_FUTURE: u64 = 1 << 60;
@@ -230,9 +234,21 @@ impl Program {
     /// A random body.
     pub fn generate(rng: &mut Rng, grammar: Grammar, epoch_ms: u64) -> Program {
         let mut joins = 0;
+        let mut offered: Vec<&'static str> = Vec::new();
         let count = rng.range(2, 8);
         let ops = (0..count)
-            .map(|_| generate_op(rng, grammar, epoch_ms, &mut joins))
+            .map(|_| match generate_op(rng, grammar, epoch_ms, &mut joins) {
+                // A check reads an offer made before it (else the task fails by design).
+                Op::Check { key, .. } if !offered.contains(&key) => {
+                    offered.push(key);
+                    Op::Offer { key }
+                }
+                Op::Offer { key } => {
+                    offered.push(key);
+                    Op::Offer { key }
+                }
+                op => op,
+            })
             .collect();
         Program { ops }
     }
@@ -305,10 +321,16 @@ fn generate_op(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, joins: &mut usize
                         let len = rng.range(1, 3) as usize;
                         (0..len)
                             .map(|i| {
-                                if i > 0 && rng.chance(20) {
+                                let roll = rng.below(100);
+                                if i > 0 && roll < 20 {
                                     Op::Sleep {
                                         name: BRANCH_SLEEPS[b],
                                         ms: rng.range(1, 20) * 1000,
+                                    }
+                                } else if i > 0 && roll < 30 {
+                                    Op::ElicitTimeout {
+                                        name: BRANCH_ELICITS[b],
+                                        ms: rng.range(5, 60) * 1000,
                                     }
                                 } else {
                                     Op::Step(step_op(rng, BRANCH_NAMES[b][i]))
@@ -350,7 +372,9 @@ fn generate_op(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, joins: &mut usize
             message: format!("status {}", rng.below(1000)),
             meta: rng.chance(50).then(|| rng.below(1000)),
         },
-        99 if grammar.explicit_nested => Op::ExplicitNested,
+        99 if grammar.explicit_nested => Op::ExplicitNested {
+            sleep: rng.chance(50),
+        },
         _ => Op::Step(step_op(rng, STEP_NAMES[0])),
     }
 }
@@ -486,7 +510,7 @@ impl Model<'_> {
                 self.tokens
                     .push(nested_value(self.task, &key, inner).to_string());
             }
-            Op::ExplicitNested => self.fails = true,
+            Op::ExplicitNested { .. } => self.fails = true,
             Op::JoinSteps(steps) => {
                 for step in steps {
                     let key = self.keys.claim(step.name);

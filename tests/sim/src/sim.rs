@@ -128,6 +128,8 @@ pub struct Scenario {
     pub lease_ms: u64,
     /// The engine's hand-off time (`Engine::with_hand_off`), in milliseconds.
     pub hand_off_ms: Option<u64>,
+    /// Each task's retention, in milliseconds (`None`: forever).
+    pub ttl_ms: Vec<Option<u64>>,
 }
 
 impl Scenario {
@@ -180,6 +182,9 @@ impl Scenario {
             rng.range(3, 30) * 1000
         };
         let hand_off_ms = rng.chance(30).then(|| rng.range(1, 10) * 1000);
+        let ttl_ms = (0..tasks)
+            .map(|_| rng.chance(25).then(|| rng.range(5, 30) * 60_000))
+            .collect();
         Scenario {
             seed,
             programs,
@@ -187,6 +192,7 @@ impl Scenario {
             sqlite,
             lease_ms,
             hand_off_ms,
+            ttl_ms,
         }
     }
 }
@@ -264,6 +270,8 @@ struct World {
     finished_steps: BTreeMap<TaskKey, (StepStatus, Option<String>)>,
     responses: BTreeMap<TaskKey, String>,
     terminal: BTreeMap<String, Terminal>,
+    /// Each task's rows as last seen (a purged task's last state).
+    last_seen: BTreeMap<String, TaskState>,
     restarts: u64,
     events: u64,
     /// A livelock was found: the run stops.
@@ -315,6 +323,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
         finished_steps: BTreeMap::new(),
         responses: BTreeMap::new(),
         terminal: BTreeMap::new(),
+        last_seen: BTreeMap::new(),
         restarts: 0,
         events: 0,
         halted: false,
@@ -393,7 +402,8 @@ impl World {
 
     fn play(&mut self, event: &Event) {
         match event {
-            Event::Create(n) => self.create(*n),
+            // Creating an existing task again (the same id) must leave it as it is.
+            Event::Create(n) => self.create(*n, true),
             Event::Settle => self.settle(),
             Event::Poll => {
                 self.poll_running();
@@ -444,15 +454,20 @@ impl World {
         self.shared.inner.load(id, LoadScope::Full).ok().flatten()
     }
 
-    fn create(&mut self, n: usize) {
+    fn create(&mut self, n: usize, again: bool) {
         let Some(id) = self.ids.get(n).cloned() else {
             return;
         };
-        if self.task_state(&id).is_some() {
+        let exists = self.task_state(&id).is_some();
+        // A purged task is gone for good: its id is not reused (a new task under it would be
+        // another task to the checks).
+        if (exists && !again) || (!exists && self.last_seen.contains_key(&id)) {
             return;
         }
+        let ttl = self.scenario.ttl_ms.get(n).copied().flatten();
         let request = CreateTask {
             task_id: Some(id),
+            ttl: Some(ttl.map(Duration::from_millis)),
             ..CreateTask::new(TASK_NAME, json!({}))
         };
         let _ = self.engine.create_task(request);
@@ -644,6 +659,8 @@ impl World {
         if self.store.is_dead() {
             return;
         }
+        // What settled is checked before time moves on (a purge may follow at once).
+        self.check();
         if let Some(at) = self.next_event() {
             self.set_clock(at);
         }
@@ -663,7 +680,7 @@ impl World {
                 eprintln!("sim: at {} ms: closing round", self.now().0);
             }
             for n in 0..self.ids.len() {
-                self.create(n);
+                self.create(n, false);
             }
             self.settle();
             if self.store.is_dead() {
@@ -689,9 +706,9 @@ impl World {
             }
             self.settle();
             self.check();
-            let all_done = self.ids.iter().all(|id| {
-                self.task_state(id)
-                    .is_some_and(|s| s.task.status.is_terminal())
+            let all_done = self.ids.iter().all(|id| match self.task_state(id) {
+                Some(state) => state.task.status.is_terminal(),
+                None => self.last_seen.contains_key(id),
             });
             if all_done {
                 return;
@@ -722,12 +739,22 @@ impl World {
         }
         for id in self.ids.clone() {
             let Some(state) = self.task_state(&id) else {
-                if self.terminal.contains_key(&id) {
-                    self.shared.violate(
-                        "terminal-changed",
-                        &id,
-                        "a finished task vanished (ttl is none)",
-                    );
+                if let Some(last) = self.last_seen.get(&id) {
+                    // Only a finished task is purged, and only once its retention is over.
+                    let purge_at = durable_mcp::core::schedule::purge_at(last);
+                    if !last.task.status.is_terminal() || purge_at.is_none_or(|at| at > self.now())
+                    {
+                        self.shared.violate(
+                            "terminal-changed",
+                            &id,
+                            format!(
+                                "the {} task vanished at {} (purge due at {:?})",
+                                last.task.status,
+                                self.now().0,
+                                purge_at.map(|at| at.0)
+                            ),
+                        );
+                    }
                 }
                 continue;
             };
@@ -736,6 +763,7 @@ impl World {
             self.check_wake(&id, &state);
             self.check_timestamps(&id, &state);
             self.check_sleep_cuts(&id, &state);
+            self.last_seen.insert(id, state);
         }
     }
 
@@ -943,7 +971,10 @@ impl World {
 
     fn final_checks(&mut self, scenario: &Scenario) {
         for (id, program) in self.ids.clone().iter().zip(&scenario.programs) {
-            let Some(state) = self.task_state(id) else {
+            let Some(state) = self
+                .task_state(id)
+                .or_else(|| self.last_seen.get(id).cloned())
+            else {
                 self.shared
                     .violate("not-finished", id, "the task was never created");
                 continue;
@@ -1017,6 +1048,14 @@ impl World {
                         );
                     }
                 }
+                (TaskStatus::Failed, Some(_))
+                    if task.deadline().is_some_and(|deadline| {
+                        task.finished_at.is_some_and(|at| at >= deadline)
+                            && task
+                                .error
+                                .as_ref()
+                                .is_some_and(|e| e.message.contains("expired"))
+                    }) => {}
                 (TaskStatus::Failed, Some(_)) => self.shared.violate(
                     "task-failed",
                     id,
