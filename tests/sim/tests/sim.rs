@@ -31,3 +31,32 @@ fn bounded_seeds_hold_every_invariant() {
         totals.seeds,
     );
 }
+
+/// A seed is a complete description of its run: playing it twice gives the same run, so a
+/// printed seed replays what failed.
+#[test]
+fn a_seed_replays_exactly() {
+    let config = Config::default();
+    for seed in [0, 1, 7, 8, 94, 362] {
+        let (_, first) = run_seed(seed, &config);
+        let (_, again) = run_seed(seed, &config);
+        assert_eq!(
+            (
+                first.events,
+                first.writes,
+                first.faults,
+                first.restarts,
+                first.closure_runs
+            ),
+            (
+                again.events,
+                again.writes,
+                again.faults,
+                again.restarts,
+                again.closure_runs
+            ),
+            "seed {seed}"
+        );
+        assert_eq!(first.violations, again.violations, "seed {seed}");
+    }
+}
