@@ -166,6 +166,7 @@ impl<'a> Run<'a> {
             }
             Op::Check { name, key: offer } => {
                 let key = self.claim(name);
+                let replay = self.shared.recorded(&self.task, &key);
                 let token = match self.cx.check_input(name, offer).await {
                     Ok(Some(answer)) => {
                         let text = answer.to_string();
@@ -183,7 +184,11 @@ impl<'a> Run<'a> {
                     Ok(None) => format!("check:{key}:none"),
                     Err(error) => format!("check-error:{key}:{error}"),
                 };
-                self.shared.observe(&self.task, &key, &token);
+                if replay {
+                    self.shared.observe(&self.task, &key, &token);
+                } else {
+                    self.shared.observe_first_read(&self.task, &key, &token);
+                }
                 vec![token]
             }
             Op::Status { message, meta } => {

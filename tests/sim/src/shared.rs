@@ -178,6 +178,27 @@ impl Shared {
             .collect()
     }
 
+    /// A first (not replayed) read of `key` saw `token`: what later replays must return, once
+    /// its row is durable. A read whose row was never stored (a failed write, a torn batch)
+    /// is simply read again, and may see something else then.
+    pub fn observe_first_read(&self, task: &str, key: &str, token: &str) {
+        self.observations
+            .borrow_mut()
+            .insert((task.to_owned(), key.to_owned()), token.to_owned());
+    }
+
+    /// Whether the journal of `task` holds a finished step row under `key`.
+    pub fn recorded(&self, task: &str, key: &str) -> bool {
+        let journal = self.inner.load(task, LoadScope::Full).ok().flatten();
+        journal
+            .and_then(|j| {
+                j.steps
+                    .get(key)
+                    .map(|row| row.status != StepStatus::Pending)
+            })
+            .unwrap_or(false)
+    }
+
     /// The body saw `token` for `key`: it must be what every earlier run saw.
     pub fn observe(&self, task: &str, key: &str, token: &str) {
         let mut observations = self.observations.borrow_mut();
