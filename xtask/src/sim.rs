@@ -12,7 +12,8 @@ use crate::clients::{target_dir, workspace_root};
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
-/// Builds and runs the simulator with `args` (`--seeds N`, `--seed S`).
+/// Builds and runs the simulator with `args` (`--seeds N`, `--seed S`, `--reports R`: how
+/// many failing seeds to print, `--without LIST`: constructs left out of the grammar).
 pub fn run(args: &[&str]) -> Result<()> {
     let mut forwarded = Vec::new();
     let mut rest = args.iter();
@@ -25,10 +26,16 @@ pub fn run(args: &[&str]) -> Result<()> {
                     .ok_or_else(|| format!("{arg} takes a number, as in `{arg} 1000`"))?;
                 forwarded.extend([arg.to_string(), value.to_string()]);
             }
+            "--without" => {
+                let value = rest.next().ok_or(
+                    "--without takes a list of constructs, as in `--without joins,nested`",
+                )?;
+                forwarded.extend([arg.to_string(), value.to_string()]);
+            }
             other => {
                 return Err(format!(
                     "unknown argument {other:?}; usage: cargo xtask sim --seeds N [--seed S] \
-                     [--reports R]"
+                     [--reports R] [--without explicit,nested,joins,far,offers]"
                 )
                 .into());
             }
