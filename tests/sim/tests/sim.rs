@@ -4,7 +4,7 @@
 use durable_mcp_sim::{Config, Totals, report, run_seed};
 
 /// Seeds run by `cargo test`: a fixed count, so that a run is the same everywhere.
-const SEEDS: u64 = 1000;
+const SEEDS: u64 = 1200;
 
 #[test]
 fn bounded_seeds_hold_every_invariant() {
