@@ -15,11 +15,13 @@ use durable_mcp::core::{
     EngineError, LoadScope, StepKind, StepStatus, TaskState, TaskStatus, Timestamp,
 };
 use durable_mcp::native::SqliteStore;
+use durable_mcp::rpc::{Headers, HttpRequest};
 use durable_mcp::runtime::{Clock, CreateTask, Host, LocalBoxFuture, Scheduler, Store};
 use durable_mcp::testing::{
     MemoryStore, RecordingScheduler, VIRTUAL_EPOCH, VirtualClock, VirtualTimer,
 };
-use durable_mcp::{Engine, TaskRegistry};
+use durable_mcp::{Engine, McpServer, Router, TaskRegistry, TaskTool};
+use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
 use crate::body::{TASK_NAME, definition};
@@ -30,6 +32,9 @@ use crate::store::{FaultKind, FaultyStore};
 
 /// The largest timestamp every host can store and schedule (8.64e15 ms).
 pub const MAX_TIMESTAMP: u64 = 8_640_000_000_000_000;
+
+/// Where `tasks/get` shows the last status meta (the TypeScript reference's key).
+const STATUS_META_KEY: &str = "io.durable-mcp-server/status";
 
 /// How many polls one settling may take before the sim calls it a livelock.
 const SETTLE_LIMIT: usize = 2_000;
@@ -263,6 +268,8 @@ struct World {
     scheduler: Rc<RecordingScheduler>,
     registry: TaskRegistry,
     engine: Rc<Engine>,
+    /// The task tool, for a router over the engine.
+    tool: TaskTool,
     running: Vec<Activation>,
     ids: Vec<String>,
     cancels: BTreeSet<String>,
@@ -305,6 +312,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
     ));
     let scheduler = Rc::new(RecordingScheduler::default());
     let registry = TaskRegistry::new().register(definition(Rc::clone(&shared)));
+    let tool = TaskTool::new(definition(Rc::clone(&shared)), json!({ "type": "object" }));
     let engine = Rc::new(build_engine(
         scenario, &registry, &store, &clock, &scheduler,
     ));
@@ -316,6 +324,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
         scheduler,
         registry,
         engine,
+        tool,
         running: Vec::new(),
         ids,
         cancels: BTreeSet::new(),
@@ -969,6 +978,42 @@ impl World {
         }
     }
 
+    /// `tasks/get` through the router shows the last status meta under
+    /// `_meta["io.durable-mcp-server/status"]` (absent while none was published).
+    fn check_wire_meta(&mut self, id: &str, expected: Option<&Value>) {
+        if self.task_state(id).is_none() {
+            return; // purged
+        }
+        let server = McpServer::new("sim", "0.0.0").task(self.tool.clone());
+        let router = Router::new(server, Rc::clone(&self.engine));
+        let client = McpClient::new("http://127.0.0.1:1/mcp");
+        let (body, headers) = client.build("tasks/get", json!({ "taskId": id }), true);
+        let request = HttpRequest {
+            method: "POST".to_owned(),
+            headers: Headers::new(headers),
+            body: body.to_string().into_bytes(),
+        };
+        let mut handled = std::pin::pin!(router.handle(request));
+        let mut context = Context::from_waker(Waker::noop());
+        let Poll::Ready(response) = handled.as_mut().poll(&mut context) else {
+            self.shared
+                .violate("status-meta-wire", id, "tasks/get did not answer at once");
+            return;
+        };
+        let answer = response.json_body();
+        let got = answer["result"]["_meta"].get(STATUS_META_KEY);
+        if got != expected {
+            self.shared.violate(
+                "status-meta-wire",
+                id,
+                format!(
+                    "tasks/get shows _meta[{STATUS_META_KEY:?}] = {got:?}, the last published meta \
+                     is {expected:?} (answer: {answer})"
+                ),
+            );
+        }
+    }
+
     fn final_checks(&mut self, scenario: &Scenario) {
         for (id, program) in self.ids.clone().iter().zip(&scenario.programs) {
             let Some(state) = self
@@ -1033,6 +1078,7 @@ impl World {
                             ),
                         );
                     }
+                    self.check_wire_meta(id, expected.status_meta.as_ref());
                     let meta: Option<Value> = task
                         .status_meta
                         .as_deref()
