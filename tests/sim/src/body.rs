@@ -14,7 +14,8 @@ use futures_util::future::try_join_all;
 use serde_json::{Value, json};
 
 use crate::program::{
-    Behaviour, Keys, Op, RETRY_LIMIT, StepOp, inner_value, nested_value, step_token, step_value,
+    BODY_ERROR, Behaviour, End, Keys, Op, RETRY_LIMIT, StepOp, inner_value, nested_value,
+    step_token, step_value,
 };
 use crate::shared::Shared;
 
@@ -41,7 +42,8 @@ pub fn policy() -> RetryPolicy {
     }
 }
 
-/// The text a planned panic carries (the sim's panic hook keeps these quiet).
+/// The text a planned panic (of a step closure or a body) carries; the sim's panic hook keeps
+/// these quiet.
 pub const PLANNED_PANIC: &str = "sim: a planned panic in a step closure";
 
 /// The task definition whose body interprets each task's program from `shared`.
@@ -67,7 +69,11 @@ async fn body(cx: &TaskContext, shared: Rc<Shared>) -> Result<Value, TaskError> 
         keys: RefCell::default(),
     };
     let tokens = run.ops(&program.ops).await;
-    Ok(json!({ "tokens": tokens }))
+    match program.end {
+        End::Return => Ok(json!({ "tokens": tokens })),
+        End::Error => Err(TaskError::failed(BODY_ERROR)),
+        End::Panic => panic!("{PLANNED_PANIC}"),
+    }
 }
 
 struct Run<'a> {

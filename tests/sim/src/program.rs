@@ -167,7 +167,23 @@ pub enum Op {
 pub struct Program {
     /// Its operations, in order.
     pub ops: Vec<Op>,
+    /// How the body ends after them.
+    pub end: End,
 }
+
+/// How a body ends once its operations ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Returns `{"tokens": [...]}`.
+    Return,
+    /// Returns an error: the task completes with a tool error.
+    Error,
+    /// Panics: the task completes with a tool error naming the panic.
+    Panic,
+}
+
+/// The message of a body that ends with [`End::Error`].
+pub const BODY_ERROR: &str = "sim: the body gives up";
 
 const STEP_NAMES: [&str; 4] = ["fetch", "send", "load", "save"];
 /// Names of `#[step]` fns: awaited in the body, or inside another step's closure.
@@ -250,7 +266,12 @@ impl Program {
                 op => op,
             })
             .collect();
-        Program { ops }
+        let end = match rng.below(100) {
+            0..4 => End::Error,
+            4..7 => End::Panic,
+            _ => End::Return,
+        };
+        Program { ops, end }
     }
 }
 
@@ -458,8 +479,16 @@ pub fn model(
         fails: false,
     };
     model.ops(&program.ops)?;
+    let result = match program.end {
+        End::Return => json!({ "tokens": model.tokens }),
+        End::Error => durable_mcp::runtime::tool_error_result(BODY_ERROR),
+        End::Panic => durable_mcp::runtime::tool_error_result(&format!(
+            "the task body panicked: {}",
+            crate::body::PLANNED_PANIC
+        )),
+    };
     Ok(Expected {
-        result: (!model.fails).then(|| json!({ "tokens": model.tokens })),
+        result: (!model.fails).then_some(result),
         status_message: model.status_message,
         status_meta: model.status_meta,
     })

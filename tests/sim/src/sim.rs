@@ -451,11 +451,24 @@ impl World {
 
     fn cancel(&mut self, id: &str) {
         self.cancels.insert(id.to_owned());
+        let faults = self.store.faults();
         let _ = self.engine.cancel(id, None);
         if let Some(state) = self.task_state(id)
             && state.task.cancel_requested
         {
             self.shared.cancel_recorded(id, state.task.generation);
+            // Nothing runs the body, and no write failed: the cancellation settles at once.
+            if !self.engine.is_running(id) && self.store.faults() == faults && !self.store.is_dead()
+            {
+                self.shared.violate(
+                    "cancel-not-settled",
+                    id,
+                    format!(
+                        "cancelled while idle ({}), the task is still {} with the request pending",
+                        state.task.status, state.task.status
+                    ),
+                );
+            }
         }
     }
 
