@@ -1,4 +1,5 @@
-//! The one generic task body: interprets a [`Program`] against the real `TaskContext`.
+//! The one generic task body: interprets a [`Program`](crate::program::Program) against the real
+//! `TaskContext`.
 
 use std::cell::RefCell;
 use std::future::IntoFuture;
