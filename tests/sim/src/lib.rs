@@ -10,13 +10,18 @@
 //!
 //! - a recorded step's closure never runs again, and no retry runs before its backoff;
 //! - every replay of a key returns what the first run saw, and a step's value is the model's;
+//!   `cx.idempotency_key(name)` names the key the next call of `name` gets;
 //! - each journal key keeps one kind; a recorded step row and a first answer never change;
-//! - a terminal task never changes;
-//! - a non-terminal task always has a wake-up (or waits for input with no deadline);
-//! - once an activation saw a cancellation, no step closure starts;
-//! - a step re-runs only if a fault, crash or restart may have lost its attempt;
+//! - a terminal task never changes, and is purged only once its retention is over;
+//! - a non-terminal task always has a wake-up (or waits for input with no deadline), and the
+//!   host is never asked to tick a task over and over without time moving;
+//! - once an activation saw a cancellation, or after one was recorded, no step closure starts;
+//!   an idle task's cancellation settles at once;
+//! - a step re-runs only if a crash, a restart or a failed write of its task may have lost its
+//!   attempt, and never runs twice at once;
 //! - timestamps stay within what every host can hold; an offer's answer cuts one sleep;
-//! - the final result (and status message and meta) equals the model's.
+//! - the final result, status message and meta equal the model's, and `tasks/get` through the
+//!   router shows the meta under `_meta["io.durable-mcp-server/status"]`.
 //!
 //! A failing seed is shrunk to a minimal event list and printed; `DURABLE_MCP_SIM_SEED=<seed>`
 //! replays one seed with the `sim` binary, and `DURABLE_MCP_SIM_TRACE=1` prints what it does.
