@@ -237,7 +237,7 @@ pub(crate) fn workspace_root() -> PathBuf {
 
 /// Cargo's target directory: `CARGO_TARGET_DIR` if set (relative to the current directory,
 /// as cargo reads it), `<root>/target` otherwise.
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => std::path::absolute(&dir).unwrap_or_else(|_| PathBuf::from(dir)),
         None => root.join("target"),

@@ -17,6 +17,8 @@
 //!   the `demo` module.
 //! - `clients`: the official MCP conformance suite and official MCP clients against the
 //!   conformance fixture server. See the `clients` module.
+//! - `sim`: the deterministic simulation of the engine (`tests/sim`) over many seeds, in
+//!   release: `sim --seeds N [--seed S]`. See the `sim` module.
 //! - `help`: prints the usage.
 
 mod bench;
@@ -25,6 +27,7 @@ mod clients;
 mod demo;
 mod http_bench;
 mod load;
+mod sim;
 mod worker_bench;
 mod worker_target;
 mod worker_tools;
@@ -41,6 +44,8 @@ commands:
   bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory;
            tasks/get throughput and latency over HTTP, host memory with 10,000 parked tasks;
            then the Cloudflare host under workerd (`bench worker` runs only that part)
+  sim      run the deterministic simulation: `sim --seeds N [--seed S]`; prints seeds run,
+           events, faults injected and violations; fails on any violation
   help     print this message
 ";
 
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
         ["demo"] => demo::run(),
         ["bench"] => bench::run(),
         ["bench", "worker"] => worker_bench::run(),
+        ["sim", args @ ..] => sim::run(args),
         // Internal: one measurement in a process of its own (see `bench`).
         ["bench-child", kind, args @ ..] => bench::child(kind, args),
         [] | ["help" | "--help" | "-h"] => {

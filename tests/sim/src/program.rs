@@ -1,0 +1,573 @@
+//! The grammar of generated task bodies, its generator, and the model: what a body of the
+//! grammar returns when nothing goes wrong around it.
+//!
+//! Step values are a pure function of the task id and the step's journal key, and every
+//! failure outcome is deterministic (a step failing fewer times than its retry limit always
+//! ends ok; a non-retryable or always-failing one always fails), so the model needs to be told
+//! only what the outside world decided: the answers the body saw.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::rng::{Rng, hash};
+
+/// How many attempts every generated step may take (its retry limit).
+pub const RETRY_LIMIT: u32 = 3;
+
+/// How one step's closure behaves, by how often it has run for its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behaviour {
+    /// Returns its value at once.
+    Ok,
+    /// Awaits the virtual timer for a while (less than the step timeout), then returns.
+    Slow,
+    /// Fails (retryably) its first `n` executions, `n` below the retry limit.
+    FailFirst(u32),
+    /// Fails with a non-retryable error.
+    NonRetryable,
+    /// Panics in its first `n` executions.
+    PanicFirst(u32),
+    /// Outlasts the step timeout in its first `n` executions.
+    TimeoutFirst(u32),
+    /// Always fails retryably.
+    AlwaysFail,
+    /// Always panics.
+    AlwaysPanic,
+    /// Always outlasts the step timeout.
+    AlwaysTimeout,
+}
+
+impl Behaviour {
+    /// The failure kind the step ends with (as `StepFailureKind::as_str`), or `None` if it
+    /// ends with its value.
+    pub fn failure(self) -> Option<&'static str> {
+        match self {
+            Behaviour::NonRetryable => Some("non_retryable"),
+            Behaviour::AlwaysFail | Behaviour::AlwaysPanic => Some("attempts_exhausted"),
+            Behaviour::AlwaysTimeout => Some("timed_out"),
+            _ => None,
+        }
+    }
+
+    /// Whether the step needs a short per-attempt timeout.
+    pub fn times_out(self) -> bool {
+        matches!(self, Behaviour::TimeoutFirst(_) | Behaviour::AlwaysTimeout)
+    }
+
+    fn generate(rng: &mut Rng) -> Behaviour {
+        let n = rng.range(1, u64::from(RETRY_LIMIT) - 1) as u32;
+        match rng.below(100) {
+            0..40 => Behaviour::Ok,
+            40..52 => Behaviour::Slow,
+            52..64 => Behaviour::FailFirst(n),
+            64..70 => Behaviour::NonRetryable,
+            70..76 => Behaviour::PanicFirst(n),
+            76..84 => Behaviour::TimeoutFirst(n),
+            84..90 => Behaviour::AlwaysFail,
+            90..95 => Behaviour::AlwaysPanic,
+            _ => Behaviour::AlwaysTimeout,
+        }
+    }
+}
+
+/// One journaled step call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepOp {
+    /// The step's name.
+    pub name: &'static str,
+    /// How its closure behaves.
+    pub behaviour: Behaviour,
+    /// Ask `cx.idempotency_key(name)` first and check it names the key the step gets.
+    pub idempotency_key: bool,
+    /// Call it as a `#[step]` fn does (`__private::run_step`) instead of `cx.step`.
+    pub via_macro: bool,
+}
+
+/// One operation of a generated body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// A step.
+    Step(StepOp),
+    /// The same step `count` times in a loop (keys `name`, `name#2`, ...).
+    Loop {
+        /// The repeated step.
+        step: StepOp,
+        /// How many times.
+        count: u32,
+    },
+    /// Operations run by a helper `async fn`.
+    Helper(Vec<Op>),
+    /// A step whose closure awaits `#[step]` fns (`inner`): they are part of its attempt.
+    Nested {
+        /// The outer step's name.
+        name: &'static str,
+        /// The names of the `#[step]` fns awaited inside it.
+        inner: Vec<&'static str>,
+    },
+    /// A step whose closure calls `cx.step` (or, with `sleep`, `cx.sleep`) on the task's own
+    /// context: the task must fail with a named engine error.
+    ExplicitNested {
+        /// Call `cx.sleep` instead of `cx.step`.
+        sleep: bool,
+    },
+    /// `try_join_all` of steps created in iterator order, all with one name.
+    JoinSteps(Vec<StepOp>),
+    /// `try_join_all` of branches, each a sequence of operations with names of its own.
+    JoinBranches(Vec<Vec<Op>>),
+    /// `cx.sleep(name, ms)`.
+    Sleep {
+        /// The sleep's name.
+        name: &'static str,
+        /// How long, in milliseconds.
+        ms: u64,
+    },
+    /// `cx.sleep_until(name, at)`.
+    SleepUntil {
+        /// The sleep's name.
+        name: &'static str,
+        /// Milliseconds since the epoch (at times far beyond what a host can hold).
+        at: u64,
+    },
+    /// `cx.elicit(name, ..)`.
+    Elicit {
+        /// The elicitation's name.
+        name: &'static str,
+    },
+    /// `cx.elicit_with_timeout(name, .., ms)`.
+    ElicitTimeout {
+        /// The elicitation's name.
+        name: &'static str,
+        /// The timeout, in milliseconds.
+        ms: u64,
+    },
+    /// `cx.offer(key, ..)`.
+    Offer {
+        /// The offer's key.
+        key: &'static str,
+    },
+    /// `cx.check_input(name, key)`.
+    Check {
+        /// The check's name.
+        name: &'static str,
+        /// The offer it reads.
+        key: &'static str,
+    },
+    /// `cx.status(message)` or, with `meta`, `cx.status_with_meta(message, {"i": meta})`.
+    Status {
+        /// The message.
+        message: String,
+        /// The meta object's number.
+        meta: Option<u64>,
+    },
+}
+
+/// A generated task body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// Its operations, in order.
+    pub ops: Vec<Op>,
+    /// How the body ends after them.
+    pub end: End,
+}
+
+/// How a body ends once its operations ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Returns `{"tokens": [...]}`.
+    Return,
+    /// Returns an error: the task completes with a tool error.
+    Error,
+    /// Panics: the task completes with a tool error naming the panic.
+    Panic,
+}
+
+/// The message of a body that ends with [`End::Error`].
+pub const BODY_ERROR: &str = "sim: the body gives up";
+
+const STEP_NAMES: [&str; 4] = ["fetch", "send", "load", "save"];
+/// Names of `#[step]` fns: awaited in the body, or inside another step's closure.
+const MACRO_NAMES: [&str; 2] = ["inner_a", "inner_b"];
+const SLEEP_NAMES: [&str; 2] = ["nap", "rest"];
+const ELICIT_NAMES: [&str; 2] = ["ask", "confirm"];
+const OFFER_KEYS: [&str; 2] = ["note", "hint"];
+const JOIN_NAMES: [&str; 3] = ["j0", "j1", "j2"];
+const BRANCH_NAMES: [[&str; 3]; 3] = [
+    ["b0a", "b0b", "b0c"],
+    ["b1a", "b1b", "b1c"],
+    ["b2a", "b2b", "b2c"],
+];
+const BRANCH_SLEEPS: [&str; 3] = ["b0s", "b1s", "b2s"];
+const BRANCH_ELICITS: [&str; 3] = ["b0e", "b1e", "b2e"];
+
+/// A time far beyond what every host can hold (2^60 ms), for `sleep_until`.
+pub const FAR_FUTURE: u64 = 1 << 60;
+
+/// What the generator may produce.
+#[derive(Clone, Copy, Debug)]
+pub struct Grammar {
+    /// Generate a `cx.step` inside a step closure (the task must fail).
+    pub explicit_nested: bool,
+    /// Generate `#[step]` fns awaited inside a step's closure.
+    pub nested: bool,
+    /// Generate `try_join_all` of steps and of branches.
+    pub joins: bool,
+    /// Generate `sleep_until` far beyond what a host can hold.
+    pub far_future: bool,
+    /// Generate offers and checks.
+    pub offers: bool,
+}
+
+impl Grammar {
+    /// Everything.
+    pub const FULL: Grammar = Grammar {
+        explicit_nested: true,
+        nested: true,
+        joins: true,
+        far_future: true,
+        offers: true,
+    };
+
+    /// The grammar without the constructs named in `names` (comma-separated: `explicit`,
+    /// `nested`, `joins`, `far`, `offers`); `None` for an unknown name.
+    pub fn without(names: &str) -> Option<Grammar> {
+        let mut grammar = Grammar::FULL;
+        for name in names.split(',').filter(|n| !n.is_empty()) {
+            match name {
+                "explicit" => grammar.explicit_nested = false,
+                "nested" => grammar.nested = false,
+                "joins" => grammar.joins = false,
+                "far" => grammar.far_future = false,
+                "offers" => grammar.offers = false,
+                _ => return None,
+            }
+        }
+        Some(grammar)
+    }
+}
+
+impl Program {
+    /// A random body.
+    pub fn generate(rng: &mut Rng, grammar: Grammar, epoch_ms: u64) -> Program {
+        let mut joins = 0;
+        let mut offered: Vec<&'static str> = Vec::new();
+        let count = rng.range(2, 8);
+        let ops = (0..count)
+            .map(|_| match generate_op(rng, grammar, epoch_ms, &mut joins) {
+                // A check reads an offer made before it (else the task fails by design).
+                Op::Check { key, .. } if !offered.contains(&key) => {
+                    offered.push(key);
+                    Op::Offer { key }
+                }
+                Op::Offer { key } => {
+                    offered.push(key);
+                    Op::Offer { key }
+                }
+                op => op,
+            })
+            .collect();
+        let end = match rng.below(100) {
+            0..4 => End::Error,
+            4..7 => End::Panic,
+            _ => End::Return,
+        };
+        Program { ops, end }
+    }
+}
+
+fn step_op(rng: &mut Rng, name: &'static str) -> StepOp {
+    StepOp {
+        name,
+        behaviour: Behaviour::generate(rng),
+        idempotency_key: rng.chance(25),
+        via_macro: false,
+    }
+}
+
+fn simple_op(rng: &mut Rng) -> Op {
+    if rng.chance(75) {
+        let name = rng.pick(&STEP_NAMES);
+        Op::Step(step_op(rng, name))
+    } else {
+        Op::Sleep {
+            name: rng.pick(&SLEEP_NAMES),
+            ms: rng.range(1, 30) * 1000,
+        }
+    }
+}
+
+fn generate_op(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, joins: &mut usize) -> Op {
+    match rng.below(100) {
+        0..25 => {
+            let name = rng.pick(&STEP_NAMES);
+            Op::Step(step_op(rng, name))
+        }
+        25..32 => {
+            let name = rng.pick(&MACRO_NAMES);
+            let mut step = step_op(rng, name);
+            step.via_macro = true;
+            Op::Step(step)
+        }
+        32..39 => {
+            let name = rng.pick(&STEP_NAMES);
+            Op::Loop {
+                step: step_op(rng, name),
+                count: rng.range(2, 4) as u32,
+            }
+        }
+        39..44 => {
+            let count = rng.range(1, 3);
+            Op::Helper((0..count).map(|_| simple_op(rng)).collect())
+        }
+        44..50 if grammar.nested => {
+            let count = rng.range(1, 2);
+            Op::Nested {
+                name: "outer",
+                inner: (0..count).map(|_| rng.pick(&MACRO_NAMES)).collect(),
+            }
+        }
+        50..60 if grammar.joins && *joins < JOIN_NAMES.len() => {
+            let join = *joins;
+            *joins += 1;
+            let width = rng.range(2, 3) as usize;
+            if rng.chance(40) {
+                let name = JOIN_NAMES[join];
+                Op::JoinSteps((0..width).map(|_| step_op(rng, name)).collect())
+            } else {
+                // Branch names are unique to the branch (and the join: at most one join of
+                // branches is generated per body, so they stay apart).
+                *joins = JOIN_NAMES.len();
+                let branches = (0..width)
+                    .map(|b| {
+                        let len = rng.range(1, 3) as usize;
+                        (0..len)
+                            .map(|i| {
+                                let roll = rng.below(100);
+                                if i > 0 && roll < 20 {
+                                    Op::Sleep {
+                                        name: BRANCH_SLEEPS[b],
+                                        ms: rng.range(1, 20) * 1000,
+                                    }
+                                } else if i > 0 && roll < 30 {
+                                    Op::ElicitTimeout {
+                                        name: BRANCH_ELICITS[b],
+                                        ms: rng.range(5, 60) * 1000,
+                                    }
+                                } else {
+                                    Op::Step(step_op(rng, BRANCH_NAMES[b][i]))
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect();
+                Op::JoinBranches(branches)
+            }
+        }
+        50..68 => Op::Sleep {
+            name: rng.pick(&SLEEP_NAMES),
+            ms: rng.range(1, 60) * 1000,
+        },
+        68..71 => Op::SleepUntil {
+            name: rng.pick(&SLEEP_NAMES),
+            at: if rng.chance(30) && grammar.far_future {
+                FAR_FUTURE
+            } else {
+                epoch_ms + rng.range(0, 600) * 1000
+            },
+        },
+        71..77 => Op::Elicit {
+            name: rng.pick(&ELICIT_NAMES),
+        },
+        77..82 => Op::ElicitTimeout {
+            name: rng.pick(&ELICIT_NAMES),
+            ms: rng.range(5, 120) * 1000,
+        },
+        82..87 if grammar.offers => Op::Offer {
+            key: rng.pick(&OFFER_KEYS),
+        },
+        87..92 if grammar.offers => Op::Check {
+            name: "peek",
+            key: rng.pick(&OFFER_KEYS),
+        },
+        92..99 => Op::Status {
+            message: format!("status {}", rng.below(1000)),
+            meta: rng.chance(50).then(|| rng.below(1000)),
+        },
+        99 if grammar.explicit_nested => Op::ExplicitNested {
+            sleep: rng.chance(50),
+        },
+        _ => Op::Step(step_op(rng, STEP_NAMES[0])),
+    }
+}
+
+/// The journal key of occurrence `count` (from 1) of `name`.
+pub fn occurrence_key(name: &str, count: u32) -> String {
+    if count == 1 {
+        name.to_owned()
+    } else {
+        format!("{name}#{count}")
+    }
+}
+
+/// Logical journal keys, claimed in call order: one counter per name, whatever the kind.
+#[derive(Debug, Default)]
+pub struct Keys(BTreeMap<&'static str, u32>);
+
+impl Keys {
+    /// The key the next call of `name` gets.
+    pub fn claim(&mut self, name: &'static str) -> String {
+        let count = self.0.entry(name).or_insert(0);
+        *count += 1;
+        occurrence_key(name, *count)
+    }
+}
+
+/// The value of the step under `key` in task `task`.
+pub fn step_value(task: &str, key: &str) -> Value {
+    json!({ "key": key, "v": hash(&[task, key]) % 1_000_000 })
+}
+
+/// The value of the `index`-th `#[step]` fn `name` awaited inside the step under `outer`.
+pub fn inner_value(task: &str, outer: &str, name: &str, index: usize) -> Value {
+    json!(hash(&[task, outer, name, &index.to_string()]) % 1_000_000)
+}
+
+/// The value of a nested step (its own value with its inner values).
+pub fn nested_value(task: &str, key: &str, inner: &[&str]) -> Value {
+    let inner: Vec<Value> = inner
+        .iter()
+        .enumerate()
+        .map(|(i, name)| inner_value(task, key, name, i))
+        .collect();
+    json!({ "key": key, "v": hash(&[task, key]) % 1_000_000, "inner": inner })
+}
+
+/// The token a step's outcome adds to the body's result.
+pub fn step_token(task: &str, key: &str, behaviour: Behaviour) -> String {
+    match behaviour.failure() {
+        Some(kind) => format!("err:{kind}:{key}"),
+        None => step_value(task, key).to_string(),
+    }
+}
+
+/// How a task of a program ends when nothing goes wrong around it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expected {
+    /// The body's result (`{"tokens": [...]}`), or `None` if the task must fail.
+    pub result: Option<Value>,
+    /// The last status message the body published.
+    pub status_message: Option<String>,
+    /// The last meta object the body published.
+    pub status_meta: Option<Value>,
+}
+
+/// Runs `program` for task `task` in the model: `seen` holds what the body saw for the
+/// operations whose outcome the outside world decides (elicitations, checks), by key. Fails
+/// with the first such key the body never saw.
+pub fn model(
+    task: &str,
+    program: &Program,
+    seen: &BTreeMap<String, String>,
+) -> Result<Expected, String> {
+    let mut model = Model {
+        task,
+        seen,
+        keys: Keys::default(),
+        tokens: Vec::new(),
+        status_message: None,
+        status_meta: None,
+        fails: false,
+    };
+    model.ops(&program.ops)?;
+    let result = match program.end {
+        End::Return => json!({ "tokens": model.tokens }),
+        End::Error => durable_mcp::runtime::tool_error_result(BODY_ERROR),
+        End::Panic => durable_mcp::runtime::tool_error_result(&format!(
+            "the task body panicked: {}",
+            crate::body::PLANNED_PANIC
+        )),
+    };
+    Ok(Expected {
+        result: (!model.fails).then_some(result),
+        status_message: model.status_message,
+        status_meta: model.status_meta,
+    })
+}
+
+struct Model<'a> {
+    task: &'a str,
+    seen: &'a BTreeMap<String, String>,
+    keys: Keys,
+    tokens: Vec<String>,
+    status_message: Option<String>,
+    status_meta: Option<Value>,
+    fails: bool,
+}
+
+impl Model<'_> {
+    fn ops(&mut self, ops: &[Op]) -> Result<(), String> {
+        for op in ops {
+            if self.fails {
+                return Ok(());
+            }
+            self.op(op)?;
+        }
+        Ok(())
+    }
+
+    fn seen(&self, key: &str) -> Result<String, String> {
+        self.seen.get(key).cloned().ok_or_else(|| key.to_owned())
+    }
+
+    fn op(&mut self, op: &Op) -> Result<(), String> {
+        match op {
+            Op::Step(step) => {
+                let key = self.keys.claim(step.name);
+                self.tokens
+                    .push(step_token(self.task, &key, step.behaviour));
+            }
+            Op::Loop { step, count } => {
+                for _ in 0..*count {
+                    let key = self.keys.claim(step.name);
+                    self.tokens
+                        .push(step_token(self.task, &key, step.behaviour));
+                }
+            }
+            Op::Helper(ops) => self.ops(ops)?,
+            Op::Nested { name, inner } => {
+                let key = self.keys.claim(name);
+                self.tokens
+                    .push(nested_value(self.task, &key, inner).to_string());
+            }
+            Op::ExplicitNested { .. } => self.fails = true,
+            Op::JoinSteps(steps) => {
+                for step in steps {
+                    let key = self.keys.claim(step.name);
+                    self.tokens
+                        .push(step_token(self.task, &key, step.behaviour));
+                }
+            }
+            Op::JoinBranches(branches) => {
+                for branch in branches {
+                    self.ops(branch)?;
+                }
+            }
+            Op::Sleep { name, .. } | Op::SleepUntil { name, .. } => {
+                let key = self.keys.claim(name);
+                self.tokens.push(format!("slept:{key}"));
+            }
+            Op::Elicit { name } | Op::ElicitTimeout { name, .. } | Op::Check { name, .. } => {
+                let key = self.keys.claim(name);
+                self.tokens.push(self.seen(&key)?);
+            }
+            Op::Offer { .. } => {}
+            Op::Status { message, meta } => {
+                self.status_message = Some(message.clone());
+                if let Some(meta) = meta {
+                    self.status_meta = Some(json!({ "i": meta }));
+                }
+            }
+        }
+        Ok(())
+    }
+}

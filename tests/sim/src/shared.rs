@@ -1,0 +1,337 @@
+//! The outside world the task bodies touch: closure execution counters, what bodies saw,
+//! answers sent, and the violations found. It outlives every engine of a run (a restart
+//! drops the engine, not the world).
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::rc::Rc;
+
+use durable_mcp::core::{LoadScope, StepKind, StepStatus};
+use durable_mcp::runtime::{Clock, Store};
+use durable_mcp::testing::VirtualClock;
+
+use crate::program::Program;
+
+/// An invariant that did not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Which invariant (a short stable tag).
+    pub kind: &'static str,
+    /// The task it concerns.
+    pub task: String,
+    /// What was seen.
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] task {}: {}", self.kind, self.task, self.detail)
+    }
+}
+
+/// A task id and a journal key.
+pub type TaskKey = (String, String);
+
+/// What the sim knows of a step's closure executions.
+#[derive(Clone, Debug, Default)]
+struct Executions {
+    /// How many times the closure started.
+    count: u32,
+    /// The disruption epochs (the host's, the task's) when it last started.
+    last_epoch: (u64, u64),
+    /// How many of its executions are running now.
+    live: u32,
+    /// How many executions went unrecorded with a disruption to explain it.
+    excused: u32,
+}
+
+/// The world shared by the bodies, the store wrapper and the driver of one run.
+#[allow(missing_debug_implementations)] // holds a store trait object
+pub struct Shared {
+    /// The store under the fault injector: the truth, read without faults.
+    pub inner: Rc<dyn Store>,
+    /// Virtual time.
+    pub clock: Rc<VirtualClock>,
+    /// The program of each task, by task id.
+    pub programs: RefCell<BTreeMap<String, Rc<Program>>>,
+    /// Bumped by every fault, crash and restart: an attempt that started before a bump may
+    /// have been lost to it, and may run again.
+    epoch: Cell<u64>,
+    /// Bumped by a failed write of one task: only that task's activation stops.
+    task_epochs: RefCell<BTreeMap<String, u64>>,
+    executions: RefCell<BTreeMap<TaskKey, Executions>>,
+    observations: RefCell<BTreeMap<TaskKey, String>>,
+    /// Tasks whose activation saw a cancellation in a write's answer.
+    cancel_observed: RefCell<BTreeSet<String>>,
+    /// The lease generation of each task when its cancellation was recorded: an activation
+    /// claimed after it must not start a step.
+    cancelled_at: RefCell<BTreeMap<String, u64>>,
+    /// The responses sent to each input key.
+    answers: RefCell<BTreeMap<TaskKey, Vec<String>>>,
+    violations: RefCell<Vec<Violation>>,
+    closure_runs: Cell<u64>,
+}
+
+/// The most violations kept per run.
+const MAX_VIOLATIONS: usize = 32;
+
+impl Shared {
+    /// A world over `inner` on `clock`.
+    pub fn new(inner: Rc<dyn Store>, clock: Rc<VirtualClock>) -> Rc<Self> {
+        Rc::new(Shared {
+            inner,
+            clock,
+            programs: RefCell::default(),
+            epoch: Cell::new(0),
+            task_epochs: RefCell::default(),
+            executions: RefCell::default(),
+            observations: RefCell::default(),
+            cancel_observed: RefCell::default(),
+            cancelled_at: RefCell::default(),
+            answers: RefCell::default(),
+            violations: RefCell::default(),
+            closure_runs: Cell::new(0),
+        })
+    }
+
+    /// The program of `task`.
+    pub fn program(&self, task: &str) -> Option<Rc<Program>> {
+        self.programs.borrow().get(task).cloned()
+    }
+
+    /// Records a violation.
+    pub fn violate(&self, kind: &'static str, task: &str, detail: impl Into<String>) {
+        let violation = Violation {
+            kind,
+            task: task.to_owned(),
+            detail: detail.into(),
+        };
+        let mut violations = self.violations.borrow_mut();
+        // The checks run after every event: a standing problem is reported once.
+        if violations.len() < MAX_VIOLATIONS && !violations.contains(&violation) {
+            violations.push(violation);
+        }
+    }
+
+    /// The violations so far.
+    pub fn violations(&self) -> Vec<Violation> {
+        self.violations.borrow().clone()
+    }
+
+    /// How many step closures started.
+    pub fn closure_runs(&self) -> u64 {
+        self.closure_runs.get()
+    }
+
+    /// The host died or restarted: every attempt in flight may be lost.
+    pub fn disrupt(&self) {
+        self.epoch.set(self.epoch.get() + 1);
+    }
+
+    /// A write of `task` failed: the attempts in flight in its activation may be lost.
+    pub fn disrupt_task(&self, task: &str) {
+        *self
+            .task_epochs
+            .borrow_mut()
+            .entry(task.to_owned())
+            .or_default() += 1;
+    }
+
+    /// An activation of `task` saw its cancellation in a write's answer.
+    pub fn cancel_seen(&self, task: &str) {
+        self.cancel_observed.borrow_mut().insert(task.to_owned());
+    }
+
+    /// The cancellation of `task` was recorded while its lease was `generation`.
+    pub fn cancel_recorded(&self, task: &str, generation: u64) {
+        self.cancelled_at
+            .borrow_mut()
+            .entry(task.to_owned())
+            .or_insert(generation);
+    }
+
+    /// A response sent to `key` of `task`.
+    pub fn answer_sent(&self, task: &str, key: &str, response: &str) {
+        self.answers
+            .borrow_mut()
+            .entry((task.to_owned(), key.to_owned()))
+            .or_default()
+            .push(response.to_owned());
+    }
+
+    /// Whether `response` was sent to `key` of `task`.
+    pub fn was_sent(&self, task: &str, key: &str, response: &str) -> bool {
+        self.answers
+            .borrow()
+            .get(&(task.to_owned(), key.to_owned()))
+            .is_some_and(|sent| sent.iter().any(|r| r == response))
+    }
+
+    /// What the body saw for each key of `task`, first observation first.
+    pub fn seen(&self, task: &str) -> BTreeMap<String, String> {
+        self.observations
+            .borrow()
+            .iter()
+            .filter(|((t, _), _)| t == task)
+            .map(|((_, key), token)| (key.clone(), token.clone()))
+            .collect()
+    }
+
+    /// A first (not replayed) read of `key` saw `token`: what later replays must return, once
+    /// its row is durable. A read whose row was never stored (a failed write, a torn batch)
+    /// is simply read again, and may see something else then.
+    pub fn observe_first_read(&self, task: &str, key: &str, token: &str) {
+        self.observations
+            .borrow_mut()
+            .insert((task.to_owned(), key.to_owned()), token.to_owned());
+    }
+
+    /// Whether the journal of `task` holds a finished step row under `key`.
+    pub fn recorded(&self, task: &str, key: &str) -> bool {
+        let journal = self.inner.load(task, LoadScope::Full).ok().flatten();
+        journal
+            .and_then(|j| {
+                j.steps
+                    .get(key)
+                    .map(|row| row.status != StepStatus::Pending)
+            })
+            .unwrap_or(false)
+    }
+
+    /// The body saw `token` for `key`: it must be what every earlier run saw.
+    pub fn observe(&self, task: &str, key: &str, token: &str) {
+        let mut observations = self.observations.borrow_mut();
+        let entry = (task.to_owned(), key.to_owned());
+        match observations.get(&entry) {
+            Some(first) if first != token => {
+                let detail =
+                    format!("a replay of {key:?} returned {token}, an earlier run saw {first}");
+                drop(observations);
+                self.violate("replay-value", task, detail);
+            }
+            Some(_) => {}
+            None => {
+                observations.insert(entry, token.to_owned());
+            }
+        }
+    }
+
+    /// A step closure of `task` starts for `key`: checks that the step is not recorded, that
+    /// an earlier attempt was only lost to a disruption, that no other attempt runs, and that
+    /// no cancellation was observed. Returns the execution's number (from 1) and a guard that
+    /// marks it ended when dropped.
+    pub fn begin_execution(self: &Rc<Self>, task: &str, key: &str) -> (u32, LiveExecution) {
+        self.closure_runs.set(self.closure_runs.get() + 1);
+        let now = self.clock.now();
+        let journal = self.inner.load(task, LoadScope::Full).ok().flatten();
+        let row = journal.as_ref().and_then(|j| j.steps.get(key)).cloned();
+        let recorded_attempts = match &row {
+            Some(row) if row.kind == StepKind::Do => row.attempt,
+            _ => 0,
+        };
+        if let Some(row) = &row {
+            match row.status {
+                StepStatus::Completed | StepStatus::Failed => self.violate(
+                    "recorded-step-ran-again",
+                    task,
+                    format!(
+                        "the closure of {key:?} ran although the journal held it {} ({:?})",
+                        row.status.as_str(),
+                        row.result
+                    ),
+                ),
+                StepStatus::Pending if row.next_attempt_at.is_some_and(|at| at > now) => self
+                    .violate(
+                        "retry-before-backoff",
+                        task,
+                        format!(
+                            "{key:?} ran at {} before its retry time {:?}",
+                            now.0, row.next_attempt_at
+                        ),
+                    ),
+                StepStatus::Pending => {}
+            }
+        }
+        let cancelled_at = self.cancelled_at.borrow().get(task).copied();
+        if let (Some(at), Some(journal)) = (cancelled_at, &journal)
+            && journal.task.generation > at
+        {
+            self.violate(
+                "cancel-not-observed",
+                task,
+                format!(
+                    "{key:?} started in an activation (lease {}) claimed after the cancellation \
+                     was recorded (lease {at})",
+                    journal.task.generation
+                ),
+            );
+        }
+        if self.cancel_observed.borrow().contains(task) {
+            self.violate(
+                "cancel-not-observed",
+                task,
+                format!("{key:?} started after the activation saw the task's cancellation"),
+            );
+        }
+        let task_epoch = self.task_epochs.borrow().get(task).copied().unwrap_or(0);
+        let epoch = (self.epoch.get(), task_epoch);
+        let entry = (task.to_owned(), key.to_owned());
+        let mut executions = self.executions.borrow_mut();
+        let record = executions.entry(entry.clone()).or_default();
+        let mut problems = Vec::new();
+        if record.live > 0 {
+            problems.push((
+                "concurrent-attempts",
+                format!("{key:?} started while another attempt of it runs"),
+            ));
+        }
+        // Executions the journal does not show: each must be explained by a disruption
+        // that happened after it started.
+        let lost = record.count.saturating_sub(recorded_attempts);
+        if lost > record.excused {
+            if record.last_epoch == epoch {
+                problems.push((
+                    "rerun-without-crash",
+                    format!(
+                        "{key:?} runs for the {} time, the journal holds {recorded_attempts} \
+                         attempt(s), and no fault, crash or restart happened since its last \
+                         attempt started: an attempt was dropped unrecorded",
+                        record.count + 1
+                    ),
+                ));
+            }
+            record.excused = lost;
+        }
+        record.count += 1;
+        record.last_epoch = epoch;
+        record.live += 1;
+        let count = record.count;
+        drop(executions);
+        for (kind, detail) in problems {
+            self.violate(kind, task, detail);
+        }
+        (
+            count,
+            LiveExecution {
+                shared: Rc::clone(self),
+                entry,
+            },
+        )
+    }
+}
+
+/// Marks a running closure execution; ends it when dropped (returned, or dropped mid-way).
+#[allow(missing_debug_implementations)]
+pub struct LiveExecution {
+    shared: Rc<Shared>,
+    entry: TaskKey,
+}
+
+impl Drop for LiveExecution {
+    fn drop(&mut self) {
+        if let Some(record) = self.shared.executions.borrow_mut().get_mut(&self.entry) {
+            record.live = record.live.saturating_sub(1);
+        }
+    }
+}

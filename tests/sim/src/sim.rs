@@ -1,0 +1,1127 @@
+//! One simulated run: a scenario (programs and events, all from a seed), the driver that
+//! plays it through the real engine on virtual time, and the invariants checked after every
+//! event.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use durable_mcp::core::schedule::next_wake;
+use durable_mcp::core::{
+    EngineError, LoadScope, StepKind, StepStatus, TaskState, TaskStatus, Timestamp,
+};
+use durable_mcp::native::SqliteStore;
+use durable_mcp::rpc::{Headers, HttpRequest};
+use durable_mcp::runtime::{Clock, CreateTask, Host, LocalBoxFuture, Scheduler, Store};
+use durable_mcp::testing::{
+    MemoryStore, RecordingScheduler, VIRTUAL_EPOCH, VirtualClock, VirtualTimer,
+};
+use durable_mcp::{Engine, McpServer, Router, TaskRegistry, TaskTool};
+use durable_mcp_tests::mcp::McpClient;
+use serde_json::{Value, json};
+
+use crate::body::{TASK_NAME, definition};
+use crate::program::{Grammar, Program, model};
+use crate::rng::Rng;
+use crate::shared::{Shared, TaskKey, Violation};
+use crate::store::{FaultKind, FaultyStore};
+
+/// The largest timestamp every host can store and schedule (8.64e15 ms).
+pub const MAX_TIMESTAMP: u64 = 8_640_000_000_000_000;
+
+/// Where `tasks/get` shows the last status meta (the TypeScript reference's key).
+const STATUS_META_KEY: &str = "io.durable-mcp-server/status";
+
+/// How many polls one settling may take before the sim calls it a livelock.
+const SETTLE_LIMIT: usize = 2_000;
+
+/// How many rounds the closing phase may take to finish every task.
+const FINISH_LIMIT: usize = 400;
+
+/// How far ahead a wake-up may be for the closing phase to wait for it; a task waiting
+/// longer is parked and gets cancelled.
+const PARKED: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// How the native host re-arms a task whose tick failed.
+const TICK_RETRY: Duration = Duration::from_secs(1);
+
+/// What a run may do.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// What bodies may contain.
+    pub grammar: Grammar,
+    /// Every how many seeds the run uses the SQLite store (0: never).
+    pub sqlite_every: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            grammar: Grammar::FULL,
+            sqlite_every: 8,
+        }
+    }
+}
+
+/// Which answer an [`Event::Answer`] sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerMode {
+    /// To an open request (a first answer).
+    Open,
+    /// To any request, answered or not (duplicates, late answers).
+    Any,
+    /// To a key nothing asked.
+    Unknown,
+}
+
+/// A control-plane or host event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Creates task `n` (a client retries a failed creation).
+    Create(usize),
+    /// Polls running activations and starts due ticks until nothing moves.
+    Settle,
+    /// Polls each woken activation once.
+    Poll,
+    /// Moves time to the next wake-up or timer, then settles.
+    Advance,
+    /// Moves time on by this many milliseconds without settling (late ticks).
+    Jump(u64),
+    /// `tasks/update` of task `task`: `pick` chooses the key, `variant` the response.
+    Answer {
+        /// The task.
+        task: usize,
+        /// Which key, among the candidates.
+        pick: u64,
+        /// Which response.
+        variant: u8,
+        /// Which candidates.
+        mode: AnswerMode,
+    },
+    /// `tasks/cancel` of task `n`.
+    Cancel(usize),
+    /// The host dies and starts again: the engine and every activation are dropped, a new
+    /// engine recovers over the same rows.
+    Restart,
+    /// A tick of task `n` now, due or not (duplicate and early wakes).
+    Tick(usize),
+    /// Arms a store fault at the `after`-th write from now.
+    Fault {
+        /// Which write.
+        after: u32,
+        /// What happens.
+        kind: FaultKind,
+    },
+}
+
+/// Everything one seed decides.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The seed.
+    pub seed: u64,
+    /// One program per task.
+    pub programs: Vec<Program>,
+    /// The events, in order.
+    pub events: Vec<Event>,
+    /// Whether the SQLite store is used (else the memory store).
+    pub sqlite: bool,
+    /// The engine's redelivery lease, in milliseconds.
+    pub lease_ms: u64,
+    /// The engine's hand-off time (`Engine::with_hand_off`), in milliseconds.
+    pub hand_off_ms: Option<u64>,
+    /// Each task's retention, in milliseconds (`None`: forever).
+    pub ttl_ms: Vec<Option<u64>>,
+}
+
+impl Scenario {
+    /// The scenario of `seed`.
+    pub fn generate(seed: u64, config: &Config) -> Scenario {
+        let mut rng = Rng::new(seed);
+        let tasks = rng.range(1, 3) as usize;
+        let programs = (0..tasks)
+            .map(|_| Program::generate(&mut rng, config.grammar, VIRTUAL_EPOCH.0))
+            .collect();
+        let count = rng.range(15, 60) as usize;
+        let mut events = vec![Event::Create(0)];
+        for _ in 1..count {
+            let task = rng.below(tasks as u64) as usize;
+            let event = match rng.below(100) {
+                0..6 => Event::Create(task),
+                6..26 => Event::Settle,
+                26..34 => Event::Poll,
+                34..54 => Event::Advance,
+                54..58 => Event::Jump(rng.range(1, 600) * 1000),
+                58..70 => Event::Answer {
+                    task,
+                    pick: rng.next_u64(),
+                    variant: rng.below(3) as u8,
+                    mode: match rng.below(10) {
+                        0..6 => AnswerMode::Open,
+                        6..9 => AnswerMode::Any,
+                        _ => AnswerMode::Unknown,
+                    },
+                },
+                70..72 => Event::Cancel(task),
+                72..76 => Event::Restart,
+                76..81 => Event::Tick(task),
+                _ => Event::Fault {
+                    after: rng.range(1, 8) as u32,
+                    kind: match rng.below(10) {
+                        0..4 => FaultKind::Fail,
+                        4..6 => FaultKind::CrashBefore,
+                        6..8 => FaultKind::CrashAfter,
+                        _ => FaultKind::Torn(rng.range(1, 3) as u32),
+                    },
+                },
+            };
+            events.push(event);
+        }
+        let sqlite = config.sqlite_every > 0 && seed.is_multiple_of(config.sqlite_every);
+        let lease_ms = if rng.chance(50) {
+            durable_mcp::runtime::DEFAULT_LEASE.as_millis() as u64
+        } else {
+            rng.range(3, 30) * 1000
+        };
+        let hand_off_ms = rng.chance(30).then(|| rng.range(1, 10) * 1000);
+        let ttl_ms = (0..tasks)
+            .map(|_| rng.chance(25).then(|| rng.range(5, 30) * 60_000))
+            .collect();
+        Scenario {
+            seed,
+            programs,
+            events,
+            sqlite,
+            lease_ms,
+            hand_off_ms,
+            ttl_ms,
+        }
+    }
+}
+
+/// What one run did and found.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Events played (the scenario's and the closing phase's rounds).
+    pub events: u64,
+    /// Store faults injected.
+    pub faults: u64,
+    /// Of which: failed writes, crashes before a write, crashes after one, torn batches.
+    pub faults_by_kind: [u64; 4],
+    /// Step rows lost to torn batches.
+    pub torn_rows: u64,
+    /// Store writes attempted.
+    pub writes: u64,
+    /// Host restarts (crashes and planned).
+    pub restarts: u64,
+    /// Step closures started.
+    pub closure_runs: u64,
+    /// What did not hold.
+    pub violations: Vec<Violation>,
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} events, {} writes, {} faults, {} restarts, {} closure runs, {} violations",
+            self.events,
+            self.writes,
+            self.faults,
+            self.restarts,
+            self.closure_runs,
+            self.violations.len()
+        )
+    }
+}
+
+struct Flag(AtomicBool);
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+struct Activation {
+    task_id: String,
+    woken: Arc<Flag>,
+    future: LocalBoxFuture<'static, Result<(), EngineError>>,
+}
+
+/// A terminal task as a poller sees it.
+#[derive(Clone, Debug, PartialEq)]
+struct Terminal {
+    status: TaskStatus,
+    result: Option<String>,
+    error: Option<String>,
+}
+
+struct World {
+    scenario: Scenario,
+    shared: Rc<Shared>,
+    store: Rc<FaultyStore>,
+    clock: Rc<VirtualClock>,
+    scheduler: Rc<RecordingScheduler>,
+    registry: TaskRegistry,
+    engine: Rc<Engine>,
+    /// The task tool, for a router over the engine.
+    tool: TaskTool,
+    running: Vec<Activation>,
+    ids: Vec<String>,
+    cancels: BTreeSet<String>,
+    kinds: BTreeMap<TaskKey, StepKind>,
+    finished_steps: BTreeMap<TaskKey, (StepStatus, Option<String>)>,
+    responses: BTreeMap<TaskKey, String>,
+    terminal: BTreeMap<String, Terminal>,
+    /// Each task's rows as last seen (a purged task's last state).
+    last_seen: BTreeMap<String, TaskState>,
+    restarts: u64,
+    events: u64,
+    /// A livelock was found: the run stops.
+    halted: bool,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// Plays `scenario` and returns what it found.
+pub fn run(scenario: &Scenario) -> Outcome {
+    let clock = VirtualClock::new();
+    let (inner, dir): (Rc<dyn Store>, _) = if scenario.sqlite {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = SqliteStore::open(dir.path().join("sim.db")).expect("the SQLite store");
+        (Rc::new(store), Some(dir))
+    } else {
+        (Rc::new(MemoryStore::new()), None)
+    };
+    let shared = Shared::new(inner, Rc::clone(&clock));
+    let ids: Vec<String> = (0..scenario.programs.len())
+        .map(|i| format!("t{i}"))
+        .collect();
+    for (id, program) in ids.iter().zip(&scenario.programs) {
+        shared
+            .programs
+            .borrow_mut()
+            .insert(id.clone(), Rc::new(program.clone()));
+    }
+    let store = Rc::new(FaultyStore::new(
+        Rc::clone(&shared.inner),
+        Rc::clone(&shared),
+    ));
+    let scheduler = Rc::new(RecordingScheduler::default());
+    let registry = TaskRegistry::new().register(definition(Rc::clone(&shared)));
+    let tool = TaskTool::new(definition(Rc::clone(&shared)), json!({ "type": "object" }));
+    let engine = Rc::new(build_engine(
+        scenario, &registry, &store, &clock, &scheduler,
+    ));
+    let mut world = World {
+        scenario: scenario.clone(),
+        shared,
+        store,
+        clock,
+        scheduler,
+        registry,
+        engine,
+        tool,
+        running: Vec::new(),
+        ids,
+        cancels: BTreeSet::new(),
+        kinds: BTreeMap::new(),
+        finished_steps: BTreeMap::new(),
+        responses: BTreeMap::new(),
+        terminal: BTreeMap::new(),
+        last_seen: BTreeMap::new(),
+        restarts: 0,
+        events: 0,
+        halted: false,
+        _dir: dir,
+    };
+    let trace = crate::tracing();
+    for event in &scenario.events {
+        if trace {
+            eprintln!("sim: at {} ms: {event:?}", world.now().0);
+        }
+        if world.halted {
+            break;
+        }
+        world.play(event);
+        world.events += 1;
+        if world.store.is_dead() {
+            world.restart();
+        }
+        world.check();
+    }
+    if !world.halted {
+        world.finish();
+    }
+    if !world.halted {
+        world.final_checks(scenario);
+    }
+    Outcome {
+        events: world.events,
+        faults: world.store.faults(),
+        faults_by_kind: world.store.faults_by_kind(),
+        torn_rows: world.store.torn_rows(),
+        writes: world.store.writes(),
+        restarts: world.restarts,
+        closure_runs: world.shared.closure_runs(),
+        violations: world.shared.violations(),
+    }
+}
+
+fn build_engine(
+    scenario: &Scenario,
+    registry: &TaskRegistry,
+    store: &Rc<FaultyStore>,
+    clock: &Rc<VirtualClock>,
+    scheduler: &Rc<RecordingScheduler>,
+) -> Engine {
+    let store: Rc<dyn Store> = store.clone();
+    let host = Host {
+        store,
+        clock: clock.clone(),
+        timer: Rc::new(VirtualTimer(clock.clone())),
+        scheduler: scheduler.clone(),
+    };
+    let engine =
+        Engine::new(registry.clone(), host).with_lease(Duration::from_millis(scenario.lease_ms));
+    match scenario.hand_off_ms {
+        Some(ms) => engine.with_hand_off(Duration::from_millis(ms)),
+        None => engine,
+    }
+}
+
+fn response(variant: u8) -> Value {
+    json!({ "action": "accept", "content": { "n": variant } })
+}
+
+impl World {
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Moves virtual time to `at` (never back, never past what a real clock can read: a
+    /// wake-up beyond [`MAX_TIMESTAMP`] never comes), firing the timers due.
+    fn set_clock(&self, at: Timestamp) {
+        let at = at.min(Timestamp(MAX_TIMESTAMP)).max(self.now());
+        self.clock.set(at);
+    }
+
+    fn play(&mut self, event: &Event) {
+        match event {
+            // Creating an existing task again (the same id) must leave it as it is.
+            Event::Create(n) => self.create(*n, true),
+            Event::Settle => self.settle(),
+            Event::Poll => {
+                self.poll_running();
+            }
+            Event::Advance => self.advance(),
+            Event::Jump(ms) => {
+                // Wakes due meanwhile fire late; a timer inside an activation (a step's
+                // timeout, a slow closure) is never jumped over, so two timers never come
+                // due at one instant and a timeout stays a timeout.
+                let mut target = self.now().saturating_add(Duration::from_millis(*ms));
+                if let Some(timer) = self.clock.next_timer() {
+                    target = target.min(timer);
+                }
+                self.set_clock(target);
+            }
+            Event::Answer {
+                task,
+                pick,
+                variant,
+                mode,
+            } => self.answer(*task, *pick, *variant, *mode),
+            Event::Cancel(n) => {
+                if let Some(id) = self.ids.get(*n).cloned() {
+                    self.cancel(&id);
+                }
+            }
+            Event::Restart => self.restart(),
+            Event::Tick(n) => {
+                if let Some(id) = self.ids.get(*n).cloned() {
+                    self.start_tick(id);
+                }
+            }
+            Event::Fault { after, kind } => self.store.arm(*after, *kind),
+        }
+    }
+
+    fn cancel(&mut self, id: &str) {
+        self.cancels.insert(id.to_owned());
+        let faults = self.store.faults();
+        let _ = self.engine.cancel(id, None);
+        if let Some(state) = self.task_state(id)
+            && state.task.cancel_requested
+        {
+            self.shared.cancel_recorded(id, state.task.generation);
+            // Nothing runs the body, and no write failed: the cancellation settles at once.
+            if !self.engine.is_running(id) && self.store.faults() == faults && !self.store.is_dead()
+            {
+                self.shared.violate(
+                    "cancel-not-settled",
+                    id,
+                    format!(
+                        "cancelled while idle ({}), the task is still {} with the request pending",
+                        state.task.status, state.task.status
+                    ),
+                );
+            }
+        }
+    }
+
+    fn task_state(&self, id: &str) -> Option<TaskState> {
+        self.shared.inner.load(id, LoadScope::Full).ok().flatten()
+    }
+
+    fn create(&mut self, n: usize, again: bool) {
+        let Some(id) = self.ids.get(n).cloned() else {
+            return;
+        };
+        let exists = self.task_state(&id).is_some();
+        // A purged task is gone for good: its id is not reused (a new task under it would be
+        // another task to the checks).
+        if (exists && !again) || (!exists && self.last_seen.contains_key(&id)) {
+            return;
+        }
+        let ttl = self.scenario.ttl_ms.get(n).copied().flatten();
+        let request = CreateTask {
+            task_id: Some(id),
+            ttl: Some(ttl.map(Duration::from_millis)),
+            ..CreateTask::new(TASK_NAME, json!({}))
+        };
+        let _ = self.engine.create_task(request);
+    }
+
+    fn answer(&mut self, n: usize, pick: u64, variant: u8, mode: AnswerMode) {
+        let Some(id) = self.ids.get(n).cloned() else {
+            return;
+        };
+        let Some(state) = self.task_state(&id) else {
+            return;
+        };
+        let candidates: Vec<&String> = match mode {
+            AnswerMode::Open => state
+                .inputs
+                .values()
+                .filter(|i| !i.answered && !i.consumed)
+                .map(|i| &i.key)
+                .collect(),
+            AnswerMode::Any => state.inputs.keys().collect(),
+            AnswerMode::Unknown => Vec::new(),
+        };
+        let key = if candidates.is_empty() {
+            "nosuch".to_owned()
+        } else {
+            candidates[(pick % candidates.len() as u64) as usize].clone()
+        };
+        self.send_answer(&id, &key, variant);
+    }
+
+    fn send_answer(&mut self, id: &str, key: &str, variant: u8) {
+        let response = response(variant);
+        self.shared.answer_sent(id, key, &response.to_string());
+        let _ = self.engine.update(id, &json!({ key: response }), None);
+    }
+
+    fn restart(&mut self) {
+        self.running.clear();
+        self.scheduler.clear();
+        self.store.revive();
+        self.shared.disrupt();
+        self.restarts += 1;
+        self.engine = Rc::new(build_engine(
+            &self.scenario,
+            &self.registry,
+            &self.store,
+            &self.clock,
+            &self.scheduler,
+        ));
+        if let Err(error) = self.engine.recover() {
+            self.shared
+                .violate("recover-failed", "-", format!("recover failed: {error}"));
+        }
+    }
+
+    fn start_tick(&mut self, id: String) {
+        let engine = Rc::clone(&self.engine);
+        let task = id.clone();
+        let future = Box::pin(async move { engine.tick(&task).await });
+        self.running.push(Activation {
+            task_id: id,
+            woken: Arc::new(Flag(AtomicBool::new(true))),
+            future,
+        });
+    }
+
+    fn is_running(&self, id: &str) -> bool {
+        self.running.iter().any(|a| a.task_id == id)
+    }
+
+    fn poll_running(&mut self) -> bool {
+        let mut progressed = false;
+        let mut index = 0;
+        while index < self.running.len() {
+            if self.store.is_dead() {
+                break;
+            }
+            let activation = &mut self.running[index];
+            if !activation.woken.0.swap(false, Ordering::SeqCst) {
+                index += 1;
+                continue;
+            }
+            progressed = true;
+            let waker = Waker::from(activation.woken.clone());
+            let polled = activation
+                .future
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker));
+            if crate::tracing() {
+                eprintln!(
+                    "sim:   poll {} -> {:?}",
+                    self.running[index].task_id,
+                    match &polled {
+                        Poll::Ready(r) =>
+                            format!("ready {:?}", r.as_ref().err().map(ToString::to_string)),
+                        Poll::Pending => "pending".to_owned(),
+                    }
+                );
+            }
+            match polled {
+                Poll::Ready(result) => {
+                    let activation = self.running.swap_remove(index);
+                    if result.is_err() {
+                        // As the native host does: try again shortly rather than lose the task.
+                        let retry = self.now().saturating_add(TICK_RETRY);
+                        self.scheduler.schedule(&activation.task_id, Some(retry));
+                    }
+                }
+                Poll::Pending => index += 1,
+            }
+        }
+        progressed
+    }
+
+    fn start_due(&mut self) -> bool {
+        let now = self.now();
+        let mut started = false;
+        for id in self.scheduler.wakes().into_keys() {
+            // As the native host does, a due wake is fired even while the task runs (the
+            // engine ignores it then).
+            if !self.scheduler.take_due(&id, now) {
+                continue;
+            }
+            self.start_tick(id);
+            started = true;
+        }
+        started
+    }
+
+    fn settle(&mut self) {
+        if self.halted {
+            return;
+        }
+        for _ in 0..SETTLE_LIMIT {
+            if self.store.is_dead() {
+                return;
+            }
+            if !(self.poll_running() | self.start_due()) {
+                return;
+            }
+        }
+        self.shared.violate(
+            "livelock",
+            "-",
+            format!(
+                "ticks kept coming for {SETTLE_LIMIT} polls without time moving (now {}); \
+                 running: {:?}; tasks: {:?}",
+                self.now().0,
+                self.running.iter().map(|a| &a.task_id).collect::<Vec<_>>(),
+                self.ids
+                    .iter()
+                    .filter_map(|id| self.task_state(id))
+                    .map(|s| (
+                        s.task.task_id,
+                        s.task.status,
+                        s.task.next_run_at.map(|t| t.0)
+                    ))
+                    .collect::<Vec<_>>()
+            ),
+        );
+        self.halted = true;
+    }
+
+    /// The earliest wake-up or timer, unless it is so far ahead that what waits for it is
+    /// parked for good (see [`PARKED`]).
+    fn next_event(&self) -> Option<Timestamp> {
+        let horizon = self.now().saturating_add(PARKED);
+        let wakes = self.scheduler.wakes().into_values().min();
+        [wakes, self.clock.next_timer()]
+            .into_iter()
+            .flatten()
+            .filter(|at| *at <= horizon)
+            .min()
+    }
+
+    /// The tasks whose wake-up is beyond [`PARKED`].
+    fn parked(&self) -> Vec<String> {
+        let horizon = self.now().saturating_add(PARKED);
+        let wakes = self.scheduler.wakes();
+        self.ids
+            .iter()
+            .filter(|id| wakes.get(*id).is_some_and(|at| *at > horizon))
+            .cloned()
+            .collect()
+    }
+
+    fn advance(&mut self) {
+        self.settle();
+        if self.store.is_dead() {
+            return;
+        }
+        // What settled is checked before time moves on (a purge may follow at once).
+        self.check();
+        if let Some(at) = self.next_event() {
+            self.set_clock(at);
+        }
+        self.settle();
+    }
+
+    /// Runs every task to its end: no faults, every open elicitation answered.
+    fn finish(&mut self) {
+        self.store.disarm();
+        let trace = crate::tracing();
+        for _ in 0..FINISH_LIMIT {
+            if self.halted {
+                return;
+            }
+            self.events += 1;
+            if trace {
+                eprintln!("sim: at {} ms: closing round", self.now().0);
+            }
+            for n in 0..self.ids.len() {
+                self.create(n, false);
+            }
+            self.settle();
+            if self.store.is_dead() {
+                self.restart();
+            }
+            let mut open = Vec::new();
+            for id in &self.ids {
+                let Some(state) = self.task_state(id) else {
+                    continue;
+                };
+                if state.task.status == TaskStatus::InputRequired {
+                    open.extend(
+                        state
+                            .inputs
+                            .values()
+                            .filter(|i| i.blocking && !i.answered)
+                            .map(|i| (id.clone(), i.key.clone())),
+                    );
+                }
+            }
+            for (id, key) in open {
+                self.send_answer(&id, &key, 0);
+            }
+            self.settle();
+            self.check();
+            let all_done = self.ids.iter().all(|id| match self.task_state(id) {
+                Some(state) => state.task.status.is_terminal(),
+                None => self.last_seen.contains_key(id),
+            });
+            if all_done {
+                return;
+            }
+            let waiting_for_input = self.ids.iter().any(|id| {
+                self.task_state(id)
+                    .is_some_and(|s| s.task.status == TaskStatus::InputRequired)
+            });
+            let parked = self.parked();
+            match self.next_event() {
+                Some(at) => self.set_clock(at),
+                // What waits that long is parked for good: a client cancels it.
+                None if !parked.is_empty() => {
+                    for id in parked {
+                        self.cancel(&id);
+                    }
+                }
+                None if self.running.is_empty() && !waiting_for_input => return,
+                None => {}
+            }
+        }
+    }
+
+    /// The invariants that hold after every event.
+    fn check(&mut self) {
+        for (task, key) in self.store.take_torn() {
+            self.finished_steps.remove(&(task, key));
+        }
+        for id in self.ids.clone() {
+            let Some(state) = self.task_state(&id) else {
+                if let Some(last) = self.last_seen.get(&id) {
+                    // Only a finished task is purged, and only once its retention is over.
+                    let purge_at = durable_mcp::core::schedule::purge_at(last);
+                    if !last.task.status.is_terminal() || purge_at.is_none_or(|at| at > self.now())
+                    {
+                        self.shared.violate(
+                            "terminal-changed",
+                            &id,
+                            format!(
+                                "the {} task vanished at {} (purge due at {:?})",
+                                last.task.status,
+                                self.now().0,
+                                purge_at.map(|at| at.0)
+                            ),
+                        );
+                    }
+                }
+                continue;
+            };
+            self.check_journal(&id, &state);
+            self.check_terminal(&id, &state);
+            self.check_wake(&id, &state);
+            self.check_timestamps(&id, &state);
+            self.check_sleep_cuts(&id, &state);
+            self.last_seen.insert(id, state);
+        }
+    }
+
+    fn check_journal(&mut self, id: &str, state: &TaskState) {
+        for (key, row) in &state.steps {
+            if state.inputs.contains_key(key) {
+                self.shared.violate(
+                    "key-kinds",
+                    id,
+                    format!("{key:?} is both a {} step and an input request", row.kind),
+                );
+            }
+        }
+        let kinds = state
+            .steps
+            .values()
+            .map(|row| (&row.key, row.kind))
+            .chain(state.inputs.values().map(|row| (&row.key, row.kind())));
+        for (key, kind) in kinds {
+            let entry = (id.to_owned(), key.clone());
+            match self.kinds.get(&entry) {
+                Some(first) if *first != kind => self.shared.violate(
+                    "key-kinds",
+                    id,
+                    format!("{key:?} was recorded as {first}, now as {kind}"),
+                ),
+                Some(_) => {}
+                None => {
+                    self.kinds.insert(entry, kind);
+                }
+            }
+        }
+        for (key, row) in &state.steps {
+            let entry = (id.to_owned(), key.clone());
+            let now = (row.status, row.result.clone());
+            match self.finished_steps.get(&entry) {
+                Some(first) if *first != now => self.shared.violate(
+                    "recorded-step-changed",
+                    id,
+                    format!("{key:?} was recorded as {first:?}, now reads {now:?}"),
+                ),
+                Some(_) => {}
+                None if row.status != StepStatus::Pending => {
+                    self.finished_steps.insert(entry, now);
+                }
+                None => {}
+            }
+        }
+        let vanished: Vec<String> = self
+            .finished_steps
+            .keys()
+            .filter(|(task, key)| task == id && !state.steps.contains_key(key))
+            .map(|(_, key)| key.clone())
+            .collect();
+        for key in vanished {
+            self.shared.violate(
+                "recorded-step-changed",
+                id,
+                format!("the recorded step {key:?} vanished from the journal"),
+            );
+            self.finished_steps.remove(&(id.to_owned(), key));
+        }
+        for (key, row) in &state.inputs {
+            let Some(response) = &row.response else {
+                continue;
+            };
+            let entry = (id.to_owned(), key.clone());
+            match self.responses.get(&entry) {
+                Some(first) if first != response => self.shared.violate(
+                    "answer-changed",
+                    id,
+                    format!(
+                        "the answer to {key:?} was {first}, now {response}: the first must win"
+                    ),
+                ),
+                Some(_) => {}
+                None => {
+                    self.responses.insert(entry, response.clone());
+                }
+            }
+        }
+    }
+
+    fn check_terminal(&mut self, id: &str, state: &TaskState) {
+        let task = &state.task;
+        let view = Terminal {
+            status: task.status,
+            result: task.result.clone(),
+            error: task.error.as_ref().map(|e| e.message.clone()),
+        };
+        match self.terminal.get(id) {
+            Some(first) if *first != view => self.shared.violate(
+                "terminal-changed",
+                id,
+                format!("the finished task was {first:?}, now {view:?}"),
+            ),
+            Some(_) => {}
+            None if task.status.is_terminal() => {
+                if task.status == TaskStatus::Cancelled && !self.cancels.contains(id) {
+                    self.shared.violate(
+                        "cancelled-uncalled",
+                        id,
+                        "cancelled though nobody cancelled it",
+                    );
+                }
+                self.terminal.insert(id.to_owned(), view);
+            }
+            None => {}
+        }
+    }
+
+    fn check_wake(&mut self, id: &str, state: &TaskState) {
+        if state.task.status.is_terminal() || self.is_running(id) {
+            return;
+        }
+        let now = self.now();
+        let wake = self.scheduler.wake_of(id);
+        let due = next_wake(state);
+        match (wake, due) {
+            (None, Some(due)) => self.shared.violate(
+                "no-wake",
+                id,
+                format!(
+                    "the {} task needs a wake at {} but none is set (now {})",
+                    state.task.status, due.0, now.0
+                ),
+            ),
+            (None, None) if state.task.status != TaskStatus::InputRequired => {
+                self.shared.violate(
+                    "no-wake",
+                    id,
+                    format!(
+                        "the {} task has nothing that would ever wake it",
+                        state.task.status
+                    ),
+                );
+            }
+            (Some(wake), Some(due)) if wake > due.max(now).saturating_add(TICK_RETRY) => {
+                self.shared.violate(
+                    "late-wake",
+                    id,
+                    format!("its wake is set at {} but it is due at {}", wake.0, due.0),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn check_timestamps(&mut self, id: &str, state: &TaskState) {
+        let task = &state.task;
+        let mut stamps: Vec<(String, Option<Timestamp>)> = vec![
+            ("task.next_run_at".into(), task.next_run_at),
+            ("task.last_updated_at".into(), Some(task.last_updated_at)),
+            ("task.finished_at".into(), task.finished_at),
+            ("wake".into(), self.scheduler.wake_of(id)),
+        ];
+        for row in state.steps.values() {
+            stamps.push((format!("{}.wake_at", row.key), row.wake_at));
+            stamps.push((format!("{}.next_attempt_at", row.key), row.next_attempt_at));
+        }
+        for row in state.inputs.values() {
+            stamps.push((format!("{}.timeout_at", row.key), row.timeout_at));
+        }
+        for (what, stamp) in stamps {
+            if let Some(stamp) = stamp
+                && stamp.0 > MAX_TIMESTAMP
+            {
+                self.shared.violate(
+                    "timestamp-cap",
+                    id,
+                    format!("{what} is {}, above the cap {MAX_TIMESTAMP}", stamp.0),
+                );
+            }
+        }
+    }
+
+    fn check_sleep_cuts(&mut self, id: &str, state: &TaskState) {
+        let cuts: Vec<&String> = state
+            .steps
+            .values()
+            .filter(|row| row.kind == StepKind::Sleep && row.status == StepStatus::Completed)
+            .filter(|row| match (row.completed_at, row.wake_at) {
+                (Some(done), Some(wake)) => done < wake,
+                _ => false,
+            })
+            .map(|row| &row.key)
+            .collect();
+        let answered_offers = state
+            .inputs
+            .values()
+            .filter(|i| !i.blocking && i.answered)
+            .count();
+        if cuts.len() > answered_offers {
+            self.shared.violate(
+                "sleep-cuts",
+                id,
+                format!(
+                    "{} sleeps ended early ({cuts:?}) for {answered_offers} answered offer(s): an \
+                     answer cuts only the next sleep",
+                    cuts.len()
+                ),
+            );
+        }
+    }
+
+    /// `tasks/get` through the router shows the last status meta under
+    /// `_meta["io.durable-mcp-server/status"]` (absent while none was published).
+    fn check_wire_meta(&mut self, id: &str, expected: Option<&Value>) {
+        if self.task_state(id).is_none() {
+            return; // purged
+        }
+        let server = McpServer::new("sim", "0.0.0").task(self.tool.clone());
+        let router = Router::new(server, Rc::clone(&self.engine));
+        let client = McpClient::new("http://127.0.0.1:1/mcp");
+        let (body, headers) = client.build("tasks/get", json!({ "taskId": id }), true);
+        let request = HttpRequest {
+            method: "POST".to_owned(),
+            headers: Headers::new(headers),
+            body: body.to_string().into_bytes(),
+        };
+        let mut handled = std::pin::pin!(router.handle(request));
+        let mut context = Context::from_waker(Waker::noop());
+        let Poll::Ready(response) = handled.as_mut().poll(&mut context) else {
+            self.shared
+                .violate("status-meta-wire", id, "tasks/get did not answer at once");
+            return;
+        };
+        let answer = response.json_body();
+        let got = answer["result"]["_meta"].get(STATUS_META_KEY);
+        if got != expected {
+            self.shared.violate(
+                "status-meta-wire",
+                id,
+                format!(
+                    "tasks/get shows _meta[{STATUS_META_KEY:?}] = {got:?}, the last published meta \
+                     is {expected:?} (answer: {answer})"
+                ),
+            );
+        }
+    }
+
+    fn final_checks(&mut self, scenario: &Scenario) {
+        for (id, program) in self.ids.clone().iter().zip(&scenario.programs) {
+            let Some(state) = self
+                .task_state(id)
+                .or_else(|| self.last_seen.get(id).cloned())
+            else {
+                self.shared
+                    .violate("not-finished", id, "the task was never created");
+                continue;
+            };
+            let task = &state.task;
+            if !task.status.is_terminal() {
+                self.shared.violate(
+                    "not-finished",
+                    id,
+                    format!("the task is still {} at the end", task.status),
+                );
+                continue;
+            }
+            let expected = match model(id, program, &self.shared.seen(id)) {
+                Ok(expected) => expected,
+                Err(key) => {
+                    if task.status == TaskStatus::Completed {
+                        self.shared.violate(
+                            "final-result",
+                            id,
+                            format!("the body completed without passing {key:?}"),
+                        );
+                    }
+                    continue;
+                }
+            };
+            match (task.status, &expected.result) {
+                (TaskStatus::Completed, None) => self.shared.violate(
+                    "explicit-nested-step",
+                    id,
+                    format!(
+                        "a cx.step inside a step closure must fail the task with an engine \
+                         error; the task completed with {:?}",
+                        task.result
+                    ),
+                ),
+                (TaskStatus::Completed, Some(want)) => {
+                    let got: Option<Value> = task
+                        .result
+                        .as_deref()
+                        .and_then(|r| serde_json::from_str(r).ok());
+                    if got.as_ref() != Some(want) {
+                        self.shared.violate(
+                            "final-result",
+                            id,
+                            format!("the result is {got:?}, the model says {want}"),
+                        );
+                    }
+                    if task.status_message != expected.status_message {
+                        self.shared.violate(
+                            "status",
+                            id,
+                            format!(
+                                "the status message is {:?}, the model says {:?}",
+                                task.status_message, expected.status_message
+                            ),
+                        );
+                    }
+                    self.check_wire_meta(id, expected.status_meta.as_ref());
+                    let meta: Option<Value> = task
+                        .status_meta
+                        .as_deref()
+                        .and_then(|m| serde_json::from_str(m).ok());
+                    if meta != expected.status_meta {
+                        self.shared.violate(
+                            "status",
+                            id,
+                            format!(
+                                "the status meta is {meta:?}, the model says {:?}",
+                                expected.status_meta
+                            ),
+                        );
+                    }
+                }
+                (TaskStatus::Failed, Some(_))
+                    if task.deadline().is_some_and(|deadline| {
+                        task.finished_at.is_some_and(|at| at >= deadline)
+                            && task
+                                .error
+                                .as_ref()
+                                .is_some_and(|e| e.message.contains("expired"))
+                    }) => {}
+                (TaskStatus::Failed, Some(_)) => self.shared.violate(
+                    "task-failed",
+                    id,
+                    format!("the task failed: {:?}", task.error),
+                ),
+                _ => {}
+            }
+        }
+    }
+}
