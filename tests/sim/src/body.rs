@@ -2,7 +2,6 @@
 //! `TaskContext`.
 
 use std::cell::RefCell;
-use std::future::IntoFuture;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -303,14 +302,15 @@ impl<'a> Run<'a> {
                 retry: Some(policy()),
                 timeout,
             };
-            let name = step.name;
-            Box::pin(async move { run_step(name, spec, closure).await.map_err(TaskError::from) })
+            // The call claims the key, as a `#[step]` fn's call does.
+            let call = run_step(step.name, spec, closure);
+            Box::pin(async move { call.await.map_err(TaskError::from) })
         } else {
             let mut call = self.cx.step(step.name, closure).retry(policy());
             if let Some(timeout) = timeout {
                 call = call.timeout(timeout);
             }
-            call.into_future()
+            Box::pin(call)
         }
     }
 
