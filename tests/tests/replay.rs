@@ -251,6 +251,19 @@ common::on_every_store!(
     a_step_raced_against_a_durable_timeout,
 );
 
+/// A host on a memory store and virtual time, with its clock and scheduler.
+fn virtual_host() -> (Host, Rc<VirtualClock>, Rc<RecordingScheduler>) {
+    let clock = VirtualClock::new();
+    let scheduler = Rc::new(RecordingScheduler::default());
+    let host = Host {
+        store: Rc::new(MemoryStore::new()),
+        clock: clock.clone(),
+        timer: Rc::new(VirtualTimer(clock.clone())),
+        scheduler: scheduler.clone(),
+    };
+    (host, clock, scheduler)
+}
+
 /// A branch elicits while a sibling's attempt is still running: the attempt is recorded, and
 /// the task waits for the answer without asking to run again (an input_required task whose
 /// wake stayed due would be ticked in a hot loop). Found by the simulator.
@@ -277,14 +290,7 @@ fn an_attempt_finished_while_a_branch_waits_for_input_does_not_spin() {
             Ok::<_, TaskError>(reply(format!("{value} {}", answer["action"])))
         })
     }));
-    let clock = VirtualClock::new();
-    let scheduler = Rc::new(RecordingScheduler::default());
-    let host = Host {
-        store: Rc::new(MemoryStore::new()),
-        clock: clock.clone(),
-        timer: Rc::new(VirtualTimer(clock.clone())),
-        scheduler: scheduler.clone(),
-    };
+    let (host, _, scheduler) = virtual_host();
     let engine = Engine::new(registry, host);
     let id = engine.create("t", json!({})).expect("created").task_id;
     let mut tick = Box::pin(engine.tick(&id));
@@ -310,13 +316,7 @@ fn a_live_activation_past_its_lease_is_not_run_twice() {
             Ok::<_, TaskError>(reply("never"))
         })
     }));
-    let clock = VirtualClock::new();
-    let host = Host {
-        store: Rc::new(MemoryStore::new()),
-        clock: clock.clone(),
-        timer: Rc::new(VirtualTimer(clock.clone())),
-        scheduler: Rc::new(RecordingScheduler::default()),
-    };
+    let (host, clock, _) = virtual_host();
     let lease = Duration::from_secs(60);
     let engine = Engine::new(registry, host).with_lease(lease);
     let id = engine.create("t", json!({})).expect("created").task_id;
@@ -353,13 +353,7 @@ fn an_abandoned_activation_expires_with_its_lease() {
             Ok::<_, TaskError>(reply(value.to_string()))
         })
     }));
-    let clock = VirtualClock::new();
-    let host = Host {
-        store: Rc::new(MemoryStore::new()),
-        clock: clock.clone(),
-        timer: Rc::new(VirtualTimer(clock.clone())),
-        scheduler: Rc::new(RecordingScheduler::default()),
-    };
+    let (host, clock, _) = virtual_host();
     let lease = Duration::from_secs(60);
     let engine = Engine::new(registry, host)
         .with_lease(lease)
