@@ -214,10 +214,15 @@ pub use durable_mcp_macros::mcp_task;
 /// async fn name(param: Type, ..) -> Result<T, StepError> { .. }
 /// ```
 ///
-/// The fn keeps its signature. Awaited while a task's body runs (in the body itself or in any
-/// fn it awaits), it is a [`TaskContext::step`] of that task: keyed by its name (`name`,
-/// `name#2`, ... for repeated calls in one run), run once and its value recorded; on replay the
-/// recorded value comes back without running the body. A failed attempt is retried after a
+/// The fn keeps its name, parameters and output. With owned parameters it becomes a plain fn
+/// that returns a (boxed) future and claims the step's journal key when it is called, so that
+/// steps created together (`try_join_all(ids.map(fetch))`) get their keys in call order; with
+/// borrowed parameters it stays an `async fn` and claims when first polled. Called while a
+/// task's body runs (in the body itself or in any fn it awaits), it is a
+/// [`TaskContext::step`] of that task: keyed by its name (`name`, `name#2`, ... for repeated
+/// calls in one run), run once and its value recorded; on replay the recorded value comes back
+/// without running the body. Inside another step's closure it simply runs, as part of that
+/// step. A failed attempt is retried after a
 /// durable backoff under the step's policy; once the step fails for good (its attempts spent,
 /// or a [`StepError::non_retryable`]), the returned `StepError` turns back into
 /// [`TaskError::StepFailed`] with `?`. Called outside a task (a test, a spawned future), the

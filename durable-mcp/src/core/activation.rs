@@ -291,6 +291,7 @@ impl Activation {
     /// is due. A sleep ends early when an offer's answer asked for the next sleep to be cut;
     /// the cut is spent on that one sleep.
     pub fn sleep(&mut self, key: &str, wake_at: Timestamp, now: Timestamp) -> Decision<()> {
+        // The number a new row would take; `push` moves past it if the row is written.
         let seq = self.next_seq;
         let decided = replay::replay_sleep(&self.cursor(now), key, wake_at, seq);
         match self.decided(decided)? {

@@ -25,7 +25,7 @@ use super::current::without_current;
 use super::error::{ElicitOutcome, StepError, TaskError};
 use super::host::Host;
 use super::pacer::Pacer;
-use super::ports::LocalBoxFuture;
+use super::ports::{LocalBoxFuture, StoreError};
 use super::step;
 use crate::core::activation::{
     Activation, CheckNext, Decision, ElicitNext, End, StepEnd, StepNext, Stop, Suspension,
@@ -325,10 +325,7 @@ impl TaskContext {
                 CheckNext::Read => {
                     let offer = match self.host.store.load_input(&self.task_id, &key) {
                         Ok(offer) => offer,
-                        Err(error) => {
-                            let why = Suspension::StoreUnavailable(error.0);
-                            return self.stopped(self.with(|m| m.suspend(why))).await;
-                        }
+                        Err(error) => return self.store_failed(error).await,
                     };
                     self.act(|m, now| m.record_check(&step_key, &key, offer, now))
                         .await
@@ -431,6 +428,12 @@ impl TaskContext {
         parked().await
     }
 
+    /// Stops the body because the store failed; the claim's redelivery runs it again.
+    async fn store_failed<T>(&self, error: StoreError) -> T {
+        let why = Suspension::StoreUnavailable(error.0);
+        self.stopped(self.with(|m| m.suspend(why))).await
+    }
+
     async fn fail<T>(&self, error: EngineError) -> T {
         self.stopped(self.with(|m| m.fail(error))).await
     }
@@ -494,9 +497,7 @@ impl TaskContext {
         // The steps before this one must be durable before the closure can reach the outside
         // world (a host's output gate holds only requests sent after a write was issued).
         if let Err(error) = self.host.store.flush() {
-            return self
-                .stopped(self.with(|m| m.suspend(Suspension::StoreUnavailable(error.0))))
-                .await;
+            return self.store_failed(error).await;
         }
         let timeout = timeout.unwrap_or(self.step_timeout);
         let outcome = step::attempt(&*self.host.timer, self.outside_task(&key, closure), timeout);
