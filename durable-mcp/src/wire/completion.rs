@@ -1,0 +1,174 @@
+//! Argument completion (`completion/complete`): what a client asks to complete, and the
+//! suggestions the server answers.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The most values one completion may carry.
+pub const MAX_COMPLETION_VALUES: usize = 100;
+
+/// What the argument being completed belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum CompletionReference {
+    /// An argument of a prompt (`ref/prompt`).
+    #[serde(rename = "ref/prompt")]
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// Its display name, if the client sent one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+    },
+    /// A variable of a resource template, or of a resource (`ref/resource`).
+    #[serde(rename = "ref/resource")]
+    Resource {
+        /// The URI template (or URI).
+        uri: String,
+    },
+}
+
+/// The argument being completed and what the user has typed of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompletionArgument {
+    /// The argument's name.
+    pub name: String,
+    /// Its partial value.
+    pub value: String,
+}
+
+/// The context of a completion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompletionContext {
+    /// Arguments already resolved, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<BTreeMap<String, String>>,
+}
+
+/// `completion/complete` params.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompleteParams {
+    /// The prompt or resource the argument belongs to.
+    #[serde(rename = "ref")]
+    pub reference: CompletionReference,
+    /// The argument.
+    pub argument: CompletionArgument,
+    /// Arguments already resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<CompletionContext>,
+}
+
+/// The suggestions for one argument (the `completion` of a `CompleteResult`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// The suggested values, best first; at most [`MAX_COMPLETION_VALUES`] are sent.
+    pub values: Vec<String>,
+    /// How many values there are in all, when known (may exceed `values`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Whether there are more values than those sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
+impl Completion {
+    /// The suggestions `values`.
+    pub fn new(values: Vec<String>) -> Self {
+        Completion {
+            values,
+            total: None,
+            has_more: None,
+        }
+    }
+
+    /// The candidates that start with `prefix`, in the order given.
+    pub fn matching<I>(candidates: I, prefix: &str) -> Self
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Completion::new(
+            candidates
+                .into_iter()
+                .filter(|candidate| candidate.as_ref().starts_with(prefix))
+                .map(|candidate| candidate.as_ref().to_owned())
+                .collect(),
+        )
+    }
+
+    /// The completion as it may be sent: cut to [`MAX_COMPLETION_VALUES`] values, with
+    /// `hasMore` set and `total` counting every value when it had more.
+    #[must_use]
+    pub fn truncated(mut self) -> Self {
+        let count = self.values.len();
+        if count > MAX_COMPLETION_VALUES {
+            self.values.truncate(MAX_COMPLETION_VALUES);
+            self.has_more = Some(true);
+            self.total = Some(self.total.unwrap_or(0).max(count as u64));
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn params_read_both_kinds_of_reference() {
+        let params: CompleteParams = serde_json::from_value(json!({
+            "ref": { "type": "ref/prompt", "name": "p" },
+            "argument": { "name": "a", "value": "x" },
+            "context": { "arguments": { "b": "y" } },
+        }))
+        .unwrap();
+        assert_eq!(
+            params.reference,
+            CompletionReference::Prompt {
+                name: "p".to_owned(),
+                title: None
+            }
+        );
+        assert_eq!(params.context.unwrap().arguments.unwrap()["b"], "y");
+        let params: CompleteParams = serde_json::from_value(json!({
+            "ref": { "type": "ref/resource", "uri": "file:///{path}" },
+            "argument": { "name": "path", "value": "" },
+        }))
+        .unwrap();
+        assert_eq!(
+            params.reference,
+            CompletionReference::Resource {
+                uri: "file:///{path}".to_owned()
+            }
+        );
+        let unknown = json!({ "ref": { "type": "ref/tool", "name": "t" },
+                              "argument": { "name": "a", "value": "" } });
+        assert!(serde_json::from_value::<CompleteParams>(unknown).is_err());
+    }
+
+    #[test]
+    fn truncation_keeps_the_first_hundred_and_says_there_are_more() {
+        let values: Vec<String> = (0..150).map(|n| n.to_string()).collect();
+        let cut = Completion::new(values).truncated();
+        assert_eq!(cut.values.len(), MAX_COMPLETION_VALUES);
+        assert_eq!(cut.values[99], "99");
+        assert_eq!((cut.total, cut.has_more), (Some(150), Some(true)));
+        assert_eq!(
+            json!(cut)["hasMore"],
+            json!(true),
+            "the wire name is camelCase"
+        );
+
+        let mut large = Completion::new(vec!["a".to_owned(); 101]);
+        large.total = Some(5_000);
+        assert_eq!(large.truncated().total, Some(5_000), "a larger total stays");
+
+        let small = Completion::matching(["paris", "park", "rome"], "par").truncated();
+        assert_eq!(small.values, ["paris", "park"]);
+        assert_eq!(json!(small), json!({ "values": ["paris", "park"] }));
+    }
+}
