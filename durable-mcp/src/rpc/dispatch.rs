@@ -2,15 +2,15 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::RpcError;
 use super::headers::check_param_headers;
 use super::http::Headers;
-use super::server::{
-    McpServer, Preparation, ResourceListing, TaskTool, ToolCall, ToolEntry, ToolOutcome,
-};
+use super::request::{Outcome, ToolCall};
+use super::server::{McpServer, Preparation, ResourceListing, TaskTool, ToolEntry};
 use super::service::TaskService;
 use crate::core::{TaskSnapshot, TaskStatus};
 use crate::runtime::CreateTask;
@@ -193,10 +193,7 @@ impl Call<'_> {
         };
         check_param_headers(&entry.tool().input_schema, &call.arguments, self.headers)?;
         match entry {
-            ToolEntry::Plain(plain) => match (plain.handler)(call).await.map_err(called)? {
-                ToolOutcome::Complete(result) => Ok(complete_result(json!(result))),
-                ToolOutcome::InputRequired(input) => Ok(input_required(input)),
-            },
+            ToolEntry::Plain(plain) => Ok(answer((plain.handler)(call).await.map_err(called)?)),
             ToolEntry::Task(task) => self.call_task_tool(task, call).await,
         }
     }
@@ -299,6 +296,14 @@ impl Call<'_> {
 /// A listing result with the caching fields the 2026-07-28 revision requires.
 fn listing(key: &str, items: Value) -> Value {
     json!({ "resultType": "complete", key: items, "ttlMs": LIST_TTL_MS, "cacheScope": "public" })
+}
+
+/// A handler's answer: its result, complete, or its request for input.
+fn answer<T: Serialize>(outcome: Outcome<T>) -> Value {
+    match outcome {
+        Outcome::Complete(result) => complete_result(json!(result)),
+        Outcome::InputRequired(input) => input_required(input),
+    }
 }
 
 fn input_required(input: InputRequiredResult) -> Value {

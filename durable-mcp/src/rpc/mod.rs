@@ -9,6 +9,7 @@ mod dispatch;
 mod error;
 mod headers;
 mod http;
+mod request;
 mod router;
 mod server;
 mod service;
@@ -16,8 +17,7 @@ mod service;
 pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
 pub use http::{Headers, HttpRequest, HttpResponse};
+pub use request::{Outcome, Request, ToolCall, ToolOutcome};
 pub use router::Router;
-pub use server::{
-    IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool, ToolCall, ToolOutcome,
-};
+pub use server::{IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool};
 pub use service::TaskService;

@@ -4,59 +4,15 @@ use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::http::Headers;
+use super::request::{Handler, ToolCall, ToolOutcome, boxed};
 use crate::runtime::{LocalBoxFuture, TaskDefinition, TaskRegistry};
 use crate::wire::{
-    CallToolResult, ClientCapabilities, ErrorObject, Implementation, InputRequiredResult, Resource,
-    ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, ErrorObject, Implementation, InputRequiredResult, Resource, ResourceContents,
+    ResourceTemplate, Tool,
 };
-
-/// One call of a tool, as its handler sees it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ToolCall {
-    /// The tool's arguments (an object; `{}` when the client sent none).
-    pub arguments: Value,
-    /// Answers to an earlier [`InputRequiredResult`], by key.
-    pub input_responses: Option<Map<String, Value>>,
-    /// The state an earlier [`InputRequiredResult`] asked the client to echo. The client holds
-    /// it, so it is not to be trusted for authorisation.
-    pub request_state: Option<String>,
-    /// Who is calling, as the authentication hook said.
-    pub principal: Option<String>,
-    /// What the client declared it supports in this request (a tool must not use a capability
-    /// the client did not declare: refuse with -32021, or ask differently).
-    pub client_capabilities: ClientCapabilities,
-}
-
-impl ToolCall {
-    /// The answer to input request `key`, if the client sent one.
-    pub fn input_response(&self, key: &str) -> Option<&Value> {
-        self.input_responses.as_ref()?.get(key)
-    }
-}
-
-/// What a plain tool answers.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ToolOutcome {
-    /// The result, at once.
-    Complete(CallToolResult),
-    /// Input the call needs first; the client retries with answers.
-    InputRequired(InputRequiredResult),
-}
-
-impl From<CallToolResult> for ToolOutcome {
-    fn from(result: CallToolResult) -> Self {
-        ToolOutcome::Complete(result)
-    }
-}
-
-impl From<InputRequiredResult> for ToolOutcome {
-    fn from(input: InputRequiredResult) -> Self {
-        ToolOutcome::InputRequired(input)
-    }
-}
 
 /// What a task tool decides before any task exists.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,8 +26,7 @@ pub enum Preparation {
     Answer(CallToolResult),
 }
 
-type ToolHandler =
-    Rc<dyn Fn(ToolCall) -> LocalBoxFuture<'static, Result<ToolOutcome, ErrorObject>>>;
+type ToolHandler = Handler<Value, CallToolResult>;
 type PrepareHook = Rc<dyn Fn(&ToolCall) -> Result<Preparation, ErrorObject>>;
 type ResourceReader =
     Rc<dyn Fn(String) -> LocalBoxFuture<'static, Result<Vec<ResourceContents>, ErrorObject>>>;
@@ -337,7 +292,7 @@ impl McpServer {
         Fut: Future<Output = Result<ToolOutcome, ErrorObject>> + 'static,
     {
         self.check_unique(&tool.name);
-        let handler: ToolHandler = Rc::new(move |call| Box::pin(handler(call)));
+        let handler: ToolHandler = boxed(handler);
         self.tools
             .push(ToolEntry::Plain(PlainTool { tool, handler }));
         self
