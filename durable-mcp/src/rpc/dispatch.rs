@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use super::error::RpcError;
 use super::headers::check_param_headers;
 use super::http::Headers;
+use super::prompts::CompletionCall;
 use super::request::{Outcome, ToolCall};
 use super::server::{McpServer, Preparation, ResourceListing, TaskTool, ToolEntry};
 use super::service::TaskService;
@@ -19,7 +20,10 @@ use crate::wire::params::{
     CallToolParams, CancelTaskParams, GetTaskParams, ReadResourceParams, UpdateTaskParams,
 };
 use crate::wire::tasks::complete_result;
-use crate::wire::{CreateTaskResult, DetailedTask, InputRequiredResult, RequestMeta};
+use crate::wire::{
+    CompleteParams, Completion, CreateTaskResult, DetailedTask, GetPromptParams,
+    InputRequiredResult, RequestMeta,
+};
 
 /// Every method the router serves; anything else is -32601.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +34,9 @@ pub(crate) enum Method {
     ResourcesList,
     ResourceTemplatesList,
     ResourcesRead,
+    PromptsList,
+    PromptsGet,
+    CompletionComplete,
     TasksGet,
     TasksUpdate,
     TasksCancel,
@@ -44,6 +51,9 @@ impl Method {
             "resources/list" => Method::ResourcesList,
             "resources/templates/list" => Method::ResourceTemplatesList,
             "resources/read" => Method::ResourcesRead,
+            "prompts/list" => Method::PromptsList,
+            "prompts/get" => Method::PromptsGet,
+            "completion/complete" => Method::CompletionComplete,
             "tasks/get" => Method::TasksGet,
             "tasks/update" => Method::TasksUpdate,
             "tasks/cancel" => Method::TasksCancel,
@@ -54,7 +64,7 @@ impl Method {
     /// The value the `Mcp-Name` header must carry for this method, read from the params.
     pub(crate) fn routed_name(self, params: &Map<String, Value>) -> Result<Option<&str>, RpcError> {
         let field = match self {
-            Method::ToolsCall => "name",
+            Method::ToolsCall | Method::PromptsGet => "name",
             Method::ResourcesRead => "uri",
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => "taskId",
             _ => return Ok(None),
@@ -101,6 +111,9 @@ impl Call<'_> {
             Method::ResourcesList => Ok(self.list_resources(false)),
             Method::ResourceTemplatesList => Ok(self.list_resources(true)),
             Method::ResourcesRead => self.read_resource().await,
+            Method::PromptsList => self.list_prompts(),
+            Method::PromptsGet => self.get_prompt().await,
+            Method::CompletionComplete => self.complete().await,
             Method::TasksGet => self.get_task().await,
             Method::TasksUpdate => self.update_task().await,
             Method::TasksCancel => self.cancel_task().await,
@@ -121,6 +134,12 @@ impl Call<'_> {
         let mut capabilities = json!({ "tools": {} });
         if !self.server.resources.is_empty() {
             capabilities["resources"] = json!({});
+        }
+        if !self.server.prompts.is_empty() {
+            capabilities["prompts"] = json!({});
+        }
+        if self.server.completion.is_some() {
+            capabilities["completions"] = json!({});
         }
         if self.server.has_tasks() {
             capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
@@ -263,6 +282,46 @@ impl Call<'_> {
                 .get(&snapshot.task_id, self.principal.as_deref())
                 .await?;
         }
+    }
+
+    /// A server without prompts does not advertise them, so it does not serve their methods.
+    fn serves_prompts(&self, method: &str) -> Result<(), RpcError> {
+        if self.server.prompts.is_empty() {
+            return Err(RpcError::method_not_found(method));
+        }
+        Ok(())
+    }
+
+    fn list_prompts(&self) -> Result<Value, RpcError> {
+        self.serves_prompts("prompts/list")?;
+        let prompts: Vec<_> = self
+            .server
+            .prompts
+            .iter()
+            .map(|entry| &entry.prompt)
+            .collect();
+        Ok(listing("prompts", json!(prompts)))
+    }
+
+    async fn get_prompt(&self) -> Result<Value, RpcError> {
+        self.serves_prompts("prompts/get")?;
+        let params: GetPromptParams = self.params("prompts/get")?;
+        let entry = self.server.prompt_entry(&params.name)?;
+        let principal = self.principal.clone();
+        let call = entry.call(params, principal, self.meta.client_capabilities.clone())?;
+        Ok(answer((entry.handler)(call).await.map_err(called)?))
+    }
+
+    async fn complete(&self) -> Result<Value, RpcError> {
+        let params: CompleteParams = self.params("completion/complete")?;
+        self.server.check_reference(&params.reference)?;
+        let completion = match &self.server.completion {
+            Some(complete) => complete(CompletionCall::new(params, self.principal.clone()))
+                .await
+                .map_err(called)?,
+            None => Completion::default(),
+        };
+        Ok(json!({ "resultType": "complete", "completion": completion.truncated() }))
     }
 
     async fn get_task(&self) -> Result<Value, RpcError> {

@@ -1,5 +1,6 @@
 //! The MCP router: a pure dispatcher from an HTTP exchange to the engine, serving the
-//! 2026-07-28 stateless revision with the Tasks extension.
+//! 2026-07-28 stateless revision with the Tasks extension: tools, task tools, resources,
+//! prompts and argument completion.
 //!
 //! A host converts each request on its MCP endpoint into an [`HttpRequest`], awaits
 //! [`Router::handle`], and writes the [`HttpResponse`] back. The router never names an HTTP
@@ -9,6 +10,7 @@ mod dispatch;
 mod error;
 mod headers;
 mod http;
+mod prompts;
 mod request;
 mod router;
 mod server;
@@ -17,7 +19,8 @@ mod service;
 pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
 pub use http::{Headers, HttpRequest, HttpResponse};
-pub use request::{Outcome, Request, ToolCall, ToolOutcome};
+pub use prompts::CompletionCall;
+pub use request::{Outcome, PromptCall, PromptOutcome, Request, ToolCall, ToolOutcome};
 pub use router::Router;
 pub use server::{IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool};
 pub use service::TaskService;

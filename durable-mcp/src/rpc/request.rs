@@ -1,19 +1,23 @@
-//! What a handler is asked, and what it answers: shapes generic over the arguments and the
-//! result, since any handler may ask the client for input first (multi round-trip) and then
-//! answer.
+//! What a handler of a tool or a prompt is asked, and what it answers: the same shapes for
+//! both, since either may ask the client for input first (multi round-trip) and then answer.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
 use crate::runtime::LocalBoxFuture;
-use crate::wire::{CallToolResult, ClientCapabilities, ErrorObject, InputRequiredResult};
+use crate::wire::{
+    CallToolResult, ClientCapabilities, ErrorObject, GetPromptResult, InputRequiredResult,
+};
 
-/// One request a handler answers, with arguments of type `A`: a [`ToolCall`].
+/// One request a handler answers, with arguments of type `A`: a [`ToolCall`] or a
+/// [`PromptCall`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Request<A> {
-    /// The arguments: a JSON object for a tool (`{}` when the client sent none).
+    /// The arguments: a JSON object for a tool (`{}` when the client sent none), a map of
+    /// strings for a prompt (empty when the client sent none).
     pub arguments: A,
     /// Answers to an earlier [`InputRequiredResult`], by key.
     pub input_responses: Option<Map<String, Value>>,
@@ -37,6 +41,9 @@ impl<A> Request<A> {
 /// One call of a tool, as its handler sees it.
 pub type ToolCall = Request<Value>;
 
+/// One `prompts/get` of a prompt, as its handler sees it: the arguments are strings.
+pub type PromptCall = Request<BTreeMap<String, String>>;
+
 /// What a handler answers: its result `T`, or a request for input first.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome<T> {
@@ -49,8 +56,17 @@ pub enum Outcome<T> {
 /// What a plain tool answers.
 pub type ToolOutcome = Outcome<CallToolResult>;
 
+/// What a prompt answers.
+pub type PromptOutcome = Outcome<GetPromptResult>;
+
 impl From<CallToolResult> for ToolOutcome {
     fn from(result: CallToolResult) -> Self {
+        Outcome::Complete(result)
+    }
+}
+
+impl From<GetPromptResult> for PromptOutcome {
+    fn from(result: GetPromptResult) -> Self {
         Outcome::Complete(result)
     }
 }

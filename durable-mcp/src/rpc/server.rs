@@ -1,4 +1,5 @@
-//! The server a user describes: its identity, tools, task tools, resources, and hooks.
+//! The server a user describes: its identity, tools, task tools, resources, prompts, and
+//! hooks.
 
 use std::fmt;
 use std::future::Future;
@@ -7,11 +8,12 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::http::Headers;
-use super::request::{Handler, ToolCall, ToolOutcome, boxed};
+use super::prompts::{CompletionCall, CompletionHandler, PromptEntry};
+use super::request::{Handler, PromptCall, PromptOutcome, ToolCall, ToolOutcome, boxed};
 use crate::runtime::{LocalBoxFuture, TaskDefinition, TaskRegistry};
 use crate::wire::{
-    CallToolResult, ErrorObject, Implementation, InputRequiredResult, Resource, ResourceContents,
-    ResourceTemplate, Tool,
+    CallToolResult, Completion, ErrorObject, Implementation, InputRequiredResult, Prompt, Resource,
+    ResourceContents, ResourceTemplate, Tool,
 };
 
 /// What a task tool decides before any task exists.
@@ -226,6 +228,8 @@ pub struct McpServer {
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Vec<ToolEntry>,
     pub(crate) resources: Vec<ResourceEntry>,
+    pub(crate) prompts: Vec<PromptEntry>,
+    pub(crate) completion: Option<CompletionHandler>,
     pub(crate) authenticate: Option<Authenticator>,
     pub(crate) on_error: Option<ErrorHook>,
     pub(crate) origins: OriginPolicy,
@@ -237,6 +241,8 @@ impl fmt::Debug for McpServer {
             .field("info", &self.info)
             .field("tools", &self.tool_names())
             .field("resources", &self.resources.len())
+            .field("prompts", &self.prompt_names())
+            .field("completion", &self.completion.is_some())
             .field("origins", &self.origins)
             .finish_non_exhaustive()
     }
@@ -254,6 +260,8 @@ impl McpServer {
             instructions: None,
             tools: Vec::new(),
             resources: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
             authenticate: None,
             on_error: None,
             origins: OriginPolicy::default(),
@@ -295,6 +303,62 @@ impl McpServer {
         let handler: ToolHandler = boxed(handler);
         self.tools
             .push(ToolEntry::Plain(PlainTool { tool, handler }));
+        self
+    }
+
+    /// Adds a prompt: `handler` expands it for each `prompts/get`, once the router has checked
+    /// that the request carries every argument the prompt marks required. Like a plain tool,
+    /// it may ask the client for input first ([`Outcome::InputRequired`](super::Outcome)).
+    ///
+    /// ```
+    /// use durable_mcp::McpServer;
+    /// use durable_mcp::rpc::PromptCall;
+    /// use durable_mcp::wire::{GetPromptResult, Prompt, PromptArgument};
+    ///
+    /// let server = McpServer::new("reviewer", "1.0.0").prompt(
+    ///     Prompt::new("review")
+    ///         .description("Asks for a review of some code.")
+    ///         .argument(PromptArgument::new("code").description("The code").required()),
+    ///     |call: PromptCall| async move {
+    ///         let code = &call.arguments["code"];
+    ///         Ok(GetPromptResult::user_text(format!("Please review:\n{code}")).into())
+    ///     },
+    /// );
+    /// assert_eq!(server.prompt_names(), ["review"]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If a prompt of the same name is already registered (a programming error).
+    #[must_use]
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(PromptCall) -> Fut + 'static,
+        Fut: Future<Output = Result<PromptOutcome, ErrorObject>> + 'static,
+    {
+        assert!(
+            self.find_prompt(&prompt.name).is_none(),
+            "a prompt named {:?} is already registered; prompt names must be unique",
+            prompt.name
+        );
+        self.prompts.push(PromptEntry {
+            prompt,
+            handler: boxed(handler),
+        });
+        self
+    }
+
+    /// Answers `completion/complete` with `complete`, and advertises the `completions`
+    /// capability. The router checks first that the reference names a registered prompt or
+    /// resource, and sends at most 100 values (setting `hasMore` when it cuts). Without a
+    /// handler, a known reference gets no values.
+    #[must_use]
+    pub fn completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(CompletionCall) -> Fut + 'static,
+        Fut: Future<Output = Result<Completion, ErrorObject>> + 'static,
+    {
+        self.completion = Some(Rc::new(move |call| Box::pin(complete(call))));
         self
     }
 
@@ -372,6 +436,14 @@ impl McpServer {
             .collect()
     }
 
+    /// The registered prompt names, in registration order.
+    pub fn prompt_names(&self) -> Vec<&str> {
+        self.prompts
+            .iter()
+            .map(|entry| entry.prompt.name.as_str())
+            .collect()
+    }
+
     /// The task definitions, for the host's engine.
     pub fn task_registry(&self) -> TaskRegistry {
         self.tools
@@ -392,6 +464,10 @@ impl McpServer {
 
     pub(crate) fn find_tool(&self, name: &str) -> Option<&ToolEntry> {
         self.tools.iter().find(|entry| entry.tool().name == name)
+    }
+
+    pub(crate) fn find_prompt(&self, name: &str) -> Option<&PromptEntry> {
+        self.prompts.iter().find(|entry| entry.prompt.name == name)
     }
 
     fn check_unique(&self, name: &str) {
