@@ -18,8 +18,8 @@ mod worker;
 
 use durable_mcp::McpServer;
 
-/// The fixture server: every tool, task and resource the scenarios call, and the fixtures of
-/// durable-mcp's own suites (`suite`).
+/// The fixture server: every tool, task, resource and prompt the scenarios call, the completion
+/// hook, and the fixtures of durable-mcp's own suites (`suite`).
 pub fn server() -> McpServer {
     let server = McpServer::new("durable-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture tools and resources for the MCP conformance suite.");

@@ -118,14 +118,14 @@ fn only(content: Content) -> CallToolResult {
     }
 }
 
-fn image() -> Content {
+pub(super) fn image() -> Content {
     Content::Image {
         data: RED_PIXEL_PNG.to_owned(),
         mime_type: "image/png".to_owned(),
     }
 }
 
-fn embedded(uri: &str, mime_type: &str, text: &str) -> Content {
+pub(super) fn embedded(uri: &str, mime_type: &str, text: &str) -> Content {
     Content::Resource {
         resource: json!({ "uri": uri, "mimeType": mime_type, "text": text }),
     }

@@ -1,8 +1,9 @@
 //! Input requests a call may send besides elicitations (which `InputRequiredResult::elicit`
-//! builds), and readers that accept an answer only when it has the shape its request implies.
+//! builds), and readers that accept an answer (to a tool call or a prompt) only when it has the
+//! shape its request implies.
 //! A missing or malformed answer reads as `None`, so the tool asks again instead of guessing.
 
-use durable_mcp::ToolCall;
+use durable_mcp::rpc::Request;
 use serde_json::{Map, Value, json};
 
 /// A `sampling/createMessage` request asking the client's model `prompt`.
@@ -31,7 +32,7 @@ pub enum Elicited {
 }
 
 /// The answer to elicitation `key`, if it is a well-formed `ElicitResult`.
-pub fn elicited(call: &ToolCall, key: &str) -> Option<Elicited> {
+pub fn elicited<A>(call: &Request<A>, key: &str) -> Option<Elicited> {
     let answer = call.input_response(key)?.as_object()?;
     match answer.get("action")?.as_str()? {
         "accept" => Some(Elicited::Accepted(
@@ -43,7 +44,7 @@ pub fn elicited(call: &ToolCall, key: &str) -> Option<Elicited> {
 }
 
 /// The string `field` of an accepted elicitation `key`: `Some(None)` if the user refused.
-pub fn elicited_string(call: &ToolCall, key: &str, field: &str) -> Option<Option<String>> {
+pub fn elicited_string<A>(call: &Request<A>, key: &str, field: &str) -> Option<Option<String>> {
     match elicited(call, key)? {
         Elicited::Accepted(content) => Some(Some(content.get(field)?.as_str()?.to_owned())),
         Elicited::Refused => Some(None),
@@ -51,7 +52,7 @@ pub fn elicited_string(call: &ToolCall, key: &str, field: &str) -> Option<Option
 }
 
 /// The text the client's model answered to sampling request `key`.
-pub fn sampled_text(call: &ToolCall, key: &str) -> Option<String> {
+pub fn sampled_text<A>(call: &Request<A>, key: &str) -> Option<String> {
     let content = call.input_response(key)?.get("content")?;
     // One content block, or (since 2025-11-25) an array of them.
     let block = match content {
@@ -62,7 +63,7 @@ pub fn sampled_text(call: &ToolCall, key: &str) -> Option<String> {
 }
 
 /// The URIs of the roots the client listed for request `key`.
-pub fn listed_roots(call: &ToolCall, key: &str) -> Option<Vec<String>> {
+pub fn listed_roots<A>(call: &Request<A>, key: &str) -> Option<Vec<String>> {
     let roots = call.input_response(key)?.get("roots")?.as_array()?;
     roots
         .iter()

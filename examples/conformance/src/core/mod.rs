@@ -1,6 +1,6 @@
 //! The fixtures of the core scenarios of the 2026-07-28 revision: tools answering each kind of
-//! content, resources, multi-round-trip input (SEP-2322), and the stateless-server
-//! diagnostics (SEP-2575).
+//! content, resources, prompts and completion, multi-round-trip input (SEP-2322), and the
+//! stateless-server diagnostics (SEP-2575).
 
 mod content;
 mod diagnostics;
@@ -8,6 +8,7 @@ mod input;
 mod input_required;
 mod media;
 mod progress;
+mod prompts;
 mod resources;
 mod sealed_state;
 
@@ -23,6 +24,7 @@ pub fn add(server: McpServer) -> McpServer {
     let server = progress::add(server);
     let server = input_required::add(server);
     let server = diagnostics::add(server);
+    let server = prompts::add(server);
     resources::add(server)
 }
 
