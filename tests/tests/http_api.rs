@@ -590,6 +590,16 @@ fn routing_headers_must_agree_with_the_body() {
             Box::new(|h| remove_header(h, "Mcp-Name")),
         ),
         (
+            "prompts/get",
+            json!({ "name": "test_simple_prompt" }),
+            Box::new(|h| set_header(h, "Mcp-Name", "test_prompt_with_image")),
+        ),
+        (
+            "prompts/get",
+            json!({ "name": "test_simple_prompt" }),
+            Box::new(|h| remove_header(h, "Mcp-Name")),
+        ),
+        (
             "tasks/get",
             json!({ "taskId": id }),
             Box::new(|h| set_header(h, "Mcp-Name", "other-task")),
@@ -858,6 +868,252 @@ fn resources_are_listed_and_read() {
     ));
     assert_eq!((status, code), (200, -32602));
     assert_eq!(body["error"]["data"]["uri"], "test://nothing");
+}
+
+// ---- prompts and completion ----
+
+#[test]
+fn discover_advertises_prompts_and_completions() {
+    let target = Target::start();
+    let response = target
+        .client
+        .send("server/discover", json!({}), false)
+        .json();
+    assert_result(Spec::Core, "DiscoverResult", &response);
+    let capabilities = &response["result"]["capabilities"];
+    assert_eq!(capabilities["prompts"], json!({}), "{capabilities}");
+    assert_eq!(capabilities["completions"], json!({}), "{capabilities}");
+}
+
+#[test]
+fn prompts_are_listed_with_their_arguments_and_caching_fields() {
+    let target = Target::start();
+    let response = target.client.send("prompts/list", json!({}), false).json();
+    assert_valid(Spec::Core, "ListPromptsResultResponse", &response);
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert!(result["ttlMs"].is_u64());
+    assert_eq!(result["cacheScope"], "public");
+    let prompts = result["prompts"].as_array().unwrap();
+    let names: Vec<&str> = prompts
+        .iter()
+        .map(|prompt| prompt["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "test_simple_prompt",
+            "test_prompt_with_arguments",
+            "test_prompt_with_embedded_resource",
+            "test_prompt_with_image",
+            "test_input_required_result_prompt",
+        ],
+        "registration order"
+    );
+    assert!(prompts[0].get("arguments").is_none(), "{}", prompts[0]);
+    assert_eq!(
+        prompts[1]["arguments"],
+        json!([
+            { "name": "arg1", "description": "First test argument", "required": true },
+            { "name": "arg2", "description": "Second test argument", "required": true },
+        ])
+    );
+}
+
+#[test]
+fn a_prompt_is_expanded_with_its_arguments() {
+    let target = Target::start();
+    let simple = target
+        .client
+        .send(
+            "prompts/get",
+            json!({ "name": "test_simple_prompt" }),
+            false,
+        )
+        .json();
+    assert_result(Spec::Core, "GetPromptResult", &simple);
+    assert_eq!(simple["result"]["resultType"], "complete");
+    assert_eq!(
+        simple["result"]["messages"],
+        json!([{
+            "role": "user",
+            "content": { "type": "text", "text": "This is a simple prompt for testing." },
+        }])
+    );
+
+    let with_arguments = target
+        .client
+        .send(
+            "prompts/get",
+            json!({
+                "name": "test_prompt_with_arguments",
+                "arguments": { "arg1": "hello", "arg2": "wörld" },
+            }),
+            false,
+        )
+        .json();
+    assert_result(Spec::Core, "GetPromptResult", &with_arguments);
+    assert_eq!(
+        with_arguments["result"]["messages"][0]["content"]["text"],
+        "Prompt with arguments: arg1='hello', arg2='wörld'"
+    );
+
+    let embedded = target
+        .client
+        .send(
+            "prompts/get",
+            json!({
+                "name": "test_prompt_with_embedded_resource",
+                "arguments": { "resourceUri": "test://example-resource" },
+            }),
+            false,
+        )
+        .json();
+    assert_result(Spec::Core, "GetPromptResult", &embedded);
+    let resource = &embedded["result"]["messages"][0]["content"];
+    assert_eq!(resource["type"], "resource");
+    assert_eq!(resource["resource"]["uri"], "test://example-resource");
+
+    let image = target
+        .client
+        .send(
+            "prompts/get",
+            json!({ "name": "test_prompt_with_image" }),
+            false,
+        )
+        .json();
+    assert_result(Spec::Core, "GetPromptResult", &image);
+    assert_eq!(image["result"]["messages"][0]["content"]["type"], "image");
+    assert_eq!(
+        image["result"]["messages"][0]["content"]["mimeType"],
+        "image/png"
+    );
+}
+
+#[test]
+fn a_prompt_missing_a_required_argument_is_invalid_params_naming_it() {
+    let target = Target::start();
+    let (status, code, body) = error_of(&target.client.send(
+        "prompts/get",
+        json!({ "name": "test_prompt_with_arguments", "arguments": { "arg1": "only" } }),
+        false,
+    ));
+    assert_eq!((status, code), (200, -32602), "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("\"arg2\""), "{message}");
+    assert!(!message.contains("\"arg1\""), "{message}");
+    assert_eq!(body["error"]["data"]["missing"], json!(["arg2"]));
+
+    let (_, code, body) = error_of(&target.client.send(
+        "prompts/get",
+        json!({ "name": "test_prompt_with_arguments" }),
+        false,
+    ));
+    assert_eq!(code, -32602);
+    assert_eq!(body["error"]["data"]["missing"], json!(["arg1", "arg2"]));
+
+    // Argument values are strings on the wire.
+    let (_, code, body) = error_of(&target.client.send(
+        "prompts/get",
+        json!({ "name": "test_prompt_with_arguments", "arguments": { "arg1": 1, "arg2": "b" } }),
+        false,
+    ));
+    assert_eq!(code, -32602, "{body}");
+}
+
+#[test]
+fn an_unknown_prompt_is_invalid_params() {
+    let target = Target::start();
+    let (status, code, body) = error_of(&target.client.send(
+        "prompts/get",
+        json!({ "name": "no_such_prompt" }),
+        false,
+    ));
+    assert_eq!((status, code), (200, -32602));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_prompt"),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_prompt_may_ask_for_input_before_it_answers() {
+    let target = Target::start();
+    let params = json!({ "name": "test_input_required_result_prompt" });
+    let asked = target
+        .client
+        .send("prompts/get", params.clone(), false)
+        .json();
+    assert_result(Spec::Core, "InputRequiredResult", &asked);
+    assert_eq!(asked["result"]["resultType"], "input_required");
+    let request = &asked["result"]["inputRequests"]["user_context"];
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(
+        request["params"]["requestedSchema"]["required"],
+        json!(["context"])
+    );
+
+    let mut answered = params;
+    answered["inputResponses"] = json!({
+        "user_context": { "action": "accept", "content": { "context": "a code review" } },
+    });
+    let expanded = target.client.send("prompts/get", answered, false).json();
+    assert_result(Spec::Core, "GetPromptResult", &expanded);
+    assert_eq!(expanded["result"]["resultType"], "complete");
+    let text = expanded["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("a code review"), "{text}");
+}
+
+#[test]
+fn completion_suggests_values_for_prompt_and_template_arguments() {
+    let target = Target::start();
+    let complete = |params: Value| {
+        let response = target
+            .client
+            .send("completion/complete", params, false)
+            .json();
+        assert_result(Spec::Core, "CompleteResult", &response);
+        assert_eq!(response["result"]["resultType"], "complete");
+        response["result"]["completion"].clone()
+    };
+    let prompt = complete(json!({
+        "ref": { "type": "ref/prompt", "name": "test_prompt_with_arguments" },
+        "argument": { "name": "arg1", "value": "par" },
+    }));
+    assert_eq!(prompt["values"], json!(["paris", "park", "party"]));
+    let template = complete(json!({
+        "ref": { "type": "ref/resource", "uri": "test://template/{id}/data" },
+        "argument": { "name": "id", "value": "4" },
+        "context": { "arguments": {} },
+    }));
+    assert_eq!(template["values"], json!(["42"]));
+    let nothing = complete(json!({
+        "ref": { "type": "ref/prompt", "name": "test_simple_prompt" },
+        "argument": { "name": "anything", "value": "" },
+    }));
+    assert_eq!(nothing["values"], json!([]));
+}
+
+#[test]
+fn completion_of_an_unknown_reference_is_invalid_params() {
+    let target = Target::start();
+    for reference in [
+        json!({ "type": "ref/prompt", "name": "no_such_prompt" }),
+        json!({ "type": "ref/resource", "uri": "test://nothing/{id}" }),
+        json!({ "type": "ref/tool", "name": "greet" }),
+    ] {
+        let (status, code, body) = error_of(&target.client.send(
+            "completion/complete",
+            json!({ "ref": reference, "argument": { "name": "a", "value": "" } }),
+            false,
+        ));
+        assert_eq!((status, code), (200, -32602), "{reference}: {body}");
+    }
 }
 
 // ---- argument headers (x-mcp-header) ----

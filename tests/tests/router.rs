@@ -1,5 +1,5 @@
 //! The router in process, over a harness engine: what a black-box test cannot set up
-//! (authentication hooks, principals, failing stores).
+//! (authentication hooks, principals, failing stores, servers without prompts or completion).
 
 mod common;
 
@@ -8,11 +8,12 @@ use std::rc::Rc;
 
 use common::{block_on_ready, reply, task};
 use durable_mcp::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use durable_mcp::rpc::CompletionCall;
 use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
 use durable_mcp::runtime::{Store, StoreError};
 use durable_mcp::testing::{Harness, MemoryStore};
-use durable_mcp::wire::ErrorObject;
-use durable_mcp::{McpServer, Router, TaskTool};
+use durable_mcp::wire::{Completion, ErrorObject, GetPromptResult, Prompt, PromptArgument};
+use durable_mcp::{McpServer, PromptCall, Router, TaskTool};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
@@ -289,4 +290,175 @@ fn tasks_get_publishes_the_status_meta_and_keeps_it_across_plain_statuses() {
         json!({ "phase": "warmup", "lap": 0 }),
         "{lapped}"
     );
+}
+
+// ---- prompts and completion ----
+
+/// A server with one prompt that echoes who asked and a completion hook that reports what it
+/// was given; `completion` off leaves the hook out.
+fn prompt_server(completion: bool) -> McpServer {
+    let server = McpServer::new("router-test", "0.0.0")
+        .prompt(
+            Prompt::new("whoami")
+                .description("Says who asked.")
+                .argument(PromptArgument::new("tone").required()),
+            |call: PromptCall| async move {
+                if call.arguments["tone"] == "rude" {
+                    return Err(ErrorObject::new(-32001, "this prompt stays polite"));
+                }
+                let who = call.principal.unwrap_or_else(|| "anonymous".to_owned());
+                Ok(GetPromptResult::user_text(format!("{} {who}", call.arguments["tone"])).into())
+            },
+        )
+        .authenticate(|headers| Ok(headers.get("authorization").map(|_| "alice".to_owned())));
+    if !completion {
+        return server;
+    }
+    server.completion(|call: CompletionCall| async move {
+        if call.argument.value == "many" {
+            let values = (0..250).map(|n| format!("v{n}")).collect();
+            return Ok(Completion::new(values));
+        }
+        // What the hook was given, as JSON for the test to read back.
+        let seen = json!({
+            "reference": call.reference,
+            "argument": call.argument,
+            "context": call.context,
+            "principal": call.principal,
+        });
+        Ok(Completion::new(vec![seen.to_string()]))
+    })
+}
+
+fn router_of(server: McpServer) -> Router {
+    let harness = Harness::new(server.task_registry());
+    Router::new(server, harness.shared_engine())
+}
+
+#[test]
+fn prompts_and_completions_are_advertised_only_when_registered() {
+    let capabilities = |server| {
+        send(&router_of(server), None, "server/discover", json!({})).json_body()["result"]
+            ["capabilities"]
+            .clone()
+    };
+    let bare = capabilities(server());
+    assert!(bare.get("prompts").is_none(), "{bare}");
+    assert!(bare.get("completions").is_none(), "{bare}");
+    let prompts_only = capabilities(prompt_server(false));
+    assert_eq!(prompts_only["prompts"], json!({}));
+    assert!(prompts_only.get("completions").is_none(), "{prompts_only}");
+    let both = capabilities(prompt_server(true));
+    assert_eq!(both["completions"], json!({}));
+}
+
+#[test]
+fn a_server_without_prompts_does_not_serve_their_methods() {
+    let router = router_of(server());
+    for (method, params) in [
+        ("prompts/list", json!({})),
+        ("prompts/get", json!({ "name": "whoami" })),
+    ] {
+        let response = send(&router, None, method, params);
+        assert_eq!(response.status, 404, "{method}");
+        assert_eq!(error_code(&response), -32601, "{method}");
+    }
+}
+
+#[test]
+fn a_prompt_handler_sees_the_principal_and_its_errors_reach_the_client() {
+    let router = router_of(prompt_server(false));
+    let get = |token, tone: &str| {
+        send(
+            &router,
+            token,
+            "prompts/get",
+            json!({ "name": "whoami", "arguments": { "tone": tone } }),
+        )
+    };
+    let text = |response: HttpResponse| {
+        response.json_body()["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(text(get(Some("alice"), "hello")), "hello alice");
+    assert_eq!(text(get(None, "hi")), "hi anonymous");
+
+    let refused = get(None, "rude");
+    assert_eq!(refused.status, 200);
+    assert_eq!(error_code(&refused), -32001);
+    assert_eq!(
+        refused.json_body()["error"]["message"],
+        "this prompt stays polite"
+    );
+}
+
+#[test]
+fn completion_without_a_handler_answers_no_values_for_a_known_reference() {
+    let router = router_of(prompt_server(false));
+    let complete = |name: &str| {
+        send(
+            &router,
+            None,
+            "completion/complete",
+            json!({
+                "ref": { "type": "ref/prompt", "name": name },
+                "argument": { "name": "tone", "value": "h" },
+            }),
+        )
+    };
+    let mut result = complete("whoami").json_body()["result"].take();
+    result.as_object_mut().unwrap().remove("_meta");
+    assert_eq!(
+        result,
+        json!({ "resultType": "complete", "completion": { "values": [] } })
+    );
+    assert_eq!(error_code(&complete("unknown")), -32602);
+}
+
+#[test]
+fn the_completion_handler_gets_the_reference_argument_context_and_principal() {
+    let router = router_of(prompt_server(true));
+    let response = send(
+        &router,
+        Some("alice"),
+        "completion/complete",
+        json!({
+            "ref": { "type": "ref/prompt", "name": "whoami" },
+            "argument": { "name": "tone", "value": "fr" },
+            "context": { "arguments": { "lang": "en" } },
+        }),
+    );
+    let values = &response.json_body()["result"]["completion"]["values"];
+    let seen: Value = serde_json::from_str(values[0].as_str().unwrap()).unwrap();
+    assert_eq!(
+        seen,
+        json!({
+            "reference": { "type": "ref/prompt", "name": "whoami" },
+            "argument": { "name": "tone", "value": "fr" },
+            "context": { "lang": "en" },
+            "principal": "alice",
+        })
+    );
+}
+
+#[test]
+fn completion_values_are_cut_to_one_hundred_with_has_more() {
+    let router = router_of(prompt_server(true));
+    let response = send(
+        &router,
+        None,
+        "completion/complete",
+        json!({
+            "ref": { "type": "ref/prompt", "name": "whoami" },
+            "argument": { "name": "tone", "value": "many" },
+        }),
+    );
+    let completion = &response.json_body()["result"]["completion"];
+    let values = completion["values"].as_array().unwrap();
+    assert_eq!(values.len(), 100);
+    assert_eq!((&values[0], &values[99]), (&json!("v0"), &json!("v99")));
+    assert_eq!(completion["hasMore"], true);
+    assert_eq!(completion["total"], 250);
 }
