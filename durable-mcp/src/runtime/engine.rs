@@ -36,6 +36,10 @@ pub struct CreateTask {
     pub ttl: Option<Option<Duration>>,
     /// The principal the task is bound to.
     pub principal: Option<String>,
+    /// The listing the task appears in: a key naming its creator (the router uses
+    /// `principal:<p>` for an authenticated caller, `session:<id>` for an anonymous one with a
+    /// session). `None`: the task is never listed.
+    pub list_scope: Option<String>,
     /// A caller-chosen id (for idempotent creation); 128 random bits when `None`.
     pub task_id: Option<String>,
 }
@@ -48,6 +52,7 @@ impl CreateTask {
             input,
             ttl: None,
             principal: None,
+            list_scope: None,
             task_id: None,
         }
     }
@@ -172,6 +177,7 @@ impl Engine {
             ttl: request.ttl.unwrap_or(options.ttl),
             poll_interval: options.poll_interval,
             principal: request.principal,
+            list_scope: request.list_scope,
         };
         let record = control::new_task_record(new.clone(), self.host.clock.now());
         let stored = self.host.store.create(&record).map_err(store_error)?;
