@@ -5,12 +5,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::Value;
-use worker::wasm_bindgen::JsValue;
-use worker::{Delay, Env, Method, ObjectNamespace, Request, RequestInit, Response, js_sys};
+use worker::{Delay, Env, Method, Request, Response};
 
-use super::protocol::{
-    CALL_HEADER, OBJECT_URL, ObjectCall, ObjectReply, REPLY_HEADER, fits_a_header,
-};
+use super::client::ObjectClient;
+use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskService};
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
@@ -36,9 +34,6 @@ pub const ALLOWED_HOSTS_VAR: &str = "DURABLE_MCP_ALLOWED_HOSTS";
 
 /// The largest request body the endpoint reads (the native host's limit too).
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
-
-/// How many times an internal call is sent when the platform says the failure is retryable.
-const CALL_ATTEMPTS: u32 = 3;
 
 thread_local! {
     /// The server, built once per isolate from the factory of the first request.
@@ -77,9 +72,7 @@ pub async fn serve(
         headers,
         body,
     };
-    let tasks = Rc::new(ObjectTasks {
-        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
-    });
+    let tasks = Rc::new(ObjectTasks::from_env(env)?);
     let router = Router::with_tasks(shared_server(server, env), tasks);
     into_response(router.handle(http).await)
 }
@@ -102,14 +95,13 @@ async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Res
     if request.method() != Method::Post {
         return Response::error("wake is a POST", 405);
     }
-    let tasks = ObjectTasks {
-        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
-    };
+    let tasks = ObjectTasks::from_env(env)?;
     let call = ObjectCall::Wake {
         task_id: task_id.to_owned(),
     };
     match tasks
-        .call(task_id, &call)
+        .runners
+        .call::<_, ObjectReply>(task_id, &call)
         .await
         .and_then(ObjectReply::into_done)
     {
@@ -153,75 +145,19 @@ fn into_response(response: HttpResponse) -> worker::Result<Response> {
 }
 
 /// The task service of the Worker: every call goes to the task's own object, named by the
-/// task id, through [`ObjectTasks::call`].
+/// task id.
 struct ObjectTasks {
-    namespace: ObjectNamespace,
+    runners: ObjectClient,
 }
 
 impl ObjectTasks {
-    /// Sends `call` to the object of `task_id`: a fresh stub per attempt, and another attempt
-    /// only when the platform marks the failure retryable (every call is idempotent).
-    async fn call(&self, task_id: &str, call: &ObjectCall) -> Result<ObjectReply, RpcError> {
-        let body = serde_json::to_string(call).map_err(|e| internal("encoding a call", &e))?;
-        let mut pause = Duration::from_millis(20);
-        let mut attempt = 1;
-        loop {
-            match self.send(task_id, &body).await {
-                Ok(reply) => return Ok(reply),
-                Err(error) if attempt < CALL_ATTEMPTS && is_retryable(&error) => {
-                    Delay::from(pause).await;
-                    pause *= 4;
-                    attempt += 1;
-                }
-                Err(error) => return Err(internal("reaching the task's Durable Object", &error)),
-            }
-        }
+    /// The task service over the Worker's [`TASK_RUNNER_BINDING`].
+    fn from_env(env: &Env) -> worker::Result<Self> {
+        let runners = env.durable_object(TASK_RUNNER_BINDING)?;
+        Ok(ObjectTasks {
+            runners: ObjectClient::new(runners, "the task's Durable Object"),
+        })
     }
-
-    async fn send(&self, task_id: &str, body: &str) -> worker::Result<ObjectReply> {
-        let stub = self.namespace.get_by_name(task_id)?;
-        let mut init = RequestInit::new();
-        if fits_a_header(body) {
-            let headers = worker::Headers::new();
-            headers.set(CALL_HEADER, body)?;
-            init.with_method(Method::Get).with_headers(headers);
-        } else {
-            init.with_method(Method::Post)
-                .with_body(Some(JsValue::from_str(body)));
-        }
-        let request = Request::new_with_init(OBJECT_URL, &init)?;
-        let mut response = stub.fetch_with_request(request).await?;
-        if response.status_code() != 200 {
-            let text = response.text().await.unwrap_or_default();
-            return Err(worker::Error::RustError(format!(
-                "HTTP {}: {text}",
-                response.status_code()
-            )));
-        }
-        match response.headers().get(REPLY_HEADER)? {
-            Some(reply) => serde_json::from_str(&reply).map_err(worker::Error::from),
-            None => response.json().await,
-        }
-    }
-}
-
-/// Whether the platform marked the failure of a Durable Object call as safe to retry: its
-/// JavaScript error has `retryable` set and not `overloaded` (more load would not help).
-fn is_retryable(error: &worker::Error) -> bool {
-    let worker::Error::UnknownJsError { original, .. } = error else {
-        return false;
-    };
-    let flag = |name: &str| {
-        js_sys::Reflect::get(original, &JsValue::from_str(name))
-            .ok()
-            .and_then(|value| value.as_bool())
-            .unwrap_or(false)
-    };
-    flag("retryable") && !flag("overloaded")
-}
-
-fn internal(what: &str, error: &dyn std::fmt::Display) -> RpcError {
-    RpcError::internal(format!("{what}: {error}"))
 }
 
 impl TaskService for ObjectTasks {
@@ -237,7 +173,10 @@ impl TaskService for ObjectTasks {
                 input: request.input,
                 principal: request.principal,
             };
-            self.call(&task_id, &call).await?.into_snapshot()
+            self.runners
+                .call::<_, ObjectReply>(&task_id, &call)
+                .await?
+                .into_snapshot()
         })
     }
 
@@ -251,7 +190,10 @@ impl TaskService for ObjectTasks {
                 task_id: task_id.to_owned(),
                 caller: caller.map(str::to_owned),
             };
-            self.call(task_id, &call).await?.into_snapshot()
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_snapshot()
         })
     }
 
@@ -267,7 +209,10 @@ impl TaskService for ObjectTasks {
                 responses: responses.clone(),
                 caller: caller.map(str::to_owned),
             };
-            self.call(task_id, &call).await?.into_done()
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_done()
         })
     }
 
@@ -281,7 +226,10 @@ impl TaskService for ObjectTasks {
                 task_id: task_id.to_owned(),
                 caller: caller.map(str::to_owned),
             };
-            self.call(task_id, &call).await?.into_done()
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_done()
         })
     }
 

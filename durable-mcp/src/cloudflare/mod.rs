@@ -33,6 +33,7 @@
 //! loopback and the hosts it is told of. With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
 //! an operator can wake a task at once (see [`WAKE_PATH`]).
 
+mod client;
 mod entry;
 mod ports;
 mod protocol;

@@ -1,8 +1,10 @@
 //! The internal protocol between the Worker and a task's Durable Object: one JSON request per
 //! `fetch`, one JSON reply. Every call is idempotent, so the Worker may send it again.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use worker::{Request, Response};
 
 use crate::core::TaskSnapshot;
 use crate::rpc::RpcError;
@@ -64,6 +66,38 @@ pub(crate) enum ObjectReply {
     Done,
     /// The error the client is to see, with its HTTP status.
     Refused { status: u16, error: ErrorObject },
+}
+
+/// Reads the call a request carries, in [`CALL_HEADER`] or the body. A request that carries
+/// none is answered at once (`Err`), with HTTP 400: only the Worker calls these objects.
+pub(crate) async fn receive<T: DeserializeOwned>(
+    request: &mut Request,
+) -> worker::Result<Result<T, Response>> {
+    let call = match request.headers().get(CALL_HEADER)? {
+        Some(text) => serde_json::from_str(&text).map_err(worker::Error::from),
+        None => request.json::<T>().await,
+    };
+    match call {
+        Ok(call) => Ok(Ok(call)),
+        Err(error) => {
+            let message =
+                format!("not an internal call ({error}); only the Worker calls this object");
+            Response::error(message, 400).map(Err)
+        }
+    }
+}
+
+/// The response that carries `reply`: in [`REPLY_HEADER`] when it fits, else as the body.
+pub(crate) fn respond<T: Serialize>(reply: &T) -> worker::Result<Response> {
+    let reply = serde_json::to_string(reply)?;
+    if fits_a_header(&reply) {
+        let response = Response::empty()?;
+        response.headers().set(REPLY_HEADER, &reply)?;
+        return Ok(response);
+    }
+    let headers = worker::Headers::new();
+    headers.set("content-type", "application/json")?;
+    Ok(Response::ok(reply)?.with_headers(headers))
 }
 
 /// `text` fits in a header: short, and visible ASCII (JSON text escapes control characters).

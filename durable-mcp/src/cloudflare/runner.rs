@@ -9,7 +9,7 @@ use std::time::Duration;
 use worker::{Env, Request, Response, State};
 
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
-use super::protocol::{CALL_HEADER, ObjectCall, ObjectReply, REPLY_HEADER, fits_a_header};
+use super::protocol::{ObjectCall, ObjectReply, receive, respond};
 use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
 use crate::Engine;
@@ -112,25 +112,10 @@ impl TaskRunner {
 
 impl Runner {
     async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let call = match request.headers().get(CALL_HEADER)? {
-            Some(text) => serde_json::from_str(&text).map_err(worker::Error::from),
-            None => request.json::<ObjectCall>().await,
-        };
-        let call: ObjectCall = match call {
-            Ok(call) => call,
-            Err(error) => {
-                let message =
-                    format!("not a task call ({error}); only the Worker calls this object");
-                return Response::error(message, 400);
-            }
-        };
-        let reply = serde_json::to_string(&self.answer(call).await)?;
-        if fits_a_header(&reply) {
-            let response = Response::empty()?;
-            response.headers().set(REPLY_HEADER, &reply)?;
-            return Ok(response);
+        match receive::<ObjectCall>(&mut request).await? {
+            Ok(call) => respond(&self.answer(call).await),
+            Err(refusal) => Ok(refusal),
         }
-        Ok(Response::ok(reply)?.with_headers(json_headers()?))
     }
 
     async fn answer(&self, call: ObjectCall) -> ObjectReply {
@@ -227,12 +212,6 @@ fn shared_registry(server: impl FnOnce() -> McpServer) -> Rc<TaskRegistry> {
         let mut cell = cell.borrow_mut();
         Rc::clone(cell.get_or_insert_with(|| Rc::new(server().task_registry())))
     })
-}
-
-fn json_headers() -> worker::Result<worker::Headers> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    Ok(headers)
 }
 
 /// How soon an alarm that failed (the store failed) runs again.
