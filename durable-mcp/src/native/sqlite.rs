@@ -436,6 +436,71 @@ mod tests {
         }
     }
 
+    /// The SQL of a listing scope's index (a Cloudflare TaskIndex object's table) keeps the
+    /// first position of an id, pages in order from any position, and forgets a JSON list of
+    /// ids.
+    #[test]
+    fn a_scope_index_pages_in_order_and_forgets_ids() {
+        use crate::core::ListPosition;
+
+        let connection = Connection::open_in_memory().unwrap();
+        connection
+            .execute_batch(schema::CREATE_INDEX_SCHEMA)
+            .unwrap();
+        let run = |sql: &str, params: Vec<SqlValue>| {
+            connection
+                .execute(sql, params_from_iter(bind(params)))
+                .unwrap();
+        };
+        for (id, at) in [("c", 30), ("a", 10), ("b2", 20), ("b1", 20), ("a", 99)] {
+            run(
+                schema::INDEX_ADD,
+                schema::index_add_params(id, Timestamp(at)),
+            );
+        }
+        let page = |after: Option<(u64, &str)>, limit| -> Vec<(u64, String)> {
+            let after = after.map(|(at, id)| ListPosition {
+                created_at: Timestamp(at),
+                task_id: id.to_owned(),
+            });
+            let (sql, params) = schema::index_page_statement(after.as_ref(), limit);
+            let mut statement = connection.prepare(sql).unwrap();
+            statement
+                .query_map(params_from_iter(bind(params)), |row| {
+                    let entry = schema::index_entry_from_row(&Columns(row)).unwrap();
+                    Ok((entry.created_at.as_millis(), entry.task_id))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let entry = |at: u64, id: &str| (at, id.to_owned());
+        assert_eq!(
+            page(None, 10),
+            [
+                entry(10, "a"),
+                entry(20, "b1"),
+                entry(20, "b2"),
+                entry(30, "c")
+            ],
+            "an id added again keeps its first position"
+        );
+        assert_eq!(page(None, 2), [entry(10, "a"), entry(20, "b1")]);
+        assert_eq!(page(Some((20, "b1")), 2), [entry(20, "b2"), entry(30, "c")]);
+        assert_eq!(page(Some((30, "c")), 2), []);
+        let remove =
+            schema::index_remove_params(&["b1".to_owned(), "c".to_owned(), "x".to_owned()]);
+        run(schema::INDEX_REMOVE, remove);
+        assert_eq!(page(None, 10), [entry(10, "a"), entry(20, "b2")]);
+        let any = |c: &Connection| c.prepare(schema::INDEX_ANY).unwrap().exists([]).unwrap();
+        assert!(any(&connection));
+        run(
+            schema::INDEX_REMOVE,
+            schema::index_remove_params(&["a".into(), "b2".into()]),
+        );
+        assert!(!any(&connection));
+    }
+
     /// The Durable Object store writes a turn's step rows as one JSON array
     /// (`PUT_STEPS_JSON`); read back, they must be what one `PUT_STEP` per row stores.
     #[test]
