@@ -1,6 +1,6 @@
 //! The Worker's fetch handler: the router, with each task reached in its own Durable Object.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -8,13 +8,22 @@ use serde_json::Value;
 use worker::{Delay, Env, Method, Request, Response};
 
 use super::client::ObjectClient;
+use super::listing;
 use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
-use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskService};
+use crate::rpc::{
+    Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskPage, TaskService,
+    decode_cursor,
+};
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
 /// The binding name of the TaskRunner Durable Object namespace in wrangler.toml.
 pub const TASK_RUNNER_BINDING: &str = "TASK_RUNNER";
+
+/// The binding name of the TaskIndex Durable Object namespace in wrangler.toml: one object per
+/// listing scope, which `tasks/list` reads. Without it, listing fails with an error naming the
+/// binding, and tasks are created as before but not listed.
+pub const TASK_INDEX_BINDING: &str = "TASK_INDEX";
 
 /// The path of the MCP endpoint; every other path answers 404.
 pub const MCP_PATH: &str = "/mcp";
@@ -144,19 +153,65 @@ fn into_response(response: HttpResponse) -> worker::Result<Response> {
     Ok(reply)
 }
 
-/// The task service of the Worker: every call goes to the task's own object, named by the
-/// task id.
-struct ObjectTasks {
+/// The task service of the Worker: every task operation goes to the task's own TaskRunner
+/// object, named by the task id, and listings to the TaskIndex object of their scope. This is
+/// what [`serve`] hands the router; a Worker with routes of its own can use it directly.
+pub struct ObjectTasks {
     runners: ObjectClient,
+    /// `None` when the Worker has no [`TASK_INDEX_BINDING`].
+    index: Option<ObjectClient>,
+}
+
+impl std::fmt::Debug for ObjectTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectTasks")
+            .field("lists", &self.index.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// Whether this isolate has logged that tasks are created unlisted for want of an index.
+    static WARNED_UNLISTED: Cell<bool> = const { Cell::new(false) };
 }
 
 impl ObjectTasks {
-    /// The task service over the Worker's [`TASK_RUNNER_BINDING`].
-    fn from_env(env: &Env) -> worker::Result<Self> {
+    /// The task service over the Worker's [`TASK_RUNNER_BINDING`] and, if bound,
+    /// [`TASK_INDEX_BINDING`]. Fails only without a TaskRunner binding.
+    pub fn from_env(env: &Env) -> worker::Result<Self> {
         let runners = env.durable_object(TASK_RUNNER_BINDING)?;
+        let index = env.durable_object(TASK_INDEX_BINDING).ok();
         Ok(ObjectTasks {
             runners: ObjectClient::new(runners, "the task's Durable Object"),
+            index: index.map(|index| ObjectClient::new(index, "the task index")),
         })
+    }
+
+    /// The index, or the error that says how to add it.
+    fn index(&self) -> Result<&ObjectClient, RpcError> {
+        self.index.as_ref().ok_or_else(|| {
+            RpcError::internal(format!(
+                "tasks/list needs the Durable Object binding {TASK_INDEX_BINDING}, which this \
+                 Worker lacks: add to wrangler.toml a [[durable_objects.bindings]] with name = \
+                 \"{TASK_INDEX_BINDING}\" and class_name = \"TaskIndex\", and a [[migrations]] \
+                 entry with new_sqlite_classes = [\"TaskIndex\"] (see docs/deploying.md)"
+            ))
+        })
+    }
+
+    /// Records a new task in its scope's index before it is created: a crash in between
+    /// leaves at most an id whose task does not exist, which listing skips and forgets.
+    async fn register(&self, scope: &str, task_id: &str) -> Result<(), RpcError> {
+        let Some(index) = &self.index else {
+            if !WARNED_UNLISTED.replace(true) {
+                worker::console_error!(
+                    "durable-mcp: tasks are created without being listed: this Worker has no \
+                     {TASK_INDEX_BINDING} binding (see docs/deploying.md)"
+                );
+            }
+            return Ok(());
+        };
+        listing::register(index, scope, task_id).await
     }
 }
 
@@ -167,11 +222,15 @@ impl TaskService for ObjectTasks {
                 Some(id) => id,
                 None => new_task_id().map_err(RpcError::from_engine)?,
             };
+            if let Some(scope) = &request.list_scope {
+                self.register(scope, &task_id).await?;
+            }
             let call = ObjectCall::Create {
                 task_id: task_id.clone(),
                 tool_name: request.tool_name,
                 input: request.input,
                 principal: request.principal,
+                list_scope: request.list_scope,
             };
             self.runners
                 .call::<_, ObjectReply>(&task_id, &call)
@@ -230,6 +289,20 @@ impl TaskService for ObjectTasks {
                 .call::<_, ObjectReply>(task_id, &call)
                 .await?
                 .into_done()
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        scope: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
+        Box::pin(async move {
+            let index = self.index()?;
+            let after = cursor.map(decode_cursor).transpose()?;
+            let page = listing::page(index, &self.runners, scope, after, limit).await?;
+            Ok(TaskPage::from(page))
         })
     }
 

@@ -14,7 +14,9 @@ use super::time::Timestamp;
 pub const MAX_PAGE_SIZE: usize = 100;
 
 /// Where a task stands in its scope's listing: by creation time, then by id.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ListPosition {
     /// When the task was created (on the Cloudflare host: when its scope's index recorded it).
     pub created_at: Timestamp,

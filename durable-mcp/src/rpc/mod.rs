@@ -5,6 +5,7 @@
 //! [`Router::handle`], and writes the [`HttpResponse`] back. The router never names an HTTP
 //! library or an executor. See `docs/how-it-works.md` for the decision ladder.
 
+mod cursor;
 mod dispatch;
 mod error;
 mod headers;
@@ -13,6 +14,7 @@ mod router;
 mod server;
 mod service;
 
+pub use cursor::{decode_cursor, encode_cursor};
 pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
 pub use http::{Headers, HttpRequest, HttpResponse};
@@ -20,4 +22,4 @@ pub use router::Router;
 pub use server::{
     IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool, ToolCall, ToolOutcome,
 };
-pub use service::TaskService;
+pub use service::{TaskPage, TaskService};
