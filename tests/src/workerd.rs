@@ -82,6 +82,17 @@ impl WorkerProcess {
 
     /// [`start`](Self::start) with Worker variables set (`--var NAME:VALUE`).
     pub fn start_with_vars(dir: &Path, state: &Path, vars: &[(&str, &str)]) -> Self {
+        Self::start_with_config(dir, "wrangler.toml", state, vars)
+    }
+
+    /// [`start_with_vars`](Self::start_with_vars) with the wrangler configuration `config`
+    /// (a file in `dir`) in place of `wrangler.toml`.
+    pub fn start_with_config(
+        dir: &Path,
+        config: &str,
+        state: &Path,
+        vars: &[(&str, &str)],
+    ) -> Self {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
@@ -94,6 +105,8 @@ impl WorkerProcess {
                 "127.0.0.1",
                 "--port",
                 &port.to_string(),
+                "--config",
+                config,
             ])
             .arg("--persist-to")
             .arg(state)

@@ -7,7 +7,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use common::{Counter, Gate, Log, Setup, no_jitter, reply, step_keys, task, text};
-use durable_mcp::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use durable_mcp::core::{
+    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, Write,
+};
 use durable_mcp::core::{Backoff, StepKind, TaskStatus};
 use durable_mcp::runtime::{Clock, Engine, Host, Store, StoreError};
 use durable_mcp::testing::{Harness, MemoryStore, RecordingScheduler, VirtualClock, VirtualTimer};
@@ -404,6 +406,14 @@ impl Store for LoggingStore {
     }
     fn task_ids(&self) -> Result<Vec<String>, StoreError> {
         self.inner.task_ids()
+    }
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.inner.list_tasks(scope, after, limit)
     }
 }
 

@@ -7,7 +7,9 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use common::{block_on_ready, reply, task};
-use durable_mcp::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use durable_mcp::core::{
+    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, Write,
+};
 use durable_mcp::rpc::CompletionCall;
 use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
 use durable_mcp::runtime::{Store, StoreError};
@@ -183,6 +185,14 @@ impl Store for FlakyStore {
     }
     fn task_ids(&self) -> Result<Vec<String>, StoreError> {
         self.inner.task_ids()
+    }
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.inner.list_tasks(scope, after, limit)
     }
 }
 

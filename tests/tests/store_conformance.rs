@@ -39,6 +39,7 @@ fn a_reopened_sqlite_file_keeps_every_row() {
             ttl: None,
             poll_interval: std::time::Duration::from_secs(1),
             principal: None,
+            list_scope: None,
         };
         let record =
             durable_mcp::core::control::new_task_record(new, durable_mcp::core::Timestamp(5));

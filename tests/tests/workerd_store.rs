@@ -1,5 +1,6 @@
 //! The store conformance suite on a Durable Object's SQLite storage, under workerd: the test
-//! Worker `tests/worker-store` runs every check inside a Durable Object.
+//! Worker `tests/worker-store` runs every check inside a Durable Object, then the upgrade of
+//! tables an earlier version created.
 
 use durable_mcp_tests::workerd::{WorkerProcess, build_worker, workspace_root};
 
@@ -17,5 +18,14 @@ fn the_durable_object_store_passes_the_store_conformance_suite() {
         ),
         (200, "ok".to_owned()),
         "the suite failed inside the Durable Object; wrangler's output above names the check"
+    );
+    let upgraded = worker.get("/upgrade/run-2");
+    assert_eq!(
+        (
+            upgraded.status,
+            String::from_utf8_lossy(&upgraded.body).into_owned()
+        ),
+        (200, "ok".to_owned()),
+        "tables of an earlier version were not upgraded; wrangler's output above says why"
     );
 }

@@ -201,10 +201,9 @@ fn the_root_wrangler_toml_deploys_report_task_in_a_dry_run() {
         "wrangler deploy --dry-run failed: {printed}{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(
-        printed.contains("env.TASK_RUNNER (TaskRunner)"),
-        "{printed}"
-    );
+    for binding in ["env.TASK_RUNNER (TaskRunner)", "env.TASK_INDEX (TaskIndex)"] {
+        assert!(printed.contains(binding), "{binding}: {printed}");
+    }
     let bundled: Vec<String> = std::fs::read_dir(out.path())
         .unwrap()
         .flatten()

@@ -1,22 +1,29 @@
 //! The Worker's fetch handler: the router, with each task reached in its own Durable Object.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::Value;
-use worker::wasm_bindgen::JsValue;
-use worker::{Delay, Env, Method, ObjectNamespace, Request, RequestInit, Response, js_sys};
+use worker::{Delay, Env, Method, Request, Response};
 
-use super::protocol::{
-    CALL_HEADER, OBJECT_URL, ObjectCall, ObjectReply, REPLY_HEADER, fits_a_header,
-};
+use super::client::ObjectClient;
+use super::listing;
+use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
-use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskService};
+use crate::rpc::{
+    Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskPage, TaskService,
+    decode_cursor,
+};
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
 /// The binding name of the TaskRunner Durable Object namespace in wrangler.toml.
 pub const TASK_RUNNER_BINDING: &str = "TASK_RUNNER";
+
+/// The binding name of the TaskIndex Durable Object namespace in wrangler.toml: one object per
+/// listing scope, which `tasks/list` reads. Without it, listing fails with an error naming the
+/// binding, and tasks are created as before but not listed.
+pub const TASK_INDEX_BINDING: &str = "TASK_INDEX";
 
 /// The path of the MCP endpoint; every other path answers 404.
 pub const MCP_PATH: &str = "/mcp";
@@ -36,9 +43,6 @@ pub const ALLOWED_HOSTS_VAR: &str = "DURABLE_MCP_ALLOWED_HOSTS";
 
 /// The largest request body the endpoint reads (the native host's limit too).
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
-
-/// How many times an internal call is sent when the platform says the failure is retryable.
-const CALL_ATTEMPTS: u32 = 3;
 
 thread_local! {
     /// The server, built once per isolate from the factory of the first request.
@@ -77,9 +81,7 @@ pub async fn serve(
         headers,
         body,
     };
-    let tasks = Rc::new(ObjectTasks {
-        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
-    });
+    let tasks = Rc::new(ObjectTasks::from_env(env)?);
     let router = Router::with_tasks(shared_server(server, env), tasks);
     into_response(router.handle(http).await)
 }
@@ -102,14 +104,13 @@ async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Res
     if request.method() != Method::Post {
         return Response::error("wake is a POST", 405);
     }
-    let tasks = ObjectTasks {
-        namespace: env.durable_object(TASK_RUNNER_BINDING)?,
-    };
+    let tasks = ObjectTasks::from_env(env)?;
     let call = ObjectCall::Wake {
         task_id: task_id.to_owned(),
     };
     match tasks
-        .call(task_id, &call)
+        .runners
+        .call::<_, ObjectReply>(task_id, &call)
         .await
         .and_then(ObjectReply::into_done)
     {
@@ -152,76 +153,66 @@ fn into_response(response: HttpResponse) -> worker::Result<Response> {
     Ok(reply)
 }
 
-/// The task service of the Worker: every call goes to the task's own object, named by the
-/// task id, through [`ObjectTasks::call`].
-struct ObjectTasks {
-    namespace: ObjectNamespace,
+/// The task service of the Worker: every task operation goes to the task's own TaskRunner
+/// object, named by the task id, and listings to the TaskIndex object of their scope. This is
+/// what [`serve`] hands the router; a Worker with routes of its own can use it directly.
+pub struct ObjectTasks {
+    runners: ObjectClient,
+    /// `None` when the Worker has no [`TASK_INDEX_BINDING`].
+    index: Option<ObjectClient>,
+}
+
+impl std::fmt::Debug for ObjectTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectTasks")
+            .field("lists", &self.index.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// Whether this isolate has logged that tasks are created unlisted for want of an index.
+    static WARNED_UNLISTED: Cell<bool> = const { Cell::new(false) };
 }
 
 impl ObjectTasks {
-    /// Sends `call` to the object of `task_id`: a fresh stub per attempt, and another attempt
-    /// only when the platform marks the failure retryable (every call is idempotent).
-    async fn call(&self, task_id: &str, call: &ObjectCall) -> Result<ObjectReply, RpcError> {
-        let body = serde_json::to_string(call).map_err(|e| internal("encoding a call", &e))?;
-        let mut pause = Duration::from_millis(20);
-        let mut attempt = 1;
-        loop {
-            match self.send(task_id, &body).await {
-                Ok(reply) => return Ok(reply),
-                Err(error) if attempt < CALL_ATTEMPTS && is_retryable(&error) => {
-                    Delay::from(pause).await;
-                    pause *= 4;
-                    attempt += 1;
-                }
-                Err(error) => return Err(internal("reaching the task's Durable Object", &error)),
+    /// The task service over the Worker's [`TASK_RUNNER_BINDING`] and, if bound,
+    /// [`TASK_INDEX_BINDING`]. Fails only without a TaskRunner binding.
+    pub fn from_env(env: &Env) -> worker::Result<Self> {
+        let runners = env.durable_object(TASK_RUNNER_BINDING)?;
+        let index = env.durable_object(TASK_INDEX_BINDING).ok();
+        Ok(ObjectTasks {
+            runners: ObjectClient::new(runners, "the task's Durable Object"),
+            index: index.map(|index| ObjectClient::new(index, "the task index")),
+        })
+    }
+
+    /// The index, or the error that says how to add it.
+    fn index(&self) -> Result<&ObjectClient, RpcError> {
+        self.index.as_ref().ok_or_else(|| {
+            RpcError::internal(format!(
+                "tasks/list needs the Durable Object binding {TASK_INDEX_BINDING}, which this \
+                 Worker lacks: add to wrangler.toml a [[durable_objects.bindings]] with name = \
+                 \"{TASK_INDEX_BINDING}\" and class_name = \"TaskIndex\", and a [[migrations]] \
+                 entry with new_sqlite_classes = [\"TaskIndex\"] (see docs/deploying.md)"
+            ))
+        })
+    }
+
+    /// Records a new task in its scope's index before it is created: a crash in between
+    /// leaves at most an id whose task does not exist, which listing skips and forgets.
+    async fn register(&self, scope: &str, task_id: &str) -> Result<(), RpcError> {
+        let Some(index) = &self.index else {
+            if !WARNED_UNLISTED.replace(true) {
+                worker::console_error!(
+                    "durable-mcp: tasks are created without being listed: this Worker has no \
+                     {TASK_INDEX_BINDING} binding (see docs/deploying.md)"
+                );
             }
-        }
+            return Ok(());
+        };
+        listing::register(index, scope, task_id).await
     }
-
-    async fn send(&self, task_id: &str, body: &str) -> worker::Result<ObjectReply> {
-        let stub = self.namespace.get_by_name(task_id)?;
-        let mut init = RequestInit::new();
-        if fits_a_header(body) {
-            let headers = worker::Headers::new();
-            headers.set(CALL_HEADER, body)?;
-            init.with_method(Method::Get).with_headers(headers);
-        } else {
-            init.with_method(Method::Post)
-                .with_body(Some(JsValue::from_str(body)));
-        }
-        let request = Request::new_with_init(OBJECT_URL, &init)?;
-        let mut response = stub.fetch_with_request(request).await?;
-        if response.status_code() != 200 {
-            let text = response.text().await.unwrap_or_default();
-            return Err(worker::Error::RustError(format!(
-                "HTTP {}: {text}",
-                response.status_code()
-            )));
-        }
-        match response.headers().get(REPLY_HEADER)? {
-            Some(reply) => serde_json::from_str(&reply).map_err(worker::Error::from),
-            None => response.json().await,
-        }
-    }
-}
-
-/// Whether the platform marked the failure of a Durable Object call as safe to retry: its
-/// JavaScript error has `retryable` set and not `overloaded` (more load would not help).
-fn is_retryable(error: &worker::Error) -> bool {
-    let worker::Error::UnknownJsError { original, .. } = error else {
-        return false;
-    };
-    let flag = |name: &str| {
-        js_sys::Reflect::get(original, &JsValue::from_str(name))
-            .ok()
-            .and_then(|value| value.as_bool())
-            .unwrap_or(false)
-    };
-    flag("retryable") && !flag("overloaded")
-}
-
-fn internal(what: &str, error: &dyn std::fmt::Display) -> RpcError {
-    RpcError::internal(format!("{what}: {error}"))
 }
 
 impl TaskService for ObjectTasks {
@@ -231,13 +222,20 @@ impl TaskService for ObjectTasks {
                 Some(id) => id,
                 None => new_task_id().map_err(RpcError::from_engine)?,
             };
+            if let Some(scope) = &request.list_scope {
+                self.register(scope, &task_id).await?;
+            }
             let call = ObjectCall::Create {
                 task_id: task_id.clone(),
                 tool_name: request.tool_name,
                 input: request.input,
                 principal: request.principal,
+                list_scope: request.list_scope,
             };
-            self.call(&task_id, &call).await?.into_snapshot()
+            self.runners
+                .call::<_, ObjectReply>(&task_id, &call)
+                .await?
+                .into_snapshot()
         })
     }
 
@@ -251,7 +249,10 @@ impl TaskService for ObjectTasks {
                 task_id: task_id.to_owned(),
                 caller: caller.map(str::to_owned),
             };
-            self.call(task_id, &call).await?.into_snapshot()
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_snapshot()
         })
     }
 
@@ -267,7 +268,10 @@ impl TaskService for ObjectTasks {
                 responses: responses.clone(),
                 caller: caller.map(str::to_owned),
             };
-            self.call(task_id, &call).await?.into_done()
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_done()
         })
     }
 
@@ -281,7 +285,24 @@ impl TaskService for ObjectTasks {
                 task_id: task_id.to_owned(),
                 caller: caller.map(str::to_owned),
             };
-            self.call(task_id, &call).await?.into_done()
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_done()
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        scope: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
+        Box::pin(async move {
+            let index = self.index()?;
+            let after = cursor.map(decode_cursor).transpose()?;
+            let page = listing::page(index, &self.runners, scope, after, limit).await?;
+            Ok(TaskPage::from(page))
         })
     }
 

@@ -4,7 +4,9 @@
 //! SQLite storage holds the task's rows (the same tables as the native host), its one alarm
 //! fires the task's next wake-up, and the task body runs inside it. The Worker's fetch handler
 //! runs the router and reaches each task's object through `fetch` with a small internal JSON
-//! protocol; plain tools and discovery never touch an object.
+//! protocol; plain tools and discovery never touch an object. `tasks/list` reads the
+//! TaskIndex object of the caller's listing scope (one per scope, named by it), which lists
+//! the scope's task ids, and asks each listed task's object for its snapshot.
 //!
 //! A Worker's glue is three items: the server factory, the object, and the fetch handler.
 //!
@@ -21,8 +23,11 @@
 //! }
 //! ```
 //!
-//! [`task_runner!`](crate::task_runner) declares the object; written out, it is a
-//! `#[worker::durable_object]` struct wrapping [`TaskRunner`], forwarding `fetch` and `alarm`.
+//! [`task_runner!`](crate::task_runner) declares the object, and the `TaskIndex` object
+//! beside it (see [`task_index!`](crate::task_index)); written out, each is a
+//! `#[worker::durable_object]` struct wrapping [`TaskRunner`] (forwarding `fetch` and `alarm`)
+//! or [`TaskIndex`] (forwarding `fetch`). wrangler.toml binds them as `TASK_RUNNER` and
+//! `TASK_INDEX`.
 //!
 //! # Settings
 //!
@@ -33,7 +38,10 @@
 //! loopback and the hosts it is told of. With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
 //! an operator can wake a task at once (see [`WAKE_PATH`]).
 
+mod client;
 mod entry;
+mod index;
+mod listing;
 mod ports;
 mod protocol;
 mod runner;
@@ -43,8 +51,10 @@ mod sql_store;
 mod step_batch;
 
 pub use entry::{
-    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, MCP_PATH, TASK_RUNNER_BINDING, WAKE_PATH, serve,
+    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, MCP_PATH, ObjectTasks, TASK_INDEX_BINDING,
+    TASK_RUNNER_BINDING, WAKE_PATH, serve,
 };
+pub use index::TaskIndex;
 pub use ports::{AlarmScheduler, JsClock, JsTimer};
 pub use runner::TaskRunner;
 pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
@@ -55,14 +65,30 @@ pub use sql_store::DurableObjectStore;
 /// object's `&worker::Env` and returns the [`McpServer`](crate::McpServer) whose tasks it runs
 /// (once per isolate; the same server the fetch handler serves).
 ///
+/// It also declares the listing index, `TaskIndex`, with the same visibility (as
+/// [`task_index!`](crate::task_index) does), which wrangler.toml binds as
+/// [`TASK_INDEX`](crate::cloudflare::TASK_INDEX_BINDING). To name the index class otherwise,
+/// write `; index = Name` after the server.
+///
 /// The crate using it depends on `worker` and `wasm-bindgen` (the expansion names both).
 ///
 /// ```ignore
 /// durable_mcp::task_runner!(pub struct TaskRunner => |_env| server());
+/// durable_mcp::task_runner!(pub struct Tasks => |_env| server(); index = TaskLists);
 /// ```
 #[macro_export]
 macro_rules! task_runner {
     ($(#[$meta:meta])* $vis:vis struct $name:ident => $server:expr) => {
+        $crate::task_runner!($(#[$meta])* $vis struct $name => $server; index = TaskIndex);
+    };
+    (
+        $(#[$meta:meta])* $vis:vis struct $name:ident => $server:expr; index = $index:ident
+    ) => {
+        $crate::task_index!(
+            /// The listing index of one scope of tasks, bound as `TASK_INDEX` in wrangler.toml.
+            $vis struct $index
+        );
+
         $(#[$meta])*
         #[::worker::durable_object]
         #[derive(Debug)]
@@ -83,6 +109,37 @@ macro_rules! task_runner {
 
             async fn alarm(&self) -> ::worker::Result<::worker::Response> {
                 self.0.alarm().await
+            }
+        }
+    };
+}
+
+/// Declares a Worker's TaskIndex Durable Object: a `#[worker::durable_object]` struct that
+/// wraps [`TaskIndex`](crate::cloudflare::TaskIndex) and forwards `fetch` to it.
+/// [`task_runner!`](crate::task_runner) invokes it; call it yourself only for a TaskRunner
+/// declared without that macro.
+///
+/// ```ignore
+/// durable_mcp::task_index!(pub struct TaskIndex);
+/// ```
+#[macro_export]
+macro_rules! task_index {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident) => {
+        $(#[$meta])*
+        #[::worker::durable_object]
+        #[derive(Debug)]
+        $vis struct $name($crate::cloudflare::TaskIndex);
+
+        impl ::worker::DurableObject for $name {
+            fn new(state: ::worker::State, _env: ::worker::Env) -> Self {
+                Self($crate::cloudflare::TaskIndex::new(state))
+            }
+
+            async fn fetch(
+                &self,
+                request: ::worker::Request,
+            ) -> ::worker::Result<::worker::Response> {
+                self.0.fetch(request).await
             }
         }
     };

@@ -1,10 +1,13 @@
-//! The internal protocol between the Worker and a task's Durable Object: one JSON request per
-//! `fetch`, one JSON reply. Every call is idempotent, so the Worker may send it again.
+//! The internal protocol between the Worker and its Durable Objects (a task's TaskRunner, a
+//! scope's TaskIndex): one JSON request per `fetch`, one JSON reply. Every call is
+//! idempotent, so the Worker may send it again.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use worker::{Request, Response};
 
-use crate::core::TaskSnapshot;
+use crate::core::{ListPosition, TaskSnapshot};
 use crate::rpc::RpcError;
 use crate::wire::ErrorObject;
 
@@ -33,6 +36,9 @@ pub(crate) enum ObjectCall {
         tool_name: String,
         input: Value,
         principal: Option<String>,
+        /// The listing the task appears in (absent from a Worker of an earlier version).
+        #[serde(default)]
+        list_scope: Option<String>,
     },
     /// `tasks/get`.
     Get {
@@ -52,6 +58,9 @@ pub(crate) enum ObjectCall {
     },
     /// Run the alarm handler now, as if the alarm had fired (an operator's wake-up).
     Wake { task_id: String },
+    /// The task's snapshot for a listing of `scope`, if the task is shown there (a page of
+    /// `tasks/list`): [`ObjectReply::Snapshot`], or [`ObjectReply::Gone`].
+    Listed { task_id: String, scope: String },
 }
 
 /// What the object answers.
@@ -62,8 +71,68 @@ pub(crate) enum ObjectReply {
     Snapshot(TaskSnapshot),
     /// The change was recorded (or was already).
     Done,
+    /// The task is not shown in the listing asked about: it does not exist (any more), was
+    /// created in another scope, or is past its purge time.
+    Gone,
     /// The error the client is to see, with its HTTP status.
     Refused { status: u16, error: ErrorObject },
+}
+
+/// What the Worker asks a scope's TaskIndex, the object that lists the scope's task ids.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub(crate) enum IndexCall {
+    /// Record the id, positioned at the index's current time (again: the first position stays).
+    Add { task_id: String },
+    /// Up to `limit` entries strictly after `after` (from the first when `None`), in order.
+    Page {
+        after: Option<ListPosition>,
+        limit: usize,
+    },
+    /// Forget these ids (their tasks are gone).
+    Remove { task_ids: Vec<String> },
+}
+
+/// What a TaskIndex answers.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum IndexReply {
+    /// The entries of a page, in order.
+    Entries(Vec<ListPosition>),
+    /// The change was recorded (or was already).
+    Done,
+}
+
+/// Reads the call a request carries, in [`CALL_HEADER`] or the body. A request that carries
+/// none is answered at once (`Err`), with HTTP 400: only the Worker calls these objects.
+pub(crate) async fn receive<T: DeserializeOwned>(
+    request: &mut Request,
+) -> worker::Result<Result<T, Response>> {
+    let call = match request.headers().get(CALL_HEADER)? {
+        Some(text) => serde_json::from_str(&text).map_err(worker::Error::from),
+        None => request.json::<T>().await,
+    };
+    match call {
+        Ok(call) => Ok(Ok(call)),
+        Err(error) => {
+            let message =
+                format!("not an internal call ({error}); only the Worker calls this object");
+            Response::error(message, 400).map(Err)
+        }
+    }
+}
+
+/// The response that carries `reply`: in [`REPLY_HEADER`] when it fits, else as the body.
+pub(crate) fn respond<T: Serialize>(reply: &T) -> worker::Result<Response> {
+    let reply = serde_json::to_string(reply)?;
+    if fits_a_header(&reply) {
+        let response = Response::empty()?;
+        response.headers().set(REPLY_HEADER, &reply)?;
+        return Ok(response);
+    }
+    let headers = worker::Headers::new();
+    headers.set("content-type", "application/json")?;
+    Ok(Response::ok(reply)?.with_headers(headers))
 }
 
 /// `text` fits in a header: short, and visible ASCII (JSON text escapes control characters).
@@ -89,6 +158,15 @@ impl ObjectReply {
         }
     }
 
+    /// The snapshot (`Some`), `None` for `Gone`, or the refusal as the router's error.
+    pub(crate) fn into_listed(self) -> Result<Option<TaskSnapshot>, RpcError> {
+        match self {
+            ObjectReply::Snapshot(snapshot) => Ok(Some(snapshot)),
+            ObjectReply::Gone => Ok(None),
+            other => Err(other.into_refusal("a listed task")),
+        }
+    }
+
     /// `Ok` for `Done`, or the refusal as the router's error.
     pub(crate) fn into_done(self) -> Result<(), RpcError> {
         match self {
@@ -106,4 +184,29 @@ impl ObjectReply {
             )),
         }
     }
+}
+
+impl IndexReply {
+    /// The entries of a page.
+    pub(crate) fn into_entries(self) -> Result<Vec<ListPosition>, RpcError> {
+        match self {
+            IndexReply::Entries(entries) => Ok(entries),
+            other => Err(unexpected_index_reply(&other, "a page of entries")),
+        }
+    }
+
+    /// `Ok` for `Done`.
+    pub(crate) fn into_done(self) -> Result<(), RpcError> {
+        match self {
+            IndexReply::Done => Ok(()),
+            other => Err(unexpected_index_reply(&other, "an acknowledgement")),
+        }
+    }
+}
+
+fn unexpected_index_reply(reply: &IndexReply, expected: &str) -> RpcError {
+    RpcError::internal(format!(
+        "the task index answered {reply:?} where {expected} was expected (are the Worker and \
+         the index from the same deploy?)"
+    ))
 }

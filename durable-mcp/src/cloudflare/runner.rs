@@ -8,13 +8,17 @@ use std::time::Duration;
 
 use worker::{Env, Request, Response, State};
 
+use super::client::ObjectClient;
+use super::entry::TASK_INDEX_BINDING;
+use super::listing;
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
-use super::protocol::{CALL_HEADER, ObjectCall, ObjectReply, REPLY_HEADER, fits_a_header};
+use super::protocol::{ObjectCall, ObjectReply, receive, respond};
 use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
 use crate::Engine;
-use crate::core::EngineError;
-use crate::rpc::{McpServer, TaskService};
+use crate::core::schedule::{TickDecision, decide_tick};
+use crate::core::{EngineError, LoadScope};
+use crate::rpc::{McpServer, RpcError, TaskService};
 use crate::runtime::{Clock, CreateTask, Host, Store, TaskRegistry};
 
 /// The body of a user's TaskRunner Durable Object: forward `fetch` and `alarm` to it.
@@ -49,6 +53,9 @@ struct Runner {
     alarm: Rc<AlarmScheduler>,
     engine: Engine,
     settings: Settings,
+    /// The listing indexes, told when a listed task is purged; `None` without a
+    /// [`TASK_INDEX_BINDING`].
+    index: Option<ObjectClient>,
     /// Whether this instance has recovered the task from a dead instance's activation.
     recovered: std::cell::Cell<bool>,
 }
@@ -81,6 +88,10 @@ impl TaskRunner {
             .with_hand_off(settings.hand_off)
             // A cancelled alarm handler may be left unpolled, never dropped, in a live isolate.
             .expire_activations_with_their_lease();
+        let index = env
+            .durable_object(TASK_INDEX_BINDING)
+            .ok()
+            .map(|index| ObjectClient::new(index, "the task index"));
         TaskRunner {
             inner: AssertUnwindSafe(Runner {
                 state,
@@ -88,6 +99,7 @@ impl TaskRunner {
                 alarm,
                 engine,
                 settings,
+                index,
                 recovered: std::cell::Cell::new(false),
             }),
         }
@@ -112,25 +124,10 @@ impl TaskRunner {
 
 impl Runner {
     async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let call = match request.headers().get(CALL_HEADER)? {
-            Some(text) => serde_json::from_str(&text).map_err(worker::Error::from),
-            None => request.json::<ObjectCall>().await,
-        };
-        let call: ObjectCall = match call {
-            Ok(call) => call,
-            Err(error) => {
-                let message =
-                    format!("not a task call ({error}); only the Worker calls this object");
-                return Response::error(message, 400);
-            }
-        };
-        let reply = serde_json::to_string(&self.answer(call).await)?;
-        if fits_a_header(&reply) {
-            let response = Response::empty()?;
-            response.headers().set(REPLY_HEADER, &reply)?;
-            return Ok(response);
+        match receive::<ObjectCall>(&mut request).await? {
+            Ok(call) => respond(&self.answer(call).await),
+            Err(refusal) => Ok(refusal),
         }
-        Ok(Response::ok(reply)?.with_headers(json_headers()?))
     }
 
     async fn answer(&self, call: ObjectCall) -> ObjectReply {
@@ -140,10 +137,12 @@ impl Runner {
                 tool_name,
                 input,
                 principal,
+                list_scope,
             } => {
                 let mut request = CreateTask::new(tool_name, input);
                 request.task_id = Some(task_id);
                 request.principal = principal;
+                request.list_scope = list_scope;
                 TaskService::create(&self.engine, request)
                     .await
                     .map(ObjectReply::Snapshot)
@@ -170,6 +169,11 @@ impl Runner {
                 let _ = self.alarm().await;
                 Ok(ObjectReply::Done)
             }
+            ObjectCall::Listed { task_id, scope } => self
+                .engine
+                .listed(&task_id, &scope)
+                .map(|shown| shown.map_or(ObjectReply::Gone, ObjectReply::Snapshot))
+                .map_err(RpcError::from_engine),
         };
         outcome.unwrap_or_else(ObjectReply::from)
     }
@@ -196,11 +200,39 @@ impl Runner {
         let store_error = |error: crate::runtime::StoreError| EngineError::Store(error.0);
         let ids = self.store.task_ids().map_err(store_error)?;
         for task_id in &ids {
+            self.forget_before_purge(task_id).await?;
             self.engine.tick(task_id).await?;
             self.engine.rearm(task_id)?;
         }
         if self.store.task_ids().map_err(store_error)?.is_empty() {
             self.delete_all().await?;
+        }
+        Ok(())
+    }
+
+    /// Tells the task's listing index that the task is gone, if this tick is to purge it. Best
+    /// effort: an id the index keeps is dropped by the next listing that meets it.
+    async fn forget_before_purge(&self, task_id: &str) -> Result<(), EngineError> {
+        let Some(index) = &self.index else {
+            return Ok(());
+        };
+        let store_error = |error: crate::runtime::StoreError| EngineError::Store(error.0);
+        let state = self
+            .store
+            .load(task_id, LoadScope::Control)
+            .map_err(store_error)?;
+        let Some(state) = state else { return Ok(()) };
+        let Some(scope) = &state.task.list_scope else {
+            return Ok(());
+        };
+        if decide_tick(Some(&state), JsClock.now()) != TickDecision::Purge {
+            return Ok(());
+        }
+        if let Err(error) = listing::forget(index, scope, vec![task_id.to_owned()]).await {
+            worker::console_error!(
+                "durable-mcp: telling the task index that {task_id} is purged: {}",
+                error.error.message
+            );
         }
         Ok(())
     }
@@ -227,12 +259,6 @@ fn shared_registry(server: impl FnOnce() -> McpServer) -> Rc<TaskRegistry> {
         let mut cell = cell.borrow_mut();
         Rc::clone(cell.get_or_insert_with(|| Rc::new(server().task_registry())))
     })
-}
-
-fn json_headers() -> worker::Result<worker::Headers> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    Ok(headers)
 }
 
 /// How soon an alarm that failed (the store failed) runs again.

@@ -25,7 +25,9 @@ use worker::{Storage, js_sys};
 use super::sql::{Sql, js_error};
 use super::step_batch::StepBatch;
 use crate::core::schema::{self, RowError, SqlRow};
-use crate::core::{Applied, Guard, InputRow, LoadScope, StepRow, TaskRecord, TaskState, Write};
+use crate::core::{
+    Applied, Guard, InputRow, ListPosition, LoadScope, StepRow, TaskRecord, TaskState, Write,
+};
 use crate::runtime::{Store, StoreError};
 
 /// A [`Store`] on the SQLite storage of one Durable Object.
@@ -116,21 +118,38 @@ impl DurableObjectStore {
         })
     }
 
-    /// Whether the tables exist (a read of the catalogue, which writes nothing).
+    /// Whether the tables exist (a read of the catalogue, which writes nothing unless the
+    /// tables are an earlier version's: those are brought to the current schema).
     fn has_tables(&self) -> Result<bool, StoreError> {
-        if !self.tables.get() {
-            let found = self.sql.rows(schema::SELECT_TASK_TABLE, Vec::new())?;
-            self.tables.set(!found.is_empty());
-        }
-        Ok(self.tables.get())
+        self.tables_ready(false)
     }
 
+    /// Creates the tables unless they exist; brings existing ones to the current schema.
     fn create_tables(&self) -> Result<(), StoreError> {
-        if !self.tables.get() {
-            self.sql.execute(schema::CREATE_SCHEMA, Vec::new())?;
-            self.tables.set(true);
+        self.tables_ready(true).map(drop)
+    }
+
+    fn tables_ready(&self, create: bool) -> Result<bool, StoreError> {
+        if self.tables.get() {
+            return Ok(true);
         }
-        Ok(())
+        let found = self.sql.rows(schema::SELECT_TASK_TABLE, Vec::new())?;
+        let table = match found.first() {
+            Some(row) => Some(row.text(0).map_err(row_error)?.unwrap_or_default()),
+            None if create => None,
+            None => return Ok(false),
+        };
+        let statements = schema::upgrade(table.as_deref());
+        if !statements.is_empty() {
+            self.transaction(move |sql| {
+                for statement in statements {
+                    sql.execute(statement, Vec::new())?;
+                }
+                Ok(())
+            })?;
+        }
+        self.tables.set(true);
+        Ok(true)
     }
 
     /// Runs `body` in one SQLite transaction: if it fails, none of its statements stay.
@@ -320,6 +339,24 @@ impl Store for DurableObjectStore {
                     .map_err(row_error)?
                     .ok_or_else(|| StoreError("a task row without an id".to_owned()))
             })
+            .collect()
+    }
+
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.steps.write()?;
+        if !self.has_tables()? {
+            return Ok(Vec::new());
+        }
+        let (statement, params) = schema::listed_statement(scope, after, limit);
+        self.sql
+            .rows(statement, params)?
+            .iter()
+            .map(|row| schema::task_from_row(row).map_err(row_error))
             .collect()
     }
 }

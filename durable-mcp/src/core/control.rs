@@ -26,6 +26,8 @@ pub struct NewTask {
     pub poll_interval: Duration,
     /// The principal the task is bound to.
     pub principal: Option<String>,
+    /// The listing the task appears in; `None`: it is never listed.
+    pub list_scope: Option<String>,
 }
 
 /// The row of a freshly created task: working, due to run at once. Its retention and poll
@@ -53,6 +55,7 @@ pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
         next_run_at: Some(now),
         cut_next_sleep: false,
         principal: new.principal,
+        list_scope: new.list_scope,
         version: 0,
     }
 }
@@ -68,18 +71,20 @@ pub(crate) fn test_task(created_at: Timestamp, ttl: Option<Duration>) -> TaskRec
         ttl,
         poll_interval: Duration::from_secs(5),
         principal: None,
+        list_scope: None,
     };
     let mut task = new_task_record(new, created_at);
     task.next_run_at = None;
     task
 }
 
-/// Checks that an existing row with the same id was created for the same tool and principal.
+/// Checks that an existing row with the same id was created for the same tool, principal and
+/// listing.
 pub fn check_duplicate_create(
     existing: &TaskRecord,
     requested: &NewTask,
 ) -> Result<(), EngineError> {
-    if existing.principal != requested.principal {
+    if existing.principal != requested.principal || existing.list_scope != requested.list_scope {
         // Say nothing about the other principal's task.
         return Err(EngineError::TaskIdTaken {
             task_id: existing.task_id.clone(),

@@ -130,7 +130,7 @@ pub enum EngineError {
         /// The tool asked for now.
         requested: String,
     },
-    /// A caller-chosen task id is held by a task another principal created.
+    /// A caller-chosen task id is held by a task another principal (or another listing) created.
     #[error(
         "task id {task_id:?} is taken; leave task ids to the engine, which draws 128 random bits"
     )]

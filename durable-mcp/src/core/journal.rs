@@ -181,7 +181,8 @@ impl LoadScope {
 /// One change to a task's rows. A store applies a list of them atomically.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Write {
-    /// Replace the task row (every column but `task_id` and `version`).
+    /// Replace the task row: every column but `task_id`, `version` (the guard's) and
+    /// `list_scope` (fixed at creation).
     PutTask(TaskRecord),
     /// Insert or replace a step row.
     PutStep(StepRow),
@@ -273,8 +274,10 @@ impl TaskState {
         match write {
             Write::PutTask(record) => {
                 let version = self.task.version;
+                let list_scope = self.task.list_scope.take();
                 self.task = record.clone();
                 self.task.version = version;
+                self.task.list_scope = list_scope;
             }
             Write::PutStep(row) => {
                 self.steps.insert(row.key.clone(), row.clone());

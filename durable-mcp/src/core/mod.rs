@@ -11,6 +11,7 @@ pub mod control;
 pub mod error;
 pub mod journal;
 pub mod limits;
+pub mod listing;
 pub mod replay;
 pub mod retry;
 pub mod schedule;
@@ -25,6 +26,7 @@ pub use journal::{
     Applied, Guard, InputRow, LoadScope, StepKind, StepRow, StepStatus, TaskState, Write,
 };
 pub use limits::Limits;
+pub use listing::{ListPage, ListPosition};
 pub use retry::{Backoff, RetryPolicy};
 pub use task::{TaskFailure, TaskRecord, TaskStatus};
 pub use time::{DurationError, MAX_DURATION, Timestamp, format_duration, parse_duration};

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::error::EngineError;
 use super::journal::{StepKind, StepStatus, TaskState, Write};
-use super::task::{TaskFailure, TaskStatus};
+use super::task::{TaskFailure, TaskRecord, TaskStatus};
 use super::time::Timestamp;
 
 /// How long a task that expired stays visible as `failed` before it is purged.
@@ -17,8 +17,13 @@ pub const EXPIRED_VISIBLE_FOR: Duration = Duration::from_secs(60);
 /// When a terminal task's rows are deleted: at its deadline, but never before an expired task
 /// has been visible for [`EXPIRED_VISIBLE_FOR`].
 pub fn purge_at(state: &TaskState) -> Option<Timestamp> {
-    let deadline = state.task.deadline()?;
-    let finished = state.task.finished_at.unwrap_or(deadline);
+    purge_time(&state.task)
+}
+
+/// [`purge_at`] from the task row alone (the only part of the state it reads).
+pub fn purge_time(task: &TaskRecord) -> Option<Timestamp> {
+    let deadline = task.deadline()?;
+    let finished = task.finished_at.unwrap_or(deadline);
     if finished >= deadline {
         Some(finished.saturating_add(EXPIRED_VISIBLE_FOR))
     } else {

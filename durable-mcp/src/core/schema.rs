@@ -7,14 +7,17 @@
 use std::time::Duration;
 
 use super::journal::{InputRow, StepKind, StepRow, StepStatus, Write};
+use super::listing::ListPosition;
 use super::task::{TaskFailure, TaskRecord, TaskStatus};
 use super::time::{Timestamp, duration_millis};
 
-/// One row if the `task` table exists (a store that creates its tables lazily asks this).
+/// The `CREATE TABLE` text of the `task` table, one row if the table exists: whether a store
+/// has tables, and which columns they lack (see [`upgrade`]).
 pub const SELECT_TASK_TABLE: &str =
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'task'";
+    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'task'";
 
-/// The schema. Idempotent: run it on every open.
+/// The tables, as the current version creates them. Idempotent, but it adds no column to a
+/// table an earlier version created: stores run [`upgrade`]'s statements instead.
 pub const CREATE_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS task (
     task_id TEXT PRIMARY KEY NOT NULL,
@@ -38,7 +41,8 @@ CREATE TABLE IF NOT EXISTS task (
     next_run_at INTEGER,
     cut_next_sleep INTEGER NOT NULL,
     principal TEXT,
-    version INTEGER NOT NULL
+    version INTEGER NOT NULL,
+    list_scope TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
     task_id TEXT NOT NULL,
@@ -73,35 +77,101 @@ CREATE TABLE IF NOT EXISTS input_requests (
 ) WITHOUT ROWID;
 ";
 
+/// The indexes over columns added after the first version; run once the columns exist.
+/// `task_list` serves a listing: one scope's tasks in `(created_at, task_id)` order, from
+/// any position. Unlisted tasks (no scope) take no room in it.
+pub const CREATE_INDEXES: &str = "CREATE INDEX IF NOT EXISTS task_list \
+    ON task (list_scope, created_at, task_id) WHERE list_scope IS NOT NULL";
+
+/// A column of `task` added after the first version, and the statement that adds it to a
+/// table created before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddedColumn {
+    /// The column's name.
+    pub name: &'static str,
+    /// The `ALTER TABLE` that adds it.
+    pub add: &'static str,
+}
+
+/// Every column added to `task` since the first version, oldest first.
+pub const ADDED_COLUMNS: [AddedColumn; 1] = [AddedColumn {
+    name: "list_scope",
+    add: "ALTER TABLE task ADD COLUMN list_scope TEXT",
+}];
+
+/// The statements that bring a store's tables to the current schema, given the `task`
+/// table's `CREATE TABLE` text as [`SELECT_TASK_TABLE`] found it (`None`: no tables yet).
+/// Empty when the tables are current, so a store that checks on every start writes nothing.
+pub fn upgrade(task_table: Option<&str>) -> Vec<&'static str> {
+    let Some(table) = task_table else {
+        return vec![CREATE_SCHEMA, CREATE_INDEXES];
+    };
+    let mut statements: Vec<&'static str> = ADDED_COLUMNS
+        .iter()
+        .filter(|column| !declares_column(table, column.name))
+        .map(|column| column.add)
+        .collect();
+    if !statements.is_empty() {
+        statements.push(CREATE_INDEXES);
+    }
+    statements
+}
+
+/// Whether the `CREATE TABLE` text `table` declares the column `name` (SQLite rewrites that
+/// text on `ALTER TABLE ... ADD COLUMN`).
+fn declares_column(table: &str, name: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    table.match_indices(name).any(|(at, _)| {
+        let before = table[..at].chars().next_back();
+        let after = table[at + name.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
+}
+
 /// The columns of `task`, in the order of [`task_params`] and [`task_from_row`].
 #[cfg(test)]
 const TASK_COLUMNS: &str = "task_id, tool_name, input, status, status_message, status_meta, \
     status_published, created_at, last_updated_at, finished_at, ttl_ms, poll_interval_ms, result, \
     error_code, error_message, cancel_requested, run_attempt, generation, next_run_at, \
-    cut_next_sleep, principal, version";
+    cut_next_sleep, principal, version, list_scope";
 
-macro_rules! select_task {
-    () => {
-        "SELECT task_id, tool_name, input, status, status_message, status_meta, \
-         status_published, created_at, last_updated_at, finished_at, ttl_ms, poll_interval_ms, \
-         result, error_code, error_message, cancel_requested, run_attempt, generation, \
-         next_run_at, cut_next_sleep, principal, version FROM task WHERE task_id = ?1"
+macro_rules! select_tasks {
+    ($filter:literal) => {
+        concat!(
+            "SELECT task_id, tool_name, input, status, status_message, status_meta, \
+             status_published, created_at, last_updated_at, finished_at, ttl_ms, \
+             poll_interval_ms, result, error_code, error_message, cancel_requested, run_attempt, \
+             generation, next_run_at, cut_next_sleep, principal, version, list_scope FROM task ",
+            $filter
+        )
     };
 }
 
 /// Reads one task row. Parameter: task id.
-pub const SELECT_TASK: &str = select_task!();
+pub const SELECT_TASK: &str = select_tasks!("WHERE task_id = ?1");
+
+/// The first tasks of a listing, oldest first. Parameters: scope, limit.
+pub const SELECT_LISTED: &str =
+    select_tasks!("WHERE list_scope = ?1 ORDER BY created_at, task_id LIMIT ?2");
+
+/// The tasks of a listing strictly after a position, oldest first. Parameters: scope, the
+/// position's `created_at` and `task_id`, limit. The plain range on `created_at` lets the
+/// index start at the position; the rest only drops the tasks of that millisecond up to it.
+pub const SELECT_LISTED_AFTER: &str = select_tasks!(
+    "WHERE list_scope = ?1 AND created_at >= ?2 AND (created_at > ?2 OR task_id > ?3) \
+     ORDER BY created_at, task_id LIMIT ?4"
+);
 
 /// Inserts a task unless one with the id exists. Parameters: [`task_params`].
 pub const INSERT_TASK: &str = "INSERT OR IGNORE INTO task (task_id, tool_name, input, status, \
     status_message, status_meta, status_published, created_at, last_updated_at, finished_at, \
     ttl_ms, poll_interval_ms, result, error_code, error_message, cancel_requested, run_attempt, \
-    generation, next_run_at, cut_next_sleep, principal, version) \
+    generation, next_run_at, cut_next_sleep, principal, version, list_scope) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
-    ?20, ?21, ?22)";
+    ?20, ?21, ?22, ?23)";
 
-/// Replaces every column of a task row but its id and version. Parameters: [`task_params`]
-/// without the last (`version`).
+/// Replaces every column of a task row but its id, version and listing scope. Parameters:
+/// [`task_params`] without the last two (`version`, `list_scope`).
 pub const PUT_TASK: &str = "UPDATE task SET tool_name = ?2, input = ?3, status = ?4, \
     status_message = ?5, status_meta = ?6, status_published = ?7, created_at = ?8, \
     last_updated_at = ?9, finished_at = ?10, ttl_ms = ?11, poll_interval_ms = ?12, result = ?13, \
@@ -198,6 +268,81 @@ pub const PURGE: [&str; 3] = [
 
 /// The ids of every stored task. No parameters.
 pub const SELECT_TASK_IDS: &str = "SELECT task_id FROM task ORDER BY created_at, task_id";
+
+// ---- The index of one listing scope (a Cloudflare TaskIndex object's own tables) ----
+
+/// The table of a scope's index: each listed task's id and its position's time. Idempotent.
+pub const CREATE_INDEX_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS listed (
+    task_id TEXT PRIMARY KEY NOT NULL,
+    created_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS listed_order ON listed (created_at, task_id);
+";
+
+/// One row if the index's table exists.
+pub const SELECT_INDEX_TABLE: &str =
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'listed'";
+
+/// Records an id unless it is there (its first position stays). Parameters: task id, time.
+pub const INDEX_ADD: &str = "INSERT OR IGNORE INTO listed (task_id, created_at) VALUES (?1, ?2)";
+
+/// The first entries, in order. Parameter: limit. Rows: created_at, task_id.
+pub const INDEX_FIRST: &str =
+    "SELECT created_at, task_id FROM listed ORDER BY created_at, task_id LIMIT ?1";
+
+/// The entries strictly after a position, in order. Parameters: the position's `created_at`
+/// and `task_id`, limit. Rows: created_at, task_id.
+pub const INDEX_AFTER: &str = "SELECT created_at, task_id FROM listed \
+    WHERE created_at >= ?1 AND (created_at > ?1 OR task_id > ?2) \
+    ORDER BY created_at, task_id LIMIT ?3";
+
+/// Forgets ids. Parameter: a JSON array of task ids.
+pub const INDEX_REMOVE: &str =
+    "DELETE FROM listed WHERE task_id IN (SELECT value FROM json_each(?1))";
+
+/// Whether any entry is left: one row if so.
+pub const INDEX_ANY: &str = "SELECT 1 FROM listed LIMIT 1";
+
+/// The statement and parameters that read up to `limit` index entries strictly after `after`
+/// (from the first when `None`); rows as [`index_entry_from_row`] reads.
+pub fn index_page_statement(
+    after: Option<&ListPosition>,
+    limit: usize,
+) -> (&'static str, Vec<SqlValue>) {
+    let limit = int(u64::try_from(limit).unwrap_or(u64::MAX));
+    match after {
+        None => (INDEX_FIRST, vec![limit]),
+        Some(after) => (
+            INDEX_AFTER,
+            vec![
+                int(after.created_at.as_millis()),
+                after.task_id.as_str().into(),
+                limit,
+            ],
+        ),
+    }
+}
+
+/// The parameters of [`INDEX_ADD`].
+pub fn index_add_params(task_id: &str, at: Timestamp) -> Vec<SqlValue> {
+    vec![task_id.into(), int(at.as_millis())]
+}
+
+/// The parameter of [`INDEX_REMOVE`].
+pub fn index_remove_params(task_ids: &[String]) -> Vec<SqlValue> {
+    let json = serde_json::to_string(task_ids).expect("a list of strings always serialises");
+    vec![SqlValue::Text(json)]
+}
+
+/// Reads a row of [`INDEX_FIRST`] or [`INDEX_AFTER`].
+pub fn index_entry_from_row(row: &(impl SqlRow + ?Sized)) -> Result<ListPosition, RowError> {
+    let r = Reader(row);
+    Ok(ListPosition {
+        created_at: r.time(0)?,
+        task_id: r.text(1)?,
+    })
+}
 
 /// A value bound to a statement parameter.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -362,6 +507,7 @@ pub fn task_params(task: &TaskRecord) -> Vec<SqlValue> {
         flag(task.cut_next_sleep),
         task.principal.clone().into(),
         int(task.version),
+        task.list_scope.clone().into(),
     ]
 }
 
@@ -394,6 +540,7 @@ pub fn task_from_row(row: &(impl SqlRow + ?Sized)) -> Result<TaskRecord, RowErro
         cut_next_sleep: r.flag(19)?,
         principal: r.opt_text(20)?,
         version: r.uint(21)?,
+        list_scope: r.opt_text(22)?,
     })
 }
 
@@ -473,9 +620,9 @@ pub fn input_from_row(row: &(impl SqlRow + ?Sized)) -> Result<InputRow, RowError
 pub fn write_statement(task_id: &str, write: &Write) -> (&'static str, Vec<SqlValue>) {
     match write {
         Write::PutTask(task) => {
-            // PUT_TASK leaves `version` (the last parameter) to the guard.
+            // PUT_TASK leaves `version` to the guard and `list_scope` as created: the last two.
             let mut params = task_params(task);
-            params.pop();
+            params.truncate(params.len() - 2);
             (PUT_TASK, params)
         }
         Write::PutStep(step) => (PUT_STEP, step_params(task_id, step)),
@@ -500,6 +647,28 @@ pub fn write_statement(task_id: &str, write: &Write) -> (&'static str, Vec<SqlVa
     }
 }
 
+/// The statement and parameters that read up to `limit` tasks of the listing `scope` strictly
+/// after `after` (from the start when `None`), oldest first; rows as [`task_from_row`] reads.
+pub fn listed_statement(
+    scope: &str,
+    after: Option<&ListPosition>,
+    limit: usize,
+) -> (&'static str, Vec<SqlValue>) {
+    let limit = int(u64::try_from(limit).unwrap_or(u64::MAX));
+    match after {
+        None => (SELECT_LISTED, vec![scope.into(), limit]),
+        Some(after) => (
+            SELECT_LISTED_AFTER,
+            vec![
+                scope.into(),
+                int(after.created_at.as_millis()),
+                after.task_id.as_str().into(),
+                limit,
+            ],
+        ),
+    }
+}
+
 /// The parameters of [`GUARD`] and [`GUARD_AND_BUMP`].
 pub fn guard_params(task_id: &str, guard: super::journal::Guard) -> Vec<SqlValue> {
     vec![
@@ -511,10 +680,33 @@ pub fn guard_params(task_id: &str, guard: super::journal::Guard) -> Vec<SqlValue
 
 #[cfg(test)]
 mod tests {
+    use super::{ADDED_COLUMNS, CREATE_INDEXES, CREATE_SCHEMA, upgrade};
+
+    /// The `task` table as the first version created it.
+    const FIRST_TASK_TABLE: &str = "CREATE TABLE task (task_id TEXT PRIMARY KEY NOT NULL, \
+        principal TEXT, version INTEGER NOT NULL)";
+
+    #[test]
+    fn upgrade_creates_missing_tables_and_adds_missing_columns_only() {
+        assert_eq!(upgrade(None), [CREATE_SCHEMA, CREATE_INDEXES]);
+        assert_eq!(
+            upgrade(Some(FIRST_TASK_TABLE)),
+            [ADDED_COLUMNS[0].add, CREATE_INDEXES]
+        );
+        let current = format!(
+            "{}, list_scope TEXT)",
+            FIRST_TASK_TABLE.trim_end_matches(')')
+        );
+        assert_eq!(upgrade(Some(&current)), Vec::<&str>::new());
+        // A name that only contains the column's is not the column.
+        let lookalike = FIRST_TASK_TABLE.replace("principal", "old_list_scope_x");
+        assert_eq!(upgrade(Some(&lookalike)).len(), 2);
+    }
+
     #[test]
     fn task_statements_list_every_column_once() {
         let columns: Vec<&str> = super::TASK_COLUMNS.split(", ").collect();
-        assert_eq!(columns.len(), 22);
+        assert_eq!(columns.len(), 23);
         for column in &columns {
             assert!(super::SELECT_TASK.contains(column), "{column}");
             assert!(super::INSERT_TASK.contains(column), "{column}");

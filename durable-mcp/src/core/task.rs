@@ -135,6 +135,9 @@ pub struct TaskRecord {
     pub cut_next_sleep: bool,
     /// The principal the task is bound to; other callers are told it does not exist.
     pub principal: Option<String>,
+    /// The listing the task appears in (a key naming its creator, such as
+    /// `principal:<p>`); `None`: it is never listed. Fixed at creation.
+    pub list_scope: Option<String>,
     /// Bumped by every write that changes this row; control-plane writes are guarded by it.
     pub version: u64,
 }

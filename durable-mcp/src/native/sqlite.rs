@@ -7,7 +7,9 @@ use rusqlite::types::{Value as SqliteValue, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
 
 use crate::core::schema::{self, RowError, SqlRow, SqlValue};
-use crate::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use crate::core::{
+    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, Write,
+};
 use crate::runtime::{Store, StoreError};
 
 /// A [`Store`] on a SQLite database file, through rusqlite (bundled SQLite).
@@ -44,11 +46,9 @@ impl SqliteStore {
         Self::with_connection(Connection::open_in_memory().map_err(sql_error)?)
     }
 
-    fn with_connection(connection: Connection) -> Result<Self, StoreError> {
+    fn with_connection(mut connection: Connection) -> Result<Self, StoreError> {
         configure(&connection)?;
-        connection
-            .execute_batch(schema::CREATE_SCHEMA)
-            .map_err(sql_error)?;
+        upgrade_schema(&mut connection).map_err(sql_error)?;
         connection.set_prepared_statement_cache_capacity(32);
         Ok(SqliteStore {
             connection: Mutex::new(connection),
@@ -62,6 +62,19 @@ impl SqliteStore {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// Creates the tables, or brings the tables an earlier version created to the current schema
+/// (see [`schema::upgrade`]), in one transaction.
+fn upgrade_schema(connection: &mut Connection) -> rusqlite::Result<()> {
+    let tx = connection.transaction()?;
+    let table: Option<String> = tx
+        .query_row(schema::SELECT_TASK_TABLE, [], |row| row.get(0))
+        .optional()?;
+    for statement in schema::upgrade(table.as_deref()) {
+        tx.execute_batch(statement)?;
+    }
+    tx.commit()
 }
 
 /// The connection settings the store (and the benchmark's bare insert) run with.
@@ -267,6 +280,24 @@ impl Store for SqliteStore {
             .collect::<Result<Vec<String>, _>>()
             .map_err(sql_error)
     }
+
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let connection = self.connection();
+        let (sql, params) = schema::listed_statement(scope, after, limit);
+        let mut statement = connection.prepare_cached(sql).map_err(sql_error)?;
+        statement
+            .query_map(params_from_iter(bind(params)), |row| {
+                schema::task_from_row(&Columns(row)).map_err(row_error)
+            })
+            .map_err(sql_error)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql_error)
+    }
 }
 
 #[cfg(test)]
@@ -302,6 +333,172 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap()
+    }
+
+    /// A database an earlier version wrote (its `task` table without `list_scope`) opens,
+    /// keeps its rows (unlisted), and lists the tasks created since; opening again changes
+    /// nothing more.
+    #[test]
+    fn a_database_of_an_earlier_version_gains_the_listing_column() {
+        use crate::core::{ListPosition, LoadScope, control};
+        use crate::runtime::Store;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.sqlite3");
+        {
+            let old = Connection::open(&path).unwrap();
+            let old_schema = schema::CREATE_SCHEMA.replace(",\n    list_scope TEXT", "");
+            assert_ne!(old_schema, schema::CREATE_SCHEMA);
+            old.execute_batch(&old_schema).unwrap();
+            old.execute(
+                "INSERT INTO task (task_id, tool_name, input, status, status_published, \
+                 created_at, last_updated_at, poll_interval_ms, cancel_requested, run_attempt, \
+                 generation, cut_next_sleep, version) \
+                 VALUES ('old', 'tool', '{}', 'working', 0, 5, 5, 1000, 0, 0, 0, 0, 0)",
+                [],
+            )
+            .unwrap();
+        }
+        let store = super::SqliteStore::open(&path).unwrap();
+        let old = store.load("old", LoadScope::Full).unwrap().expect("kept");
+        assert_eq!(
+            (old.task.tool_name.as_str(), old.task.list_scope),
+            ("tool", None)
+        );
+        let new = control::NewTask {
+            task_id: "new".into(),
+            tool_name: "tool".into(),
+            input: "{}".into(),
+            ttl: None,
+            poll_interval: std::time::Duration::from_secs(1),
+            principal: None,
+            list_scope: Some("principal:ada".into()),
+        };
+        store
+            .create(&control::new_task_record(new, Timestamp(9)))
+            .unwrap();
+        let listed = |store: &super::SqliteStore| -> Vec<String> {
+            let after = ListPosition {
+                created_at: Timestamp(0),
+                task_id: String::new(),
+            };
+            store
+                .list_tasks("principal:ada", Some(&after), 10)
+                .unwrap()
+                .into_iter()
+                .map(|task| task.task_id)
+                .collect()
+        };
+        assert_eq!(listed(&store), ["new"]);
+        drop(store);
+        let reopened = super::SqliteStore::open(&path).unwrap();
+        assert_eq!(listed(&reopened), ["new"]);
+        let connection = Connection::open(&path).unwrap();
+        let index: String = connection
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'task_list'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(index, "task_list");
+    }
+
+    /// A listing page reads from the listing index, starting at the position.
+    #[test]
+    fn a_listing_page_is_read_through_the_index() {
+        let connection = Connection::open_in_memory().unwrap();
+        for statement in schema::upgrade(None) {
+            connection.execute_batch(statement).unwrap();
+        }
+        for sql in [schema::SELECT_LISTED, schema::SELECT_LISTED_AFTER] {
+            let mut plan = connection
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let params = if sql == schema::SELECT_LISTED { 2 } else { 4 };
+            let details: Vec<String> = plan
+                .query_map(
+                    params_from_iter(vec![rusqlite::types::Value::Null; params]),
+                    |row| row.get(3),
+                )
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let details = details.join("; ");
+            assert!(details.contains("USING INDEX task_list"), "{details}");
+            assert!(
+                !details.contains("TEMP B-TREE"),
+                "sorted by the index: {details}"
+            );
+            if sql == schema::SELECT_LISTED_AFTER {
+                assert!(details.contains("created_at>?"), "{details}");
+            }
+        }
+    }
+
+    /// The SQL of a listing scope's index (a Cloudflare TaskIndex object's table) keeps the
+    /// first position of an id, pages in order from any position, and forgets a JSON list of
+    /// ids.
+    #[test]
+    fn a_scope_index_pages_in_order_and_forgets_ids() {
+        use crate::core::ListPosition;
+
+        let connection = Connection::open_in_memory().unwrap();
+        connection
+            .execute_batch(schema::CREATE_INDEX_SCHEMA)
+            .unwrap();
+        let run = |sql: &str, params: Vec<SqlValue>| {
+            connection
+                .execute(sql, params_from_iter(bind(params)))
+                .unwrap();
+        };
+        for (id, at) in [("c", 30), ("a", 10), ("b2", 20), ("b1", 20), ("a", 99)] {
+            run(
+                schema::INDEX_ADD,
+                schema::index_add_params(id, Timestamp(at)),
+            );
+        }
+        let page = |after: Option<(u64, &str)>, limit| -> Vec<(u64, String)> {
+            let after = after.map(|(at, id)| ListPosition {
+                created_at: Timestamp(at),
+                task_id: id.to_owned(),
+            });
+            let (sql, params) = schema::index_page_statement(after.as_ref(), limit);
+            let mut statement = connection.prepare(sql).unwrap();
+            statement
+                .query_map(params_from_iter(bind(params)), |row| {
+                    let entry = schema::index_entry_from_row(&Columns(row)).unwrap();
+                    Ok((entry.created_at.as_millis(), entry.task_id))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let entry = |at: u64, id: &str| (at, id.to_owned());
+        assert_eq!(
+            page(None, 10),
+            [
+                entry(10, "a"),
+                entry(20, "b1"),
+                entry(20, "b2"),
+                entry(30, "c")
+            ],
+            "an id added again keeps its first position"
+        );
+        assert_eq!(page(None, 2), [entry(10, "a"), entry(20, "b1")]);
+        assert_eq!(page(Some((20, "b1")), 2), [entry(20, "b2"), entry(30, "c")]);
+        assert_eq!(page(Some((30, "c")), 2), []);
+        let remove =
+            schema::index_remove_params(&["b1".to_owned(), "c".to_owned(), "x".to_owned()]);
+        run(schema::INDEX_REMOVE, remove);
+        assert_eq!(page(None, 10), [entry(10, "a"), entry(20, "b2")]);
+        let any = |c: &Connection| c.prepare(schema::INDEX_ANY).unwrap().exists([]).unwrap();
+        assert!(any(&connection));
+        run(
+            schema::INDEX_REMOVE,
+            schema::index_remove_params(&["a".into(), "b2".into()]),
+        );
+        assert!(!any(&connection));
     }
 
     /// The Durable Object store writes a turn's step rows as one JSON array

@@ -6,6 +6,7 @@
 //! [`Router::handle`], and writes the [`HttpResponse`] back. The router never names an HTTP
 //! library or an executor. See `docs/how-it-works.md` for the decision ladder.
 
+mod cursor;
 mod dispatch;
 mod error;
 mod headers;
@@ -16,6 +17,7 @@ mod router;
 mod server;
 mod service;
 
+pub use cursor::{decode_cursor, encode_cursor};
 pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
 pub use http::{Headers, HttpRequest, HttpResponse};
@@ -23,4 +25,4 @@ pub use prompts::CompletionCall;
 pub use request::{Outcome, PromptCall, PromptOutcome, Request, ToolCall, ToolOutcome};
 pub use router::Router;
 pub use server::{IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool};
-pub use service::TaskService;
+pub use service::{TaskPage, TaskService};

@@ -5,10 +5,29 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::cursor::{decode_cursor, encode_cursor};
 use super::error::RpcError;
 use crate::Engine;
-use crate::core::TaskSnapshot;
+use crate::core::{ListPage, TaskSnapshot};
 use crate::runtime::{CreateTask, LocalBoxFuture};
+
+/// One page of a `tasks/list`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskPage {
+    /// The tasks, oldest first (by creation time, then id).
+    pub tasks: Vec<TaskSnapshot>,
+    /// The cursor of the next page (`nextCursor`); `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+impl From<ListPage<TaskSnapshot>> for TaskPage {
+    fn from(page: ListPage<TaskSnapshot>) -> Self {
+        TaskPage {
+            tasks: page.items,
+            next_cursor: page.next.as_ref().map(encode_cursor),
+        }
+    }
+}
 
 /// The task operations the router needs, answered with the error the client is to see.
 ///
@@ -39,6 +58,18 @@ pub trait TaskService {
         task_id: &'a str,
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<(), RpcError>>;
+
+    /// One page of the tasks created with the listing scope `scope`
+    /// ([`CreateTask::list_scope`]), oldest first, starting after `cursor` (a `next_cursor`
+    /// of an earlier page; the first page when `None`), of at most `limit` tasks (lowered to
+    /// [`MAX_PAGE_SIZE`](crate::core::listing::MAX_PAGE_SIZE), raised to one). Tasks past
+    /// their purge time are never shown. A cursor this server did not issue is -32602.
+    fn list<'a>(
+        &'a self,
+        scope: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>>;
 
     /// Waits `duration` (between the polls of an optional task run inline).
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()>;
@@ -76,6 +107,20 @@ impl TaskService for Engine {
     ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
         let cancelled = Engine::cancel(self, task_id, caller).map_err(RpcError::from_engine);
         Box::pin(std::future::ready(cancelled))
+    }
+
+    fn list<'a>(
+        &'a self,
+        scope: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
+        let page = cursor.map(decode_cursor).transpose().and_then(|after| {
+            Engine::list(self, scope, after.as_ref(), limit)
+                .map(TaskPage::from)
+                .map_err(RpcError::from_engine)
+        });
+        Box::pin(std::future::ready(page))
     }
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {

@@ -15,6 +15,7 @@ use super::registry::{TaskDefinition, TaskRegistry};
 use crate::core::activation::{End, Suspension};
 use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
+use crate::core::listing::{ListPage, ListPosition, PageBuilder, is_listed};
 use crate::core::schedule::{self, TickDecision};
 use crate::core::{
     Applied, EngineError, Guard, Limits, LoadScope, TaskRecord, TaskState, TaskStatus, Timestamp,
@@ -36,6 +37,10 @@ pub struct CreateTask {
     pub ttl: Option<Option<Duration>>,
     /// The principal the task is bound to.
     pub principal: Option<String>,
+    /// The listing the task appears in: a key naming its creator (the router uses
+    /// `principal:<p>` for an authenticated caller, `session:<id>` for an anonymous one with a
+    /// session), passed back to [`Engine::list`]. `None`: the task is never listed.
+    pub list_scope: Option<String>,
     /// A caller-chosen id (for idempotent creation); 128 random bits when `None`.
     pub task_id: Option<String>,
 }
@@ -48,6 +53,7 @@ impl CreateTask {
             input,
             ttl: None,
             principal: None,
+            list_scope: None,
             task_id: None,
         }
     }
@@ -172,6 +178,7 @@ impl Engine {
             ttl: request.ttl.unwrap_or(options.ttl),
             poll_interval: options.poll_interval,
             principal: request.principal,
+            list_scope: request.list_scope,
         };
         let record = control::new_task_record(new.clone(), self.host.clock.now());
         let stored = self.host.store.create(&record).map_err(store_error)?;
@@ -195,6 +202,54 @@ impl Engine {
     pub fn get(&self, task_id: &str, caller: Option<&str>) -> Result<TaskSnapshot, EngineError> {
         self.visible(task_id, Access::Caller(caller))
             .map(|state| control::snapshot(&state))
+    }
+
+    /// One page of the tasks created with the listing scope `scope`, oldest first (by creation
+    /// time, then id), strictly after `after` (from the first when `None`), of at most
+    /// [`page_size`](crate::core::listing::page_size)`(limit)` tasks. A task is shown from its
+    /// creation until its purge time (see [`is_listed`]). The page's `next` is where the
+    /// following page starts; `None` on the last page. Tasks created between two pages appear
+    /// on a later page; none is shown twice. Never writes.
+    pub fn list(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<ListPage<TaskSnapshot>, EngineError> {
+        let mut page = PageBuilder::new(limit);
+        let mut after = after.cloned();
+        loop {
+            let wanted = page.wanted();
+            let rows = self
+                .host
+                .store
+                .list_tasks(scope, after.as_ref(), wanted)
+                .map_err(store_error)?;
+            let exhausted = rows.len() < wanted;
+            let now = self.host.clock.now();
+            for task in rows {
+                let position = ListPosition::of(&task);
+                page.offer(position, self.listed_snapshot(task, now)?);
+            }
+            if exhausted || page.wanted() == 0 {
+                return Ok(page.finish(exhausted));
+            }
+            after = page.resume_after().cloned();
+        }
+    }
+
+    /// The task's snapshot if it is shown in the listing `scope` now: it exists, was created
+    /// with that scope, and is not past its purge time. `None` otherwise. Never writes. (The
+    /// Cloudflare host asks each listed task's own object this.)
+    pub fn listed(&self, task_id: &str, scope: &str) -> Result<Option<TaskSnapshot>, EngineError> {
+        let Some(state) = self.load(task_id, LoadScope::Control)? else {
+            return Ok(None);
+        };
+        if state.task.list_scope.as_deref() != Some(scope) {
+            return Ok(None);
+        }
+        let now = self.host.clock.now();
+        Ok(is_listed(&state.task, now).then(|| control::snapshot(&state)))
     }
 
     /// Records input responses (`{key: response object}`): the first answer to a key wins,
@@ -324,6 +379,28 @@ impl Engine {
     }
 
     // ---- internals ----
+
+    /// The snapshot of a listed row, if it is shown at `now`: only a task waiting for input
+    /// shows more than its row (its open requests), so only then are its inputs read.
+    fn listed_snapshot(
+        &self,
+        task: TaskRecord,
+        now: Timestamp,
+    ) -> Result<Option<TaskSnapshot>, EngineError> {
+        if !is_listed(&task, now) {
+            return Ok(None);
+        }
+        if task.status == TaskStatus::InputRequired {
+            let state = self.load(&task.task_id, LoadScope::Control)?;
+            return Ok(state.map(|state| control::snapshot(&state)));
+        }
+        let state = TaskState {
+            task,
+            steps: Default::default(),
+            inputs: Default::default(),
+        };
+        Ok(Some(control::snapshot(&state)))
+    }
 
     async fn run_claimed(&self, claimed: TaskRecord) -> Result<(), EngineError> {
         let task_id = claimed.task_id.clone();

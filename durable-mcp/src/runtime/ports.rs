@@ -7,7 +7,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use crate::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Timestamp, Write};
+use crate::core::{
+    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, Timestamp, Write,
+};
 
 /// A boxed future with no `Send` bound.
 pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -55,6 +57,17 @@ pub trait Store {
 
     /// The ids of every stored task, oldest first (for recovery after a restart).
     fn task_ids(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Up to `limit` task rows created with the listing scope `scope`, in
+    /// [`ListPosition`] order (oldest first, then by id), strictly after `after` (from the
+    /// first when `None`). Tasks without a scope are never returned; a purged task is gone.
+    /// Filters by nothing else (the engine decides what a listing shows). Never writes.
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError>;
 }
 
 /// The current time.

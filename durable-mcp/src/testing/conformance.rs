@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::core::{
-    Applied, Guard, InputRow, LoadScope, MAX_DURATION, StepKind, StepRow, StepStatus, TaskFailure,
-    TaskRecord, TaskState, TaskStatus, Timestamp, Write,
+    Applied, Guard, InputRow, ListPosition, LoadScope, MAX_DURATION, StepKind, StepRow, StepStatus,
+    TaskFailure, TaskRecord, TaskState, TaskStatus, Timestamp, Write,
 };
 use crate::runtime::Store;
 
@@ -61,6 +61,22 @@ pub fn store_conformance<S: Store>(make: impl Fn() -> S) {
         ),
         ("values round-trip exactly", values_round_trip),
         (
+            "a listing holds one scope's tasks, oldest first, then by id",
+            listing_order_and_scopes,
+        ),
+        (
+            "a listing pages on from a position and sees tasks created meanwhile",
+            listing_pages_from_a_position,
+        ),
+        (
+            "the listing scope is fixed at creation",
+            listing_scope_is_fixed,
+        ),
+        (
+            "a purged task leaves its listing",
+            listing_drops_purged_tasks,
+        ),
+        (
             "the latest timestamps and longest durations round-trip",
             latest_times_round_trip,
         ),
@@ -97,8 +113,29 @@ fn task(id: &str, created_at: u64) -> TaskRecord {
         next_run_at: Some(Timestamp(created_at)),
         cut_next_sleep: false,
         principal: None,
+        list_scope: None,
         version: 0,
     }
+}
+
+fn listed_task(id: &str, created_at: u64, scope: &str) -> TaskRecord {
+    TaskRecord {
+        list_scope: Some(scope.to_owned()),
+        ..task(id, created_at)
+    }
+}
+
+fn list(store: &dyn Store, scope: &str, after: Option<(u64, &str)>, limit: usize) -> Vec<String> {
+    let after = after.map(|(created_at, id)| ListPosition {
+        created_at: Timestamp(created_at),
+        task_id: id.to_owned(),
+    });
+    store
+        .list_tasks(scope, after.as_ref(), limit)
+        .expect("list_tasks")
+        .into_iter()
+        .map(|task| task.task_id)
+        .collect()
 }
 
 fn step(key: &str, kind: StepKind, status: StepStatus, seq: u64) -> StepRow {
@@ -168,6 +205,7 @@ fn missing_task_reads_write_nothing(store: &dyn Store) {
         Applied::Stale
     );
     assert_eq!(store.task_ids().expect("task_ids"), Vec::<String>::new());
+    assert_eq!(list(store, "principal:ada", None, 10), Vec::<String>::new());
     assert_eq!(load(store, "nope", LoadScope::Full), None);
 }
 
@@ -180,6 +218,8 @@ fn writes_match_reference(store: &dyn Store) {
     changed.error = Some(TaskFailure::internal("task expired after 1h"));
     changed.finished_at = Some(Timestamp(99));
     changed.principal = Some("alice".into());
+    // Not written: the scope is fixed at creation (the reference keeps it too).
+    changed.list_scope = Some("principal:alice".into());
     changed.ttl = None;
     changed.status_published = 3;
     changed.run_attempt = 7;
@@ -463,6 +503,7 @@ fn values_round_trip(store: &dyn Store) {
     let mut unusual = task("t-ünïcødé 🚀", 10);
     unusual.input = format!(r#"{{"text":"{}","quote":"\"'\\n"}}"#, "x".repeat(100_000));
     unusual.status_message = Some(String::new());
+    unusual.list_scope = Some("session:ünï 'quoted' \"too\" 🚀".to_owned());
     // The largest integer every store keeps exactly: a Durable Object binds integers as
     // JavaScript numbers (see `Store`).
     unusual.generation = MAX_EXACT_INTEGER;
@@ -520,4 +561,88 @@ fn latest_times_round_trip(store: &dyn Store) {
             .expect("load input"),
         expected.inputs.get("approve").cloned()
     );
+}
+
+fn listing_order_and_scopes(store: &dyn Store) {
+    let ada = "principal:ada";
+    let bob = "principal:bob";
+    for (id, at, scope) in [
+        ("c", 30, Some(ada)),
+        ("a2", 10, Some(ada)),
+        ("b", 20, Some(bob)),
+        ("a1", 10, Some(ada)),
+        ("z", 5, None),
+        ("d", 40, Some(ada)),
+    ] {
+        let record = match scope {
+            Some(scope) => listed_task(id, at, scope),
+            None => task(id, at),
+        };
+        store.create(&record).expect("create");
+    }
+    assert_eq!(list(store, ada, None, 10), ["a1", "a2", "c", "d"]);
+    assert_eq!(list(store, ada, None, 2), ["a1", "a2"], "the limit holds");
+    assert_eq!(list(store, bob, None, 10), ["b"]);
+    assert_eq!(list(store, "principal:eve", None, 10), Vec::<String>::new());
+    assert_eq!(list(store, "", None, 10), Vec::<String>::new(), "no scope");
+    let rows = store.list_tasks(ada, None, 1).expect("list_tasks");
+    assert_eq!(rows, [listed_task("a1", 10, ada)], "whole rows, as loaded");
+}
+
+fn listing_pages_from_a_position(store: &dyn Store) {
+    let scope = "session:s1";
+    for (id, at) in [("a", 10), ("b", 20), ("c", 30)] {
+        store.create(&listed_task(id, at, scope)).expect("create");
+    }
+    assert_eq!(list(store, scope, None, 2), ["a", "b"]);
+    // Created between two pages: later ("d"), in the same millisecond as the page's end but
+    // ordered after it ("b2"), and, with a clock that went back, before it ("a0").
+    for (id, at) in [("d", 40), ("b2", 20), ("a0", 5)] {
+        store.create(&listed_task(id, at, scope)).expect("create");
+    }
+    assert_eq!(list(store, scope, Some((20, "b")), 2), ["b2", "c"]);
+    assert_eq!(list(store, scope, Some((30, "c")), 2), ["d"]);
+    assert_eq!(list(store, scope, Some((40, "d")), 2), Vec::<String>::new());
+    // A position need not be a stored task's.
+    assert_eq!(
+        list(store, scope, Some((15, "zzz")), 10),
+        ["b", "b2", "c", "d"]
+    );
+    assert_eq!(list(store, scope, Some((20, "")), 1), ["b"]);
+}
+
+fn listing_scope_is_fixed(store: &dyn Store) {
+    let created = listed_task("t1", 10, "principal:ada");
+    store.create(&created).expect("create");
+    let mut moved = created.clone();
+    moved.list_scope = Some("principal:eve".into());
+    moved.status_message = Some("written".into());
+    apply(store, "t1", Guard::default(), &[Write::PutTask(moved)]);
+    let task = load(store, "t1", LoadScope::Control).expect("task").task;
+    assert_eq!(task.status_message.as_deref(), Some("written"));
+    assert_eq!(task.list_scope.as_deref(), Some("principal:ada"));
+    assert_eq!(list(store, "principal:ada", None, 10), ["t1"]);
+    assert_eq!(list(store, "principal:eve", None, 10), Vec::<String>::new());
+    let mut again = created;
+    again.list_scope = Some("principal:eve".into());
+    assert_eq!(
+        store
+            .create(&again)
+            .expect("create again")
+            .list_scope
+            .as_deref(),
+        Some("principal:ada"),
+        "creating again returns the stored row"
+    );
+}
+
+fn listing_drops_purged_tasks(store: &dyn Store) {
+    let scope = "principal:ada";
+    for (id, at) in [("t1", 10), ("t2", 20)] {
+        store.create(&listed_task(id, at, scope)).expect("create");
+    }
+    store.purge("t1").expect("purge");
+    assert_eq!(list(store, scope, None, 10), ["t2"]);
+    store.purge("t2").expect("purge");
+    assert_eq!(list(store, scope, None, 10), Vec::<String>::new());
 }

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::core::{Applied, Guard, InputRow, LoadScope, TaskRecord, TaskState, Write};
+use crate::core::{
+    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, Write,
+};
 use crate::runtime::{Store, StoreError};
 
 /// An in-memory [`Store`]. Writes apply through [`TaskState::apply`], the same code the
@@ -73,5 +75,27 @@ impl Store for MemoryStore {
             .collect();
         ids.sort();
         Ok(ids.into_iter().map(|(_, id)| id).collect())
+    }
+
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let tasks = self.tasks();
+        let mut listed: Vec<(ListPosition, &TaskRecord)> = tasks
+            .values()
+            .map(|state| &state.task)
+            .filter(|task| task.list_scope.as_deref() == Some(scope))
+            .map(|task| (ListPosition::of(task), task))
+            .filter(|(position, _)| after.is_none_or(|after| position > after))
+            .collect();
+        listed.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(listed
+            .into_iter()
+            .take(limit)
+            .map(|(_, task)| task.clone())
+            .collect())
     }
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use durable_mcp::core::{
-    Applied, Guard, InputRow, LoadScope, StepRow, TaskRecord, TaskState, Write,
+    Applied, Guard, InputRow, ListPosition, LoadScope, StepRow, TaskRecord, TaskState, Write,
 };
 use durable_mcp::runtime::{Store, StoreError};
 
@@ -335,5 +335,16 @@ impl Store for FaultyStore {
             return Err(Self::down());
         }
         self.inner.task_ids()
+    }
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        if self.dead.get() {
+            return Err(Self::down());
+        }
+        self.inner.list_tasks(scope, after, limit)
     }
 }

@@ -5,7 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use durable_mcp::core::{
-    Applied, Guard, InputRow, LoadScope, StepKind, StepStatus, TaskRecord, TaskState, Write,
+    Applied, Guard, InputRow, ListPosition, LoadScope, StepKind, StepStatus, TaskRecord, TaskState,
+    Write,
 };
 use durable_mcp::runtime::{LocalBoxFuture, Store, StoreError};
 use durable_mcp::testing::{Harness, MemoryStore};
@@ -191,6 +192,14 @@ impl Store for CountingStore {
     }
     fn task_ids(&self) -> Result<Vec<String>, StoreError> {
         self.inner.task_ids()
+    }
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.inner.list_tasks(scope, after, limit)
     }
 }
 

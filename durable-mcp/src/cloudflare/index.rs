@@ -1,0 +1,152 @@
+//! The TaskIndex: the logic of the Durable Object that lists the task ids of one listing scope
+//! (one object per scope, named by the scope), so that `tasks/list` needs no object that every
+//! task of every caller writes to.
+//!
+//! Each entry is a task id and the time the index recorded it, which orders the listing. The
+//! Worker records an id before it creates the task, and forgets the ids whose tasks it finds
+//! gone while listing; a TaskRunner forgets its own id as it purges its task. Once the last
+//! entry is forgotten the object deletes its storage.
+
+use std::cell::Cell;
+use std::panic::AssertUnwindSafe;
+
+use worker::{Request, Response, State};
+
+use super::ports::JsClock;
+use super::protocol::{IndexCall, IndexReply, receive, respond};
+use super::sql::Sql;
+use crate::core::ListPosition;
+use crate::core::schema;
+use crate::runtime::{Clock, StoreError};
+
+/// The body of a user's TaskIndex Durable Object: forward `fetch` to it.
+/// [`task_runner!`](crate::task_runner) declares one for you (see also
+/// [`task_index!`](crate::task_index)):
+///
+/// ```ignore
+/// #[durable_object]
+/// pub struct TaskIndex(durable_mcp::cloudflare::TaskIndex);
+///
+/// impl DurableObject for TaskIndex {
+///     fn new(state: State, _env: Env) -> Self {
+///         Self(durable_mcp::cloudflare::TaskIndex::new(state))
+///     }
+///     async fn fetch(&self, request: Request) -> Result<Response> {
+///         self.0.fetch(request).await
+///     }
+/// }
+/// ```
+pub struct TaskIndex {
+    // A Worker built with `--panic-unwind` requires its objects to be unwind safe; the object
+    // keeps nothing in memory but whether its table exists.
+    inner: AssertUnwindSafe<Index>,
+}
+
+struct Index {
+    state: State,
+    sql: Sql,
+    /// Whether the table is known to exist.
+    table: Cell<bool>,
+}
+
+impl std::fmt::Debug for TaskIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskIndex").finish_non_exhaustive()
+    }
+}
+
+impl TaskIndex {
+    /// The index kept in the storage of the object `state`. Writes nothing until a task is
+    /// recorded. The class must be declared with `new_sqlite_classes` in a wrangler migration.
+    pub fn new(state: State) -> Self {
+        let sql = Sql::new(&state.storage().sql());
+        TaskIndex {
+            inner: AssertUnwindSafe(Index {
+                state,
+                sql,
+                table: Cell::new(false),
+            }),
+        }
+    }
+
+    /// Answers one internal call from the Worker or a TaskRunner.
+    pub async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
+        let call = match receive::<IndexCall>(&mut request).await? {
+            Ok(call) => call,
+            Err(refusal) => return Ok(refusal),
+        };
+        match self.inner.answer(call).await {
+            Ok(reply) => respond(&reply),
+            Err(error) => {
+                worker::console_error!("durable-mcp: task index: {error}");
+                Response::error(format!("task index: {error}"), 500)
+            }
+        }
+    }
+}
+
+impl Index {
+    async fn answer(&self, call: IndexCall) -> Result<IndexReply, StoreError> {
+        match call {
+            IndexCall::Add { task_id } => {
+                self.create_table()?;
+                let params = schema::index_add_params(&task_id, JsClock.now());
+                self.sql.execute(schema::INDEX_ADD, params)?;
+                Ok(IndexReply::Done)
+            }
+            IndexCall::Page { after, limit } => self.page(after.as_ref(), limit),
+            IndexCall::Remove { task_ids } => {
+                self.remove(&task_ids).await?;
+                Ok(IndexReply::Done)
+            }
+        }
+    }
+
+    fn page(&self, after: Option<&ListPosition>, limit: usize) -> Result<IndexReply, StoreError> {
+        if !self.has_table()? {
+            return Ok(IndexReply::Entries(Vec::new()));
+        }
+        let (statement, params) = schema::index_page_statement(after, limit);
+        let entries = self
+            .sql
+            .rows(statement, params)?
+            .iter()
+            .map(|row| schema::index_entry_from_row(row).map_err(|e| StoreError(e.to_string())))
+            .collect::<Result<_, _>>()?;
+        Ok(IndexReply::Entries(entries))
+    }
+
+    /// Forgets `task_ids`; once none is left, deletes the object's storage, so an index whose
+    /// tasks are all gone costs nothing.
+    async fn remove(&self, task_ids: &[String]) -> Result<(), StoreError> {
+        if task_ids.is_empty() || !self.has_table()? {
+            return Ok(());
+        }
+        let params = schema::index_remove_params(task_ids);
+        self.sql.execute(schema::INDEX_REMOVE, params)?;
+        if self.sql.rows(schema::INDEX_ANY, Vec::new())?.is_empty() {
+            // The input gate holds other calls (an `Add`) until the storage call returns.
+            let deleted = self.state.storage().delete_all().await;
+            self.table.set(false);
+            deleted.map_err(|error| StoreError(format!("deleteAll: {error}")))?;
+        }
+        Ok(())
+    }
+
+    /// Whether the table exists (a read of the catalogue, which writes nothing).
+    fn has_table(&self) -> Result<bool, StoreError> {
+        if !self.table.get() {
+            let found = self.sql.rows(schema::SELECT_INDEX_TABLE, Vec::new())?;
+            self.table.set(!found.is_empty());
+        }
+        Ok(self.table.get())
+    }
+
+    fn create_table(&self) -> Result<(), StoreError> {
+        if !self.table.get() {
+            self.sql.execute(schema::CREATE_INDEX_SCHEMA, Vec::new())?;
+            self.table.set(true);
+        }
+        Ok(())
+    }
+}
