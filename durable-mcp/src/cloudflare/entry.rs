@@ -145,7 +145,14 @@ fn allow_hosts_from(env: &Env, mut server: McpServer) -> McpServer {
 }
 
 fn into_response(response: HttpResponse) -> worker::Result<Response> {
-    let mut reply = Response::from_bytes(response.body)?.with_status(response.status);
+    let reply = match response.events {
+        // The stream is cancelled, and its work dropped, when the client goes away.
+        Some(events) => {
+            Response::from_stream(futures_util::StreamExt::map(events, Ok::<_, worker::Error>))?
+        }
+        None => Response::from_bytes(response.body)?,
+    };
+    let mut reply = reply.with_status(response.status);
     let headers = reply.headers_mut();
     for (name, value) in response.headers {
         headers.set(name, &value)?;

@@ -8,7 +8,12 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_util::StreamExt;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Frame;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -19,6 +24,7 @@ use super::clock::{SystemClock, TokioTimer};
 use super::scheduler::WakeScheduler;
 use super::sqlite::SqliteStore;
 use crate::Engine;
+use crate::rpc::sse::EventStream;
 use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router};
 use crate::runtime::Host;
 
@@ -326,7 +332,7 @@ async fn answer(
     router: &Router,
     request: hyper::Request<Incoming>,
     limit: usize,
-) -> hyper::Response<Full<Bytes>> {
+) -> hyper::Response<ResponseBody> {
     if request.uri().path() != "/mcp" {
         return reply(HttpResponse::empty(404));
     }
@@ -352,14 +358,43 @@ async fn answer(
     )
 }
 
-fn reply(response: HttpResponse) -> hyper::Response<Full<Bytes>> {
+/// A response body: the whole of it, or server-sent events written as they come (dropped
+/// with the connection when the client goes away, which ends the stream's work).
+enum ResponseBody {
+    Full(Option<Bytes>),
+    Events(EventStream),
+}
+
+impl hyper::body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let frame = |bytes: Bytes| Ok(Frame::data(bytes));
+        match self.get_mut() {
+            ResponseBody::Full(body) => Poll::Ready(body.take().map(frame)),
+            ResponseBody::Events(events) => events
+                .poll_next_unpin(cx)
+                .map(|event| event.map(|event| frame(Bytes::from(event)))),
+        }
+    }
+}
+
+fn reply(response: HttpResponse) -> hyper::Response<ResponseBody> {
     let mut builder = hyper::Response::builder().status(response.status);
     for (name, value) in response.headers {
         builder = builder.header(name, value);
     }
+    let body = match response.events {
+        Some(events) => ResponseBody::Events(events),
+        None => ResponseBody::Full(Some(Bytes::from(response.body))),
+    };
     builder
-        .body(Full::new(Bytes::from(response.body)))
-        .unwrap_or_else(|_| hyper::Response::new(Full::new(Bytes::new())))
+        .body(body)
+        .unwrap_or_else(|_| hyper::Response::new(ResponseBody::Full(None)))
 }
 
 /// Completes on Ctrl-C, or SIGTERM on Unix.

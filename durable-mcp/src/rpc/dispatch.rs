@@ -1,19 +1,21 @@
 //! The methods the router serves, once a request has passed the ladder.
 
-use std::time::Duration;
+use std::rc::Rc;
 
+use futures_util::stream::LocalBoxStream;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::RpcError;
+use super::follow::{Emit, Follow, OnInput, Outcome as FollowOutcome, Refusal};
 use super::headers::check_param_headers;
 use super::http::Headers;
 use super::prompts::CompletionCall;
 use super::request::{Outcome, ToolCall};
 use super::server::{McpServer, Preparation, ResourceListing, TaskTool, ToolEntry};
 use super::service::TaskService;
-use crate::core::{TaskSnapshot, TaskStatus};
+use crate::core::TaskSnapshot;
 use crate::runtime::CreateTask;
 use crate::wire::envelope::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
 use crate::wire::params::{
@@ -88,7 +90,10 @@ impl Method {
 /// One authenticated, well-formed request.
 pub(crate) struct Call<'a> {
     pub(crate) server: &'a McpServer,
-    pub(crate) tasks: &'a dyn TaskService,
+    /// Shared, since a followed task's stream outlives the request's handler.
+    pub(crate) tasks: &'a Rc<dyn TaskService>,
+    /// Where the tasks this request creates are listed (`tasks/list`), if anywhere.
+    pub(crate) list_scope: Option<String>,
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) meta: &'a RequestMeta,
     pub(crate) principal: Option<String>,
@@ -100,14 +105,22 @@ pub(crate) struct Call<'a> {
 const LIST_TTL_MS: u64 = 0;
 
 impl Call<'_> {
-    pub(crate) async fn dispatch(self, method: Method) -> Result<Value, RpcError> {
+    pub(crate) async fn dispatch(self, method: Method) -> Result<Reply, RpcError> {
         if method.is_task_method() && !self.declares_tasks() {
             return Err(RpcError::tasks_required("tasks/* methods"));
         }
+        if method == Method::ToolsCall {
+            return self.call_tool().await;
+        }
+        self.answer(method).await.map(Reply::Value)
+    }
+
+    /// Answers every method but `tools/call`, which may stream.
+    pub(crate) async fn answer(&self, method: Method) -> Result<Value, RpcError> {
         match method {
             Method::Discover => Ok(self.discover()),
             Method::ToolsList => Ok(self.list_tools()),
-            Method::ToolsCall => self.call_tool().await,
+            Method::ToolsCall => Err(RpcError::internal("tools/call is answered by dispatch")),
             Method::ResourcesList => Ok(self.list_resources(false)),
             Method::ResourceTemplatesList => Ok(self.list_resources(true)),
             Method::ResourcesRead => self.read_resource().await,
@@ -197,7 +210,18 @@ impl Call<'_> {
         Ok(listing("contents", json!(contents)))
     }
 
-    async fn call_tool(&self) -> Result<Value, RpcError> {
+    async fn call_tool(&self) -> Result<Reply, RpcError> {
+        let (entry, call) = self.resolve_tool()?;
+        match entry {
+            ToolEntry::Plain(plain) => Ok(Reply::Value(answer(
+                (plain.handler)(call).await.map_err(called)?,
+            ))),
+            ToolEntry::Task(task) => self.call_task_tool(task, call).await,
+        }
+    }
+
+    /// The tool a `tools/call` names and the call its handler gets, its headers checked.
+    pub(crate) fn resolve_tool(&self) -> Result<(&ToolEntry, ToolCall), RpcError> {
         let params: CallToolParams = self.params("tools/call")?;
         let entry = self
             .server
@@ -211,13 +235,10 @@ impl Call<'_> {
             client_capabilities: self.meta.client_capabilities.clone(),
         };
         check_param_headers(&entry.tool().input_schema, &call.arguments, self.headers)?;
-        match entry {
-            ToolEntry::Plain(plain) => Ok(answer((plain.handler)(call).await.map_err(called)?)),
-            ToolEntry::Task(task) => self.call_task_tool(task, call).await,
-        }
+        Ok((entry, call))
     }
 
-    async fn call_task_tool(&self, task: &TaskTool, call: ToolCall) -> Result<Value, RpcError> {
+    async fn call_task_tool(&self, task: &TaskTool, call: ToolCall) -> Result<Reply, RpcError> {
         let declared = self.declares_tasks();
         if !declared && !task.optional {
             return Err(RpcError::tasks_required(&format!(
@@ -225,63 +246,54 @@ impl Call<'_> {
                 task.tool.name
             )));
         }
+        let snapshot = match self.start_task(task, call).await? {
+            Started::Task(snapshot) => snapshot,
+            Started::Answered(answer) => return Ok(Reply::Value(answer)),
+        };
+        if declared {
+            return Ok(Reply::Value(json!(CreateTaskResult::of(&snapshot))));
+        }
+        // A client that cannot poll waits for the outcome; with a progress token, on a
+        // stream that reports each status message.
+        let follow = Follow {
+            tasks: Rc::clone(self.tasks),
+            task_id: snapshot.task_id.clone(),
+            principal: self.principal.clone(),
+            progress_token: progress_token(self.params),
+            on_input: OnInput::Refuse(Refusal::MissingTasksExtension),
+            outcome: FollowOutcome::Modern,
+        };
+        if follow.progress_token.is_some() {
+            Ok(Reply::Stream(follow.into_stream(*snapshot)))
+        } else {
+            follow.outcome(*snapshot).await.map(Reply::Value)
+        }
+    }
+
+    /// Creates the task of a call to `task` (after its `prepare` hook), unless the hook
+    /// answered the call itself (with a 2026-07-28 result).
+    pub(crate) async fn start_task(
+        &self,
+        task: &TaskTool,
+        call: ToolCall,
+    ) -> Result<Started, RpcError> {
         let preparation = match &task.prepare {
             Some(prepare) => prepare(&call).map_err(called)?,
             None => Preparation::Start(call.arguments),
         };
         let input = match preparation {
             Preparation::Start(input) => input,
-            Preparation::InputRequired(input) => return Ok(input_required(input)),
-            Preparation::Answer(result) => return Ok(complete_result(json!(result))),
+            Preparation::InputRequired(input) => {
+                return Ok(Started::Answered(input_required(input)));
+            }
+            Preparation::Answer(result) => {
+                return Ok(Started::Answered(complete_result(json!(result))));
+            }
         };
         let mut request = CreateTask::new(task.tool.name.clone(), input);
         request.principal = self.principal.clone();
-        let snapshot = self.tasks.create(request).await?;
-        if declared {
-            Ok(json!(CreateTaskResult::of(&snapshot)))
-        } else {
-            self.run_inline(snapshot).await
-        }
-    }
-
-    /// Waits for a task created for a client that cannot poll, and answers with its outcome.
-    /// The host runs the task meanwhile.
-    async fn run_inline(&self, mut snapshot: TaskSnapshot) -> Result<Value, RpcError> {
-        let mut pause = Duration::from_millis(5);
-        loop {
-            match snapshot.status {
-                TaskStatus::Completed => {
-                    return Ok(complete_result(snapshot.result.unwrap_or_default()));
-                }
-                TaskStatus::Failed | TaskStatus::Cancelled => {
-                    let detailed = DetailedTask::of(&snapshot);
-                    let error = detailed.error.unwrap_or_else(|| {
-                        crate::wire::ErrorObject::new(
-                            crate::wire::code::INTERNAL_ERROR,
-                            "the task was cancelled",
-                        )
-                    });
-                    return Err(RpcError { status: 200, error });
-                }
-                TaskStatus::InputRequired => {
-                    let _ = self
-                        .tasks
-                        .cancel(&snapshot.task_id, self.principal.as_deref())
-                        .await;
-                    return Err(RpcError::tasks_required(&format!(
-                        "the tool {:?} asked for input, which",
-                        snapshot.tool_name
-                    )));
-                }
-                TaskStatus::Working => {}
-            }
-            self.tasks.pause(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(200));
-            snapshot = self
-                .tasks
-                .get(&snapshot.task_id, self.principal.as_deref())
-                .await?;
-        }
+        request.list_scope = self.list_scope.clone();
+        Ok(Started::Task(Box::new(self.tasks.create(request).await?)))
     }
 
     /// A server without prompts does not advertise them, so it does not serve their methods.
@@ -350,6 +362,29 @@ impl Call<'_> {
             .await?;
         Ok(json!({ "resultType": "complete" }))
     }
+}
+
+/// What a request is answered with: a result now, or a stream of messages ending with it.
+pub(crate) enum Reply {
+    Value(Value),
+    Stream(LocalBoxStream<'static, Emit>),
+}
+
+/// What a call of a task tool led to.
+pub(crate) enum Started {
+    /// The task, created.
+    Task(Box<TaskSnapshot>),
+    /// No task: the tool's `prepare` hook answered (a 2026-07-28 result).
+    Answered(Value),
+}
+
+/// The `progressToken` a request's `_meta` carries, if any.
+pub(crate) fn progress_token(params: &Map<String, Value>) -> Option<Value> {
+    params
+        .get("_meta")?
+        .get("progressToken")
+        .filter(|token| token.is_string() || token.is_number())
+        .cloned()
 }
 
 /// A listing result with the caching fields the 2026-07-28 revision requires.

@@ -1,6 +1,8 @@
 //! The HTTP exchange the router works on, free of any HTTP library: hosts convert their
 //! platform's request into an [`HttpRequest`] and write the [`HttpResponse`] back.
 
+use super::sse::EventStream;
+
 /// Request headers, names lowercased.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Headers(Vec<(String, String)>);
@@ -41,14 +43,16 @@ pub struct HttpRequest {
 }
 
 /// The router's answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct HttpResponse {
     /// The status code.
     pub status: u16,
     /// Headers to send (`content-type`, `allow`).
     pub headers: Vec<(&'static str, String)>,
-    /// The body (empty for 202 and 405).
+    /// The body (empty for 202 and 405, and when [`events`](Self::events) is set).
     pub body: Vec<u8>,
+    /// A streamed body (`text/event-stream`) to send as it comes, instead of `body`.
+    pub events: Option<EventStream>,
 }
 
 impl HttpResponse {
@@ -58,6 +62,29 @@ impl HttpResponse {
             status,
             headers: vec![("content-type", "application/json".to_owned())],
             body: body.to_string().into_bytes(),
+            events: None,
+        }
+    }
+
+    /// A `text/event-stream` answer whose events `events` yields.
+    pub fn events(events: EventStream) -> Self {
+        HttpResponse {
+            status: 200,
+            headers: vec![
+                ("content-type", "text/event-stream".to_owned()),
+                ("cache-control", "no-cache".to_owned()),
+            ],
+            body: Vec::new(),
+            events: Some(events),
+        }
+    }
+
+    /// The whole body: `body`, or every event of a stream once it has ended (for tests and
+    /// hosts that cannot stream).
+    pub async fn into_body(self) -> Vec<u8> {
+        match self.events {
+            Some(events) => events.collect().await,
+            None => self.body,
         }
     }
 
@@ -67,6 +94,7 @@ impl HttpResponse {
             status,
             headers: Vec::new(),
             body: Vec::new(),
+            events: None,
         }
     }
 

@@ -9,13 +9,17 @@
 mod cursor;
 mod dispatch;
 mod error;
+mod follow;
 mod headers;
 mod http;
+mod legacy;
 mod prompts;
 mod request;
 mod router;
 mod server;
 mod service;
+mod session;
+pub mod sse;
 
 pub use cursor::{decode_cursor, encode_cursor};
 pub use error::RpcError;

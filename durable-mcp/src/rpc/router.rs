@@ -4,19 +4,28 @@
 
 use std::rc::Rc;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
-use super::dispatch::{Call, Method};
+use futures_util::StreamExt;
+use futures_util::stream::{self, LocalBoxStream};
+
+use super::dispatch::{Call, Method, Reply};
 use super::error::RpcError;
+use super::follow::{Emit, answer_id};
 use super::headers::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, check_origin, expect_header,
 };
-use super::http::{HttpRequest, HttpResponse};
+use super::http::{Headers, HttpRequest, HttpResponse};
+use super::legacy::{LegacyCall, LegacyReply, list_scope};
 use super::server::McpServer;
 use super::service::TaskService;
+use super::session::SESSION_HEADER;
+use super::sse::{self, EventStream};
 use crate::Engine;
-use crate::wire::envelope::{META_SERVER_INFO, RequestMeta};
+use crate::runtime::new_task_id;
+use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
 use crate::wire::jsonrpc::{failure, success};
+use crate::wire::legacy::LEGACY_VERSIONS;
 use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 
 /// The MCP endpoint of one host: a [`McpServer`] over the service that runs its tasks.
@@ -66,23 +75,24 @@ impl Router {
             return respond(None, Err(error));
         }
         let message = match parse_message(&request.body) {
-            Ok(Some(message)) => message,
-            // A notification or a response from the client: nothing to answer.
-            Ok(None) => return HttpResponse::empty(202),
+            Ok(Parsed::Request(message)) => message,
+            Ok(Parsed::Response(id, answer)) => return self.deliver(&request, &id, answer).await,
+            // A notification: nothing to answer.
+            Ok(Parsed::Notification) => return HttpResponse::empty(202),
             Err((id, error)) => return respond(id.as_ref(), Err(error)),
         };
-        let outcome = self.call(&request, &message).await;
-        if let Err(error) = &outcome
-            && error.error.code == code::INTERNAL_ERROR
-            && let Some(hook) = &self.server.on_error
-        {
-            hook(&message.method, &error.error);
+        if is_legacy(&request.headers, &message) {
+            return self.handle_legacy(&request, &message).await;
         }
-        let outcome = outcome.map(|result| with_server_info(result, &self.server));
-        respond(Some(&message.id), outcome)
+        let outcome = self.call(&request, &message).await;
+        self.report(&message, &outcome);
+        let server = Rc::clone(&self.server);
+        frame(&message.id, outcome, move |result| {
+            with_server_info(result, &server)
+        })
     }
 
-    async fn call(&self, request: &HttpRequest, message: &Message) -> Result<Value, RpcError> {
+    async fn call(&self, request: &HttpRequest, message: &Message) -> Result<Reply, RpcError> {
         let method = Method::parse(&message.method)
             .ok_or_else(|| RpcError::method_not_found(&message.method))?;
         let meta = envelope(&message.params)?;
@@ -97,13 +107,11 @@ impl Router {
         if let Some(name) = method.routed_name(&message.params)? {
             expect_header(headers, NAME_HEADER, name)?;
         }
-        let principal = match &self.server.authenticate {
-            Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized)?,
-            None => None,
-        };
+        let principal = self.authenticate(headers)?;
         Call {
             server: &self.server,
-            tasks: &*self.tasks,
+            tasks: &self.tasks,
+            list_scope: principal.as_deref().and_then(|p| list_scope(Some(p), None)),
             params: &message.params,
             meta: &meta,
             principal,
@@ -112,6 +120,101 @@ impl Router {
         .dispatch(method)
         .await
     }
+
+    /// A request of the 2025 era: see [`legacy`](super::legacy).
+    async fn handle_legacy(&self, request: &HttpRequest, message: &Message) -> HttpResponse {
+        let principal = match self.authenticate(&request.headers) {
+            Ok(principal) => principal,
+            Err(error) => return respond(Some(&message.id), Err(error)),
+        };
+        let call = LegacyCall {
+            server: &self.server,
+            tasks: &self.tasks,
+            headers: &request.headers,
+            method: &message.method,
+            params: &message.params,
+            principal,
+        };
+        match call.answer().await {
+            Ok(LegacyReply::Initialized(result, session)) => {
+                let mut response = respond(Some(&message.id), Ok(result));
+                response.headers.push((SESSION_HEADER, session));
+                response
+            }
+            Ok(LegacyReply::Reply(reply)) => frame(&message.id, Ok(reply), |result| result),
+            Err(error) => {
+                let outcome = Err(error);
+                self.report(message, &outcome);
+                frame(&message.id, outcome, |result| result)
+            }
+        }
+    }
+
+    /// A client's response to a request a followed task sent it (an answer to its
+    /// elicitation): recorded as a `tasks/update` of that task would record it.
+    async fn deliver(
+        &self,
+        request: &HttpRequest,
+        id: &RequestId,
+        answer: Result<Value, Value>,
+    ) -> HttpResponse {
+        let RequestId::String(id) = id else {
+            return HttpResponse::empty(202);
+        };
+        let Some((task_id, key)) = answer_id(id) else {
+            // A response to nothing this server asked.
+            return HttpResponse::empty(202);
+        };
+        let principal = match self.authenticate(&request.headers) {
+            Ok(principal) => principal,
+            Err(error) => return respond(None, Err(error)),
+        };
+        // A client that failed to answer (an error instead of a result) declines nothing and
+        // accepts nothing: the request is cancelled, as a dismissed form would be.
+        let response = answer.unwrap_or_else(|_| json!({ "action": "cancel" }));
+        let responses = json!({ key: response });
+        match self
+            .tasks
+            .update(task_id, &responses, principal.as_deref())
+            .await
+        {
+            Ok(()) => HttpResponse::empty(202),
+            Err(error) => respond(None, Err(error)),
+        }
+    }
+
+    fn authenticate(&self, headers: &Headers) -> Result<Option<String>, RpcError> {
+        match &self.server.authenticate {
+            Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized),
+            None => Ok(None),
+        }
+    }
+
+    /// Tells the error hook of an internal error answered at once.
+    fn report(&self, message: &Message, outcome: &Result<Reply, RpcError>) {
+        if let Err(error) = outcome
+            && error.error.code == code::INTERNAL_ERROR
+            && let Some(hook) = &self.server.on_error
+        {
+            hook(&message.method, &error.error);
+        }
+    }
+}
+
+/// Whether a request belongs to the 2025 era: it carries no 2026-07-28 envelope, is not
+/// `server/discover`, and its `MCP-Protocol-Version` header, if any, names a 2025 revision
+/// (a request without the header after a 2025 `initialize` is 2025's). Anything else goes
+/// down the 2026-07-28 ladder, which refuses what it cannot read exactly as before.
+fn is_legacy(headers: &Headers, message: &Message) -> bool {
+    let has_envelope = message
+        .params
+        .get("_meta")
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
+        .is_some();
+    let header_is_legacy = headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .is_none_or(|version| LEGACY_VERSIONS.contains(&version.trim()));
+    !has_envelope && message.method != "server/discover" && header_is_legacy
 }
 
 /// A request as the ladder reads it.
@@ -121,12 +224,22 @@ struct Message {
     params: Map<String, Value>,
 }
 
-/// Reads a JSON-RPC request: `Ok(None)` for a notification or response (no answer due).
-fn parse_message(body: &[u8]) -> Result<Option<Message>, (Option<RequestId>, RpcError)> {
+/// What a POST carried.
+enum Parsed {
+    /// A request, to answer.
+    Request(Message),
+    /// A response to a request of the server: its id and its result, or its error.
+    Response(RequestId, Result<Value, Value>),
+    /// A notification (or a response without an id): nothing to answer.
+    Notification,
+}
+
+/// Reads a JSON-RPC message.
+fn parse_message(body: &[u8]) -> Result<Parsed, (Option<RequestId>, RpcError)> {
     let value: Value = serde_json::from_slice(body).map_err(|e| (None, RpcError::parse(e)))?;
     let Value::Object(mut object) = value else {
         let what = if value.is_array() {
-            "batches are not supported in MCP 2026-07-28; send one request per POST"
+            "batches are not supported; send one request per POST"
         } else {
             "the body must be a JSON-RPC request object"
         };
@@ -143,24 +256,25 @@ fn parse_message(body: &[u8]) -> Result<Option<Message>, (Option<RequestId>, Rpc
         return Err((id, invalid("\"jsonrpc\" must be \"2.0\"")));
     }
     let Some(method) = object.get("method") else {
-        // A response to nothing this server asked, or a malformed request.
-        return match id {
-            Some(id) if !object.contains_key("result") && !object.contains_key("error") => {
-                Err((Some(id), invalid("the request has no \"method\"")))
-            }
-            _ => Ok(None),
+        return match (id, object.remove("result"), object.remove("error")) {
+            (Some(id), Some(result), None) => Ok(Parsed::Response(id, Ok(result))),
+            (Some(id), None, Some(error)) => Ok(Parsed::Response(id, Err(error))),
+            (Some(id), None, None) => Err((Some(id), invalid("the request has no \"method\""))),
+            _ => Ok(Parsed::Notification),
         };
     };
     let Value::String(method) = method.clone() else {
         return Err((id, invalid("\"method\" must be a string")));
     };
-    let Some(id) = id else { return Ok(None) };
+    let Some(id) = id else {
+        return Ok(Parsed::Notification);
+    };
     let params = match object.remove("params") {
         None => Map::new(),
         Some(Value::Object(params)) => params,
         Some(_) => return Err((Some(id), RpcError::envelope("params must be an object"))),
     };
-    Ok(Some(Message { id, method, params }))
+    Ok(Parsed::Request(Message { id, method, params }))
 }
 
 fn invalid(reason: &str) -> RpcError {
@@ -188,6 +302,45 @@ fn with_server_info(mut result: Value, server: &McpServer) -> Value {
         }
     }
     result
+}
+
+/// The HTTP answer to request `id`: JSON, or a stream of events ending with the response.
+/// `finish` completes a result (the 2026 lane adds the server's identity).
+fn frame(
+    id: &RequestId,
+    outcome: Result<Reply, RpcError>,
+    finish: impl Fn(Value) -> Value + 'static,
+) -> HttpResponse {
+    match outcome {
+        Ok(Reply::Stream(emits)) => HttpResponse::events(events(id.clone(), emits, finish)),
+        Ok(Reply::Value(result)) => respond(Some(id), Ok(finish(result))),
+        Err(error) => respond(Some(id), Err(error)),
+    }
+}
+
+/// The SSE frames of a stream of emissions: a priming event, each message, keep-alive
+/// comments, and the response last.
+fn events(
+    id: RequestId,
+    emits: LocalBoxStream<'static, Emit>,
+    finish: impl Fn(Value) -> Value + 'static,
+) -> EventStream {
+    // Event ids let a client tell events apart; this server does not replay streams.
+    let stream_id = new_task_id().unwrap_or_default();
+    let event_id = move |n: usize| format!("{stream_id}-{n}");
+    let priming = stream::once(std::future::ready(sse::priming(&event_id(0))));
+    let frames = emits.enumerate().map(move |(n, emit)| match emit {
+        Emit::Message(message) => sse::message(&event_id(n + 1), &message),
+        Emit::KeepAlive => sse::keep_alive(),
+        Emit::Done(outcome) => {
+            let message = match outcome {
+                Ok(result) => success(&id, finish(result)),
+                Err(error) => failure(Some(&id), &error.error),
+            };
+            sse::message(&event_id(n + 1), &message)
+        }
+    });
+    EventStream::new(priming.chain(frames))
 }
 
 fn respond(id: Option<&RequestId>, outcome: Result<Value, RpcError>) -> HttpResponse {

@@ -8,6 +8,7 @@
 pub mod completion;
 pub mod envelope;
 pub mod jsonrpc;
+pub mod legacy;
 pub mod params;
 pub mod prompts;
 pub mod resources;

@@ -2,8 +2,8 @@
 //! reported as the task's status message (`0/100`, `50/100`, `100/100`).
 //!
 //! It is an optional task, so a client without the Tasks extension waits for the result
-//! inline. durable-mcp reports progress only through task status, not as
-//! `notifications/progress`, so a `progressToken` gets no notifications.
+//! inline; with a `progressToken`, the call answers on a stream that carries each new status
+//! message as a `notifications/progress`.
 
 use std::time::Duration;
 

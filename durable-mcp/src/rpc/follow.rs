@@ -1,0 +1,304 @@
+//! Following a task for a client that does not poll it: a call answered inline (a client
+//! without the Tasks extension) or a 2025-era `tasks/result`. The task runs on its host as
+//! always; this only reads its snapshots and turns what changes into what the client is told:
+//! progress, requests for input, and at last the outcome. Dropping the stream (the client went
+//! away) stops the reads and nothing else: the task goes on durably.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_util::stream::{self, LocalBoxStream};
+use serde_json::{Value, json};
+
+use super::error::RpcError;
+use super::service::TaskService;
+use crate::core::{TaskSnapshot, TaskStatus};
+use crate::wire::jsonrpc::{ErrorObject, code};
+use crate::wire::tools::elicitation_request;
+
+/// The `_meta` key tying a message to the task it concerns (2025-11-25).
+pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// The prefix of the ids of the requests a followed task sends the client; the client's
+/// response comes back on another request and reaches the task through [`answer_id`].
+const TASK_REQUEST_PREFIX: &str = "task/";
+
+/// The first pause between two reads of a task, and the longest one.
+const FIRST_PAUSE: Duration = Duration::from_millis(5);
+const LONGEST_PAUSE: Duration = Duration::from_millis(200);
+
+/// How long a stream stays silent before a comment keeps it open.
+const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
+
+/// One thing to tell the client.
+#[derive(Debug)]
+pub(crate) enum Emit {
+    /// A notification or a request to the client, as a JSON-RPC message.
+    Message(Value),
+    /// Nothing to say, but the stream is alive.
+    KeepAlive,
+    /// The answer to the client's request; the stream ends after it.
+    Done(Result<Value, RpcError>),
+}
+
+/// What the follower does when the task asks for input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnInput {
+    /// Send each request to the client (it declared elicitation) and let its answers reach
+    /// the task.
+    Ask,
+    /// Cancel the task and answer with this error instead: the client cannot answer.
+    Refuse(Refusal),
+}
+
+/// How a client that cannot answer input is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// -32021 naming the Tasks extension (2026-07-28).
+    MissingTasksExtension,
+    /// A tool error the model can read (2025: the client declared no elicitation).
+    ToolError,
+}
+
+/// What the outcome is answered as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The `CallToolResult` a 2026-07-28 call answers (`resultType: "complete"`).
+    Modern,
+    /// The `CallToolResult` of a 2025 inline call.
+    Legacy,
+    /// The answer of a 2025 `tasks/result`: the result with the related-task `_meta`.
+    TaskResult,
+}
+
+/// How to follow one task.
+pub(crate) struct Follow {
+    pub(crate) tasks: Rc<dyn TaskService>,
+    pub(crate) task_id: String,
+    pub(crate) principal: Option<String>,
+    /// The `progressToken` of the call: each new status message is a progress notification.
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) on_input: OnInput,
+    pub(crate) outcome: Outcome,
+}
+
+struct Follower {
+    follow: Follow,
+    /// What is still to be told before the next read.
+    queued: VecDeque<Emit>,
+    last_message: Option<String>,
+    progress: u64,
+    asked: BTreeSet<String>,
+    pause: Duration,
+    silent_for: Duration,
+    finished: bool,
+}
+
+impl Follow {
+    /// What the client is told, from `first` (the task as it was created or last read) on.
+    pub(crate) fn into_stream(self, first: TaskSnapshot) -> LocalBoxStream<'static, Emit> {
+        let mut follower = Follower {
+            follow: self,
+            queued: VecDeque::new(),
+            last_message: None,
+            progress: 0,
+            asked: BTreeSet::new(),
+            pause: FIRST_PAUSE,
+            silent_for: Duration::ZERO,
+            finished: false,
+        };
+        let refused = follower.see(first);
+        Box::pin(stream::unfold(
+            (follower, refused),
+            |(mut follower, refused)| async move {
+                if let Some(refused) = refused {
+                    follower.refuse(refused).await;
+                }
+                let emit = follower.next().await?;
+                Some((emit, (follower, None)))
+            },
+        ))
+    }
+
+    /// The outcome alone, every message dropped (a caller that cannot stream).
+    pub(crate) async fn outcome(self, first: TaskSnapshot) -> Result<Value, RpcError> {
+        let mut emits = self.into_stream(first);
+        while let Some(emit) = futures_util::StreamExt::next(&mut emits).await {
+            if let Emit::Done(outcome) = emit {
+                return outcome;
+            }
+        }
+        Err(RpcError::internal(
+            "the task's follower ended without an outcome",
+        ))
+    }
+}
+
+impl Follower {
+    async fn next(&mut self) -> Option<Emit> {
+        loop {
+            if let Some(emit) = self.queued.pop_front() {
+                if matches!(emit, Emit::Done(_)) {
+                    self.finished = true;
+                }
+                return Some(emit);
+            }
+            if self.finished {
+                return None;
+            }
+            if self.silent_for >= KEEP_ALIVE_EVERY {
+                self.silent_for = Duration::ZERO;
+                return Some(Emit::KeepAlive);
+            }
+            self.follow.tasks.pause(self.pause).await;
+            self.silent_for += self.pause;
+            self.pause = (self.pause * 2).min(LONGEST_PAUSE);
+            let read = self
+                .follow
+                .tasks
+                .get(&self.follow.task_id, self.follow.principal.as_deref())
+                .await;
+            match read {
+                Ok(snapshot) => {
+                    if let Some(refusal) = self.see(snapshot) {
+                        self.refuse(refusal).await;
+                    }
+                }
+                Err(error) => self.queued.push_back(Emit::Done(Err(error))),
+            }
+            if !self.queued.is_empty() {
+                self.silent_for = Duration::ZERO;
+                self.pause = FIRST_PAUSE;
+            }
+        }
+    }
+
+    /// Queues what changed in `snapshot`; `Some` when the task asks input the client cannot
+    /// give.
+    fn see(&mut self, snapshot: TaskSnapshot) -> Option<(Refusal, String)> {
+        if snapshot.status_message.is_some() && snapshot.status_message != self.last_message {
+            self.last_message.clone_from(&snapshot.status_message);
+            self.progress += 1;
+            if let Some(token) = &self.follow.progress_token {
+                self.queued.push_back(Emit::Message(json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {
+                        "progressToken": token,
+                        "progress": self.progress,
+                        "message": snapshot.status_message,
+                    },
+                })));
+            }
+        }
+        match snapshot.status {
+            TaskStatus::Working => None,
+            TaskStatus::InputRequired => match self.follow.on_input {
+                OnInput::Refuse(refusal) => Some((refusal, snapshot.tool_name)),
+                OnInput::Ask => {
+                    self.ask(&snapshot);
+                    None
+                }
+            },
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled => {
+                let outcome = self.outcome_of(snapshot);
+                self.queued.push_back(Emit::Done(outcome));
+                None
+            }
+        }
+    }
+
+    /// Sends each input request not sent yet; its id names the task and the request's key.
+    fn ask(&mut self, snapshot: &TaskSnapshot) {
+        for (key, params) in &snapshot.input_requests {
+            if !self.asked.insert(key.clone()) {
+                continue;
+            }
+            let mut request = elicitation_request(params.clone());
+            if self.follow.outcome == Outcome::TaskResult {
+                request["params"]["_meta"] =
+                    json!({ META_RELATED_TASK: { "taskId": snapshot.task_id } });
+            }
+            request["jsonrpc"] = json!("2.0");
+            request["id"] = json!(format!("{TASK_REQUEST_PREFIX}{}/{key}", snapshot.task_id));
+            self.queued.push_back(Emit::Message(request));
+        }
+    }
+
+    /// Cancels a task whose input the client cannot give, and answers saying why.
+    async fn refuse(&mut self, (refusal, tool): (Refusal, String)) {
+        let follow = &self.follow;
+        // The task would wait for an answer that cannot come; a failed cancel changes nothing
+        // the client is told.
+        let _ = follow
+            .tasks
+            .cancel(&follow.task_id, follow.principal.as_deref())
+            .await;
+        let outcome = match refusal {
+            Refusal::MissingTasksExtension => Err(RpcError::tasks_required(&format!(
+                "the tool {tool:?} asked for input, which"
+            ))),
+            Refusal::ToolError => Ok(json!({
+                "content": [{
+                    "type": "text",
+                    "text": format!(
+                        "the tool {tool:?} needs input from the user, and this client did not \
+                         declare the elicitation capability; call it from a client that \
+                         supports elicitation or MCP tasks"
+                    ),
+                }],
+                "isError": true,
+            })),
+        };
+        self.queued.clear();
+        self.queued.push_back(Emit::Done(outcome));
+    }
+
+    fn outcome_of(&self, snapshot: TaskSnapshot) -> Result<Value, RpcError> {
+        let task_id = snapshot.task_id.clone();
+        let result = match snapshot.status {
+            TaskStatus::Completed => snapshot.result.unwrap_or(Value::Null),
+            TaskStatus::Failed => {
+                let error = snapshot.error.map_or_else(
+                    || ErrorObject::new(code::INTERNAL_ERROR, "the task failed"),
+                    |failure| ErrorObject::new(failure.code, failure.message),
+                );
+                return Err(RpcError { status: 200, error });
+            }
+            _ => {
+                let error = ErrorObject::new(
+                    code::INTERNAL_ERROR,
+                    format!("the task {task_id} was cancelled"),
+                );
+                return Err(RpcError { status: 200, error });
+            }
+        };
+        Ok(match self.follow.outcome {
+            Outcome::Modern => crate::wire::tasks::complete_result(result),
+            Outcome::Legacy => crate::wire::legacy::call_result(result),
+            Outcome::TaskResult => {
+                let mut result = crate::wire::legacy::call_result(result);
+                result["_meta"][META_RELATED_TASK] = json!({ "taskId": task_id });
+                result
+            }
+        })
+    }
+}
+
+/// The task and input key a client's response answers, if its id is one a follower sent.
+pub(crate) fn answer_id(id: &str) -> Option<(&str, &str)> {
+    id.strip_prefix(TASK_REQUEST_PREFIX)?.split_once('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_ids_name_the_task_and_key() {
+        assert_eq!(answer_id("task/ab12/approval"), Some(("ab12", "approval")));
+        assert_eq!(answer_id("task/ab12/a/b"), Some(("ab12", "a/b")));
+        assert_eq!(answer_id("call/x"), None);
+    }
+}

@@ -1,0 +1,372 @@
+//! The 2025-era lane (revisions 2025-03-26 to 2025-11-25): `initialize` and the methods of
+//! that era, served by the same handlers and the same engine as the 2026-07-28 lane. It adds
+//! the 2025-11-25 experimental tasks (`params.task`, `tasks/get`, `tasks/result`,
+//! `tasks/list`, `tasks/cancel`) as a second view of the same tasks, and runs a task tool
+//! inline for a client that knows no tasks.
+//!
+//! Every error travels with HTTP 200 (2025 clients read no JSON-RPC error from a 4xx), except
+//! the transport's own refusals: an unknown session (404) and a failed authentication (401).
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::dispatch::{Call, Method, Reply, Started, progress_token};
+use super::error::RpcError;
+use super::follow::{Follow, OnInput, Outcome, Refusal};
+use super::http::Headers;
+use super::server::{McpServer, ToolEntry};
+use super::service::TaskService;
+use super::session::{LegacySession, SESSION_HEADER};
+use crate::core::TaskSnapshot;
+use crate::wire::envelope::RequestMeta;
+use crate::wire::legacy::{
+    LEGACY_VERSIONS, LegacyTask, create_task_result, legacy_status, strip_modern_fields,
+};
+
+/// The newest 2025 revision, the one that has tasks.
+const TASKS_VERSION: &str = "2025-11-25";
+
+/// How many tasks one `tasks/list` page holds.
+const LIST_PAGE: usize = 50;
+
+/// How long `tasks/cancel` waits for the task to settle as cancelled before it answers.
+const CANCEL_SETTLE: Duration = Duration::from_secs(5);
+
+/// What the lane answers, before it is framed.
+pub(crate) enum LegacyReply {
+    /// A result or a stream, as the 2026 lane answers.
+    Reply(Reply),
+    /// `initialize`'s result, with the session id to send in `Mcp-Session-Id`.
+    Initialized(Value, String),
+}
+
+/// The session a request carries, and the envelope the shared handlers read for it.
+struct Session {
+    negotiated: Option<LegacySession>,
+    envelope: RequestMeta,
+}
+
+/// One 2025-era request.
+pub(crate) struct LegacyCall<'a> {
+    pub(crate) server: &'a McpServer,
+    pub(crate) tasks: &'a Rc<dyn TaskService>,
+    pub(crate) headers: &'a Headers,
+    pub(crate) method: &'a str,
+    pub(crate) params: &'a Map<String, Value>,
+    pub(crate) principal: Option<String>,
+}
+
+impl LegacyCall<'_> {
+    /// Answers the request.
+    pub(crate) async fn answer(self) -> Result<LegacyReply, RpcError> {
+        if self.method == "initialize" {
+            return self
+                .initialize()
+                .map(|(result, session)| LegacyReply::Initialized(result, session.encode()));
+        }
+        let negotiated = self.session()?;
+        let session = Session {
+            envelope: envelope(&negotiated),
+            negotiated,
+        };
+        let reply = match self.method {
+            "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
+                Reply::Value(json!({}))
+            }
+            "tools/list" => Reply::Value(self.list_tools(&session).await?),
+            "tools/call" => self.call_tool(&session).await?,
+            "tasks/get" => Reply::Value(json!(LegacyTask::of(&self.task().await?))),
+            "tasks/result" => self.task_result().await?,
+            "tasks/list" => Reply::Value(self.list_tasks(&session).await?),
+            "tasks/cancel" => Reply::Value(self.cancel_task().await?),
+            other => match Method::parse(other).filter(|method| method.is_shared()) {
+                Some(method) => {
+                    let result = self.shared(&session).answer(method).await;
+                    Reply::Value(strip_modern_fields(result.map_err(at_200)?))
+                }
+                None => return Err(at_200(RpcError::method_not_found(other))),
+            },
+        };
+        Ok(LegacyReply::Reply(reply))
+    }
+
+    /// `initialize`: the newest 2025 revision both sides know, and what this server offers.
+    fn initialize(&self) -> Result<(Value, LegacySession), RpcError> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct InitializeParams {
+            protocol_version: String,
+            #[serde(default)]
+            capabilities: Value,
+        }
+        let params: InitializeParams = serde_json::from_value(Value::Object(self.params.clone()))
+            .map_err(|error| {
+            RpcError::invalid_params(format!("Invalid params for initialize: {error}"))
+        })?;
+        let version = LEGACY_VERSIONS
+            .iter()
+            .find(|known| **known == params.protocol_version)
+            .unwrap_or(&LEGACY_VERSIONS[0]);
+        let session =
+            LegacySession::negotiated(version, &params.capabilities).map_err(RpcError::internal)?;
+        let server = self.server;
+        let mut capabilities = json!({ "tools": {}, "logging": {} });
+        if !server.resources.is_empty() {
+            capabilities["resources"] = json!({});
+        }
+        if !server.prompts.is_empty() {
+            capabilities["prompts"] = json!({});
+        }
+        if server.completion.is_some() {
+            capabilities["completions"] = json!({});
+        }
+        if server.has_tasks() && *version == TASKS_VERSION {
+            capabilities["tasks"] =
+                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        }
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": server.info,
+        });
+        if let Some(instructions) = &server.instructions {
+            result["instructions"] = json!(instructions);
+        }
+        Ok((result, session))
+    }
+
+    /// The session the request carries: none is fine (sessions are optional), one this
+    /// server did not issue is 404, so that the client starts a new one.
+    fn session(&self) -> Result<Option<LegacySession>, RpcError> {
+        let Some(id) = self.headers.get(SESSION_HEADER) else {
+            return Ok(None);
+        };
+        match LegacySession::decode(&id) {
+            Some(session) => Ok(Some(session)),
+            None => {
+                let mut error = RpcError::invalid_request(
+                    "Session not found: this Mcp-Session-Id was not issued by this server; \
+                     send initialize again",
+                );
+                error.status = 404;
+                Err(error)
+            }
+        }
+    }
+
+    /// The shared handlers' view of this request: the envelope a 2026 request with the same
+    /// capabilities would carry, without the Tasks extension (the lane handles tasks itself).
+    fn shared<'b>(&'b self, session: &'b Session) -> Call<'b> {
+        Call {
+            server: self.server,
+            tasks: self.tasks,
+            list_scope: list_scope(self.principal.as_deref(), session.negotiated.as_ref()),
+            params: self.params,
+            meta: &session.envelope,
+            principal: self.principal.clone(),
+            headers: self.headers,
+        }
+    }
+
+    async fn list_tools(&self, session: &Session) -> Result<Value, RpcError> {
+        let mut result = strip_modern_fields(
+            self.shared(session)
+                .answer(Method::ToolsList)
+                .await
+                .map_err(at_200)?,
+        );
+        // Any task tool runs inline for a client that cannot poll, so none requires tasks.
+        if let Some(tools) = result["tools"].as_array_mut() {
+            for (tool, entry) in tools.iter_mut().zip(&self.server.tools) {
+                if let ToolEntry::Task(_) = entry {
+                    tool["execution"] = json!({ "taskSupport": "optional" });
+                }
+            }
+        }
+        Ok(result)
+    }
+
+    /// `tools/call`: a plain tool answers; a task tool creates its task and answers it as a
+    /// 2025-11-25 task when the client asked for one (`params.task`), else follows it inline.
+    async fn call_tool(&self, session: &Session) -> Result<Reply, RpcError> {
+        let call = self.shared(session);
+        let (entry, tool_call) = call.resolve_tool().map_err(at_200)?;
+        let task = match entry {
+            ToolEntry::Task(task) => task,
+            ToolEntry::Plain(_) => {
+                let reply = call.dispatch(Method::ToolsCall).await.map_err(at_200)?;
+                return Ok(match reply {
+                    Reply::Value(result) => Reply::Value(strip_modern_fields(result)),
+                    stream => stream,
+                });
+            }
+        };
+        let snapshot = match call.start_task(task, tool_call).await.map_err(at_200)? {
+            Started::Task(snapshot) => snapshot,
+            Started::Answered(answer) => return Ok(Reply::Value(strip_modern_fields(answer))),
+        };
+        if self.params.get("task").is_some_and(Value::is_object) {
+            return Ok(Reply::Value(create_task_result(&snapshot)));
+        }
+        let can_answer = (session.negotiated.as_ref()).is_some_and(|session| session.elicitation);
+        let follow = Follow {
+            tasks: Rc::clone(self.tasks),
+            task_id: snapshot.task_id.clone(),
+            principal: self.principal.clone(),
+            progress_token: progress_token(self.params),
+            on_input: if can_answer {
+                OnInput::Ask
+            } else {
+                OnInput::Refuse(Refusal::ToolError)
+            },
+            outcome: Outcome::Legacy,
+        };
+        Ok(Reply::Stream(follow.into_stream(*snapshot)))
+    }
+
+    /// The task `params.taskId` names, as its caller may see it.
+    async fn task(&self) -> Result<TaskSnapshot, RpcError> {
+        let task_id = task_id(self.params)?;
+        self.tasks
+            .get(task_id, self.principal.as_deref())
+            .await
+            .map_err(at_200)
+    }
+
+    /// `tasks/result`: what the call would have answered, once the task is done; meanwhile
+    /// the task's requests for input travel on the stream, and the client's answers reach
+    /// the task as a `tasks/update` would.
+    async fn task_result(&self) -> Result<Reply, RpcError> {
+        let snapshot = self.task().await?;
+        let follow = Follow {
+            tasks: Rc::clone(self.tasks),
+            task_id: snapshot.task_id.clone(),
+            principal: self.principal.clone(),
+            progress_token: None,
+            on_input: OnInput::Ask,
+            outcome: Outcome::TaskResult,
+        };
+        if snapshot.status.is_terminal() {
+            return follow.outcome(snapshot).await.map(Reply::Value);
+        }
+        Ok(Reply::Stream(follow.into_stream(snapshot)))
+    }
+
+    /// `tasks/list`: the tasks of this caller (its principal, or else its session), oldest
+    /// first.
+    async fn list_tasks(&self, session: &Session) -> Result<Value, RpcError> {
+        let cursor = match self.params.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(cursor)) => Some(cursor.as_str()),
+            Some(_) => {
+                return Err(RpcError::invalid_params(
+                    "Invalid params for tasks/list: \"cursor\" must be a string",
+                ));
+            }
+        };
+        let Some(scope) = list_scope(self.principal.as_deref(), session.negotiated.as_ref()) else {
+            // An anonymous caller without a session has no tasks of its own to list.
+            return Ok(json!({ "tasks": [] }));
+        };
+        let page = self
+            .tasks
+            .list(&scope, cursor, LIST_PAGE)
+            .await
+            .map_err(at_200)?;
+        let tasks: Vec<LegacyTask> = page.tasks.iter().map(LegacyTask::of).collect();
+        let mut result = json!({ "tasks": tasks });
+        if let Some(next) = page.next_cursor {
+            result["nextCursor"] = json!(next);
+        }
+        Ok(result)
+    }
+
+    /// `tasks/cancel`: -32602 for a task already done; else the task, cancelled once the
+    /// cancellation settled (at once unless a step is running).
+    async fn cancel_task(&self) -> Result<Value, RpcError> {
+        let before = self.task().await?;
+        if legacy_status(&before).is_terminal() {
+            return Err(RpcError::invalid_params(format!(
+                "Cannot cancel task {}: it is already {}",
+                before.task_id,
+                legacy_status(&before).as_str()
+            )));
+        }
+        let caller = self.principal.as_deref();
+        self.tasks
+            .cancel(&before.task_id, caller)
+            .await
+            .map_err(at_200)?;
+        let mut waited = Duration::ZERO;
+        let mut pause = Duration::from_millis(5);
+        loop {
+            let now = self
+                .tasks
+                .get(&before.task_id, caller)
+                .await
+                .map_err(at_200)?;
+            if now.status.is_terminal() || waited >= CANCEL_SETTLE {
+                return Ok(json!(LegacyTask::of(&now)));
+            }
+            self.tasks.pause(pause).await;
+            waited += pause;
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Method {
+    /// Whether the 2025 lane answers the method with the 2026 lane's handler.
+    fn is_shared(self) -> bool {
+        matches!(
+            self,
+            Method::ResourcesList
+                | Method::ResourceTemplatesList
+                | Method::ResourcesRead
+                | Method::PromptsList
+                | Method::PromptsGet
+                | Method::CompletionComplete
+        )
+    }
+}
+
+/// The envelope the shared handlers read: this session's capabilities, no extension.
+fn envelope(session: &Option<LegacySession>) -> RequestMeta {
+    let session = session.clone().unwrap_or_default();
+    RequestMeta {
+        protocol_version: session.version.clone(),
+        client_capabilities: session.capabilities(),
+        client_info: None,
+    }
+}
+
+/// Where the tasks of a caller are listed: its principal when it was authenticated, else its
+/// session; an anonymous caller without a session has no listing.
+pub(crate) fn list_scope(
+    principal: Option<&str>,
+    session: Option<&LegacySession>,
+) -> Option<String> {
+    match (principal, session) {
+        (Some(principal), _) => Some(format!("principal:{principal}")),
+        (None, Some(session)) => Some(format!("session:{}", session.nonce)),
+        (None, None) => None,
+    }
+}
+
+fn task_id(params: &Map<String, Value>) -> Result<&str, RpcError> {
+    params
+        .get("taskId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("Invalid params: \"taskId\" must be a string"))
+}
+
+/// The error with HTTP 200, as 2025 clients read JSON-RPC errors only from a 2xx.
+fn at_200(mut error: RpcError) -> RpcError {
+    if !matches!(error.status, 401 | 403) {
+        error.status = 200;
+    }
+    error
+}
