@@ -320,7 +320,9 @@ pub use durable_mcp_macros::mcp_task;
 /// for [`mcp_task`].
 #[doc(inline)]
 pub use durable_mcp_macros::step;
-pub use rpc::{McpServer, PromptCall, PromptOutcome, Router, TaskTool, ToolCall, ToolOutcome};
+pub use rpc::{
+    LogLevel, McpServer, PromptCall, PromptOutcome, Router, TaskTool, ToolCall, ToolOutcome,
+};
 pub use runtime::{
     ElicitOutcome, Engine, StepError, StepFailureKind, TaskContext, TaskDefinition, TaskError,
     TaskRegistry,

@@ -8,16 +8,18 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::RpcError;
+use super::exchange::{Answered, Exchange};
 use super::follow::{Emit, Follow, OnInput, Outcome as FollowOutcome, Refusal};
 use super::headers::check_param_headers;
 use super::http::Headers;
+use super::notify::{LogLevel, Notifier};
 use super::prompts::CompletionCall;
 use super::request::{Outcome, ToolCall};
 use super::server::{McpServer, Preparation, ResourceListing, TaskTool, ToolEntry};
 use super::service::TaskService;
 use crate::core::TaskSnapshot;
 use crate::runtime::CreateTask;
-use crate::wire::envelope::{SUPPORTED_VERSIONS, TASKS_EXTENSION};
+use crate::wire::envelope::{META_LOG_LEVEL, SUPPORTED_VERSIONS, TASKS_EXTENSION};
 use crate::wire::params::{
     CallToolParams, CancelTaskParams, GetTaskParams, ReadResourceParams, UpdateTaskParams,
 };
@@ -94,6 +96,11 @@ pub(crate) struct Call<'a> {
     pub(crate) tasks: &'a Rc<dyn TaskService>,
     /// Where the tasks this request creates are listed (`tasks/list`), if anywhere.
     pub(crate) list_scope: Option<String>,
+    /// The lowest level of the log messages the client wants from a tool, if any.
+    pub(crate) log_level: Option<LogLevel>,
+    /// Whether input a plain tool asks for is asked of the client over the call's stream
+    /// (2025) rather than answered as an `InputRequiredResult` (2026-07-28).
+    pub(crate) asks_client: bool,
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) meta: &'a RequestMeta,
     pub(crate) principal: Option<String>,
@@ -213,9 +220,18 @@ impl Call<'_> {
     async fn call_tool(&self) -> Result<Reply, RpcError> {
         let (entry, call) = self.resolve_tool()?;
         match entry {
-            ToolEntry::Plain(plain) => Ok(Reply::Value(answer(
-                (plain.handler)(call).await.map_err(called)?,
-            ))),
+            ToolEntry::Plain(plain) => {
+                let exchange = Exchange {
+                    handler: Rc::clone(&plain.handler),
+                    call,
+                    ask_client: self.asks_client,
+                    tasks: Rc::clone(self.tasks),
+                };
+                match exchange.run(answer) {
+                    Answered::Now(outcome) => Ok(Reply::Value(answer(outcome.map_err(called)?))),
+                    Answered::Streamed(emits) => Ok(Reply::Stream(emits)),
+                }
+            }
             ToolEntry::Task(task) => self.call_task_tool(task, call).await,
         }
     }
@@ -233,6 +249,7 @@ impl Call<'_> {
             request_state: params.request_state,
             principal: self.principal.clone(),
             client_capabilities: self.meta.client_capabilities.clone(),
+            notify: Notifier::listening(progress_token(self.params), self.log_level),
         };
         check_param_headers(&entry.tool().input_schema, &call.arguments, self.headers)?;
         Ok((entry, call))
@@ -378,6 +395,12 @@ pub(crate) enum Started {
     Answered(Value),
 }
 
+/// The log level a 2026-07-28 request's `_meta` asks for, if any.
+pub(crate) fn requested_log_level(params: &Map<String, Value>) -> Option<LogLevel> {
+    let level = params.get("_meta")?.get(META_LOG_LEVEL)?;
+    serde_json::from_value(level.clone()).ok()
+}
+
 /// The `progressToken` a request's `_meta` carries, if any.
 pub(crate) fn progress_token(params: &Map<String, Value>) -> Option<Value> {
     params
@@ -393,7 +416,7 @@ fn listing(key: &str, items: Value) -> Value {
 }
 
 /// A handler's answer: its result, complete, or its request for input.
-fn answer<T: Serialize>(outcome: Outcome<T>) -> Value {
+pub(crate) fn answer<T: Serialize>(outcome: Outcome<T>) -> Value {
     match outcome {
         Outcome::Complete(result) => complete_result(json!(result)),
         Outcome::InputRequired(input) => input_required(input),

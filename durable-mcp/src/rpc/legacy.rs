@@ -17,6 +17,7 @@ use super::dispatch::{Call, Method, Reply, Started, progress_token};
 use super::error::RpcError;
 use super::follow::{Follow, OnInput, Outcome, Refusal};
 use super::http::Headers;
+use super::notify::LogLevel;
 use super::server::{McpServer, ToolEntry};
 use super::service::TaskService;
 use super::session::{LegacySession, SESSION_HEADER};
@@ -164,6 +165,10 @@ impl LegacyCall<'_> {
             server: self.server,
             tasks: self.tasks,
             list_scope: list_scope(self.principal.as_deref(), session.negotiated.as_ref()),
+            // The level `logging/setLevel` sets is not kept (no server state): every message
+            // is sent, and the client filters.
+            log_level: Some(LogLevel::Debug),
+            asks_client: true,
             params: self.params,
             meta: &session.envelope,
             principal: self.principal.clone(),

@@ -82,6 +82,7 @@ impl PromptEntry {
             request_state: params.request_state,
             principal,
             client_capabilities,
+            notify: Default::default(),
         })
     }
 }

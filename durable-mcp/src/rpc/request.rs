@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
+use super::notify::Notifier;
 use crate::runtime::LocalBoxFuture;
 use crate::wire::{
     CallToolResult, ClientCapabilities, ErrorObject, GetPromptResult, InputRequiredResult,
@@ -29,6 +30,9 @@ pub struct Request<A> {
     /// What the client declared it supports in this request (a handler must not use a
     /// capability the client did not declare: refuse with -32021, or ask differently).
     pub client_capabilities: ClientCapabilities,
+    /// Sends the client log messages and progress while the handler works (tools only; a
+    /// prompt's notifier sends nothing).
+    pub notify: Notifier,
 }
 
 impl<A> Request<A> {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use futures_util::StreamExt;
 use futures_util::stream::{self, LocalBoxStream};
 
-use super::dispatch::{Call, Method, Reply};
+use super::dispatch::{Call, Method, Reply, requested_log_level};
 use super::error::RpcError;
 use super::follow::{Emit, answer_id};
 use super::headers::{
@@ -17,6 +17,7 @@ use super::headers::{
 };
 use super::http::{Headers, HttpRequest, HttpResponse};
 use super::legacy::{LegacyCall, LegacyReply, list_scope};
+use super::relay::{self, CALL_REQUEST_PREFIX};
 use super::server::McpServer;
 use super::service::TaskService;
 use super::session::SESSION_HEADER;
@@ -25,7 +26,7 @@ use crate::Engine;
 use crate::runtime::new_task_id;
 use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
 use crate::wire::jsonrpc::{failure, success};
-use crate::wire::legacy::LEGACY_VERSIONS;
+use crate::wire::legacy::{LEGACY_VERSIONS, strip_modern_fields};
 use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 
 /// The MCP endpoint of one host: a [`McpServer`] over the service that runs its tasks.
@@ -112,6 +113,8 @@ impl Router {
             server: &self.server,
             tasks: &self.tasks,
             list_scope: principal.as_deref().and_then(|p| list_scope(Some(p), None)),
+            log_level: requested_log_level(&message.params),
+            asks_client: false,
             params: &message.params,
             meta: &meta,
             principal,
@@ -141,11 +144,11 @@ impl Router {
                 response.headers.push((SESSION_HEADER, session));
                 response
             }
-            Ok(LegacyReply::Reply(reply)) => frame(&message.id, Ok(reply), |result| result),
+            Ok(LegacyReply::Reply(reply)) => frame(&message.id, Ok(reply), strip_modern_fields),
             Err(error) => {
                 let outcome = Err(error);
                 self.report(message, &outcome);
-                frame(&message.id, outcome, |result| result)
+                frame(&message.id, outcome, strip_modern_fields)
             }
         }
     }
@@ -161,6 +164,12 @@ impl Router {
         let RequestId::String(id) = id else {
             return HttpResponse::empty(202);
         };
+        if id.starts_with(CALL_REQUEST_PREFIX) {
+            // A plain tool's call awaits it in this process, or nowhere any more.
+            let answer = answer.unwrap_or_else(|error| json!({ "error": error }));
+            relay::deliver(id, answer);
+            return HttpResponse::empty(202);
+        }
         let Some((task_id, key)) = answer_id(id) else {
             // A response to nothing this server asked.
             return HttpResponse::empty(202);

@@ -19,6 +19,9 @@ pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key of the client's identity.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of the lowest log level the client wants (deprecated in 2026-07-28, still
+/// honoured).
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// Result `_meta` key of the server's identity.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 

@@ -2,6 +2,7 @@
 //! content, resources, prompts and completion, multi-round-trip input (SEP-2322), and the
 //! stateless-server diagnostics (SEP-2575).
 
+mod client_requests;
 mod content;
 mod diagnostics;
 mod input;
@@ -21,6 +22,7 @@ use crate::schema::object;
 /// Adds every core fixture to `server`.
 pub fn add(server: McpServer) -> McpServer {
     let server = content::add(server);
+    let server = client_requests::add(server);
     let server = progress::add(server);
     let server = input_required::add(server);
     let server = diagnostics::add(server);
