@@ -108,6 +108,8 @@ impl Follow {
             silent_for: Duration::ZERO,
             finished: false,
         };
+        // A first report at once: the client learns the task started, and under which id.
+        follower.report_progress(format!("task {} started", first.task_id));
         let refused = follower.see(first);
         Box::pin(stream::unfold(
             (follower, refused),
@@ -177,20 +179,12 @@ impl Follower {
     /// Queues what changed in `snapshot`; `Some` when the task asks input the client cannot
     /// give.
     fn see(&mut self, snapshot: TaskSnapshot) -> Option<(Refusal, String)> {
-        if snapshot.status_message.is_some() && snapshot.status_message != self.last_message {
-            self.last_message.clone_from(&snapshot.status_message);
+        if let Some(message) = &snapshot.status_message
+            && snapshot.status_message != self.last_message
+        {
+            self.last_message = Some(message.clone());
             self.progress += 1;
-            if let Some(token) = &self.follow.progress_token {
-                self.queued.push_back(Emit::Message(json!({
-                    "jsonrpc": "2.0",
-                    "method": "notifications/progress",
-                    "params": {
-                        "progressToken": token,
-                        "progress": self.progress,
-                        "message": snapshot.status_message,
-                    },
-                })));
-            }
+            self.report_progress(message.clone());
         }
         match snapshot.status {
             TaskStatus::Working => None,
@@ -206,6 +200,18 @@ impl Follower {
                 self.queued.push_back(Emit::Done(outcome));
                 None
             }
+        }
+    }
+
+    /// A progress notification with `message`, if the client asked for progress: the count
+    /// of status messages so far, which only grows.
+    fn report_progress(&mut self, message: String) {
+        if let Some(token) = &self.follow.progress_token {
+            self.queued.push_back(Emit::Message(json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": { "progressToken": token, "progress": self.progress, "message": message },
+            })));
         }
     }
 
