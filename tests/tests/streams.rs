@@ -1,0 +1,214 @@
+//! Plain tools that talk to the client while they work, through the router in process: log
+//! messages and progress on the call's event stream (both eras), and, on the 2025 lane, input
+//! asked of the client as server-to-client requests whose answers come back on other POSTs.
+
+mod common;
+
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use common::block_on_ready;
+use durable_mcp::rpc::sse::{EventStream, parse_messages};
+use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
+use durable_mcp::testing::Harness;
+use durable_mcp::wire::{CallToolResult, InputRequiredResult, Tool};
+use durable_mcp::{LogLevel, McpServer, Router, ToolCall};
+use durable_mcp_tests::mcp::McpClient;
+use futures_util::Stream;
+use serde_json::{Value, json};
+
+fn server() -> McpServer {
+    McpServer::new("streams-test", "0.0.0")
+        .tool(
+            Tool::new("chatty", json!({ "type": "object" })),
+            |call: ToolCall| {
+                call.notify.log(LogLevel::Debug, None, "fine detail");
+                call.notify
+                    .log(LogLevel::Warning, Some("disk"), "almost full");
+                call.notify.progress(1.0, Some(1.0), Some("done"));
+                std::future::ready(Ok(CallToolResult::text("said it all").into()))
+            },
+        )
+        .tool(
+            Tool::new("ask_model", json!({ "type": "object" })),
+            |call: ToolCall| {
+                let outcome = match call.input_response("reply") {
+                    Some(reply) => CallToolResult::text(format!(
+                        "the model said {} (state {:?})",
+                        reply["content"]["text"],
+                        call.request_state.as_deref()
+                    ))
+                    .into(),
+                    None => {
+                        let mut input = InputRequiredResult {
+                            request_state: Some("round-1".to_owned()),
+                            ..InputRequiredResult::default()
+                        };
+                        input.input_requests.insert(
+                            "reply".to_owned(),
+                            json!({ "method": "sampling/createMessage",
+                                    "params": { "messages": [], "maxTokens": 5 } }),
+                        );
+                        input.into()
+                    }
+                };
+                std::future::ready(Ok(outcome))
+            },
+        )
+}
+
+fn router() -> Router {
+    let server = server();
+    let harness = Harness::new(server.task_registry());
+    Router::new(server, harness.shared_engine())
+}
+
+fn post(router: &Router, headers: Vec<(String, String)>, body: &Value) -> HttpResponse {
+    block_on_ready(router.handle(HttpRequest {
+        method: "POST".to_owned(),
+        headers: Headers::new(headers),
+        body: body.to_string().into_bytes(),
+    }))
+}
+
+/// A 2026-07-28 request as a conforming client builds it, with `meta` added to its `_meta`.
+fn modern(router: &Router, method: &str, params: Value, meta: Value) -> HttpResponse {
+    let (mut body, headers) = McpClient::new("http://127.0.0.1:1/mcp").build(method, params, true);
+    for (key, value) in meta.as_object().unwrap() {
+        body["params"]["_meta"][key] = value.clone();
+    }
+    post(router, headers, &body)
+}
+
+/// A 2025 request in session `session`.
+fn legacy(router: &Router, session: &str, id: Value, method: &str, params: Value) -> HttpResponse {
+    let headers = vec![
+        ("MCP-Protocol-Version".to_owned(), "2025-11-25".to_owned()),
+        ("Mcp-Session-Id".to_owned(), session.to_owned()),
+    ];
+    let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+    post(router, headers, &body)
+}
+
+/// Everything the stream yields until it has nothing more for now.
+fn drain(events: &mut EventStream) -> (Vec<Value>, bool) {
+    let mut context = Context::from_waker(Waker::noop());
+    let mut body = Vec::new();
+    loop {
+        match Pin::new(&mut *events).poll_next(&mut context) {
+            Poll::Ready(Some(frame)) => body.extend(frame),
+            Poll::Ready(None) => return (parse_messages(&body), true),
+            Poll::Pending => return (parse_messages(&body), false),
+        }
+    }
+}
+
+#[test]
+fn a_2026_call_streams_the_log_levels_asked_for_and_progress() {
+    let router = router();
+    let response = modern(
+        &router,
+        "tools/call",
+        json!({ "name": "chatty" }),
+        json!({ "io.modelcontextprotocol/logLevel": "info", "progressToken": 7 }),
+    );
+    assert_eq!(response.headers[0].1, "text/event-stream");
+    let (messages, ended) = drain(&mut response.events.expect("a stream"));
+    assert!(ended);
+    let methods: Vec<_> = messages.iter().map(|m| m["method"].clone()).collect();
+    assert_eq!(
+        methods,
+        [
+            json!("notifications/message"),
+            json!("notifications/progress"),
+            Value::Null
+        ]
+    );
+    assert_eq!(messages[0]["params"]["data"], "almost full");
+    assert_eq!(messages[1]["params"]["progressToken"], 7);
+    assert_eq!(messages[2]["result"]["content"][0]["text"], "said it all");
+    assert_eq!(messages[2]["result"]["resultType"], "complete");
+}
+
+#[test]
+fn a_2026_call_that_asks_for_nothing_answers_json() {
+    let router = router();
+    let response = modern(
+        &router,
+        "tools/call",
+        json!({ "name": "chatty" }),
+        json!({}),
+    );
+    assert!(response.events.is_none());
+    assert_eq!(
+        response.json_body()["result"]["content"][0]["text"],
+        "said it all"
+    );
+}
+
+#[test]
+fn on_the_2025_lane_a_tools_input_is_asked_of_the_client_and_its_answer_resumes_the_call() {
+    let router = router();
+    let init = post(
+        &router,
+        Vec::new(),
+        &json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": { "sampling": {} },
+            "clientInfo": { "name": "test", "version": "1" } } }),
+    );
+    let session = init
+        .headers
+        .iter()
+        .find(|(name, _)| *name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .expect("a session id");
+
+    let response = legacy(
+        &router,
+        &session,
+        json!(1),
+        "tools/call",
+        json!({ "name": "ask_model" }),
+    );
+    let mut events = response.events.expect("a stream");
+    let (messages, ended) = drain(&mut events);
+    assert!(!ended, "the call waits for the answer");
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let request = &messages[0];
+    assert_eq!(request["method"], "sampling/createMessage");
+    let request_id = request["id"].as_str().unwrap().to_owned();
+
+    // A response to a request nobody sent is accepted and changes nothing.
+    let stray = json!({ "jsonrpc": "2.0", "id": "call/nobody/reply", "result": {} });
+    assert_eq!(post(&router, Vec::new(), &stray).status, 202);
+    assert!(!drain(&mut events).1);
+
+    let answer = json!({ "jsonrpc": "2.0", "id": request_id, "result": {
+        "role": "assistant", "content": { "type": "text", "text": "hi" }, "model": "m" } });
+    assert_eq!(post(&router, Vec::new(), &answer).status, 202);
+    let (messages, ended) = drain(&mut events);
+    assert!(ended);
+    let result = &messages.last().unwrap()["result"];
+    assert_eq!(
+        result["content"][0]["text"],
+        "the model said \"hi\" (state Some(\"round-1\"))"
+    );
+    assert!(
+        result.get("resultType").is_none(),
+        "2025 results have no resultType"
+    );
+}
+
+#[test]
+fn a_2026_call_still_answers_input_required_instead_of_asking() {
+    let router = router();
+    let response = modern(
+        &router,
+        "tools/call",
+        json!({ "name": "ask_model" }),
+        json!({}),
+    );
+    let body = response.json_body();
+    assert_eq!(body["result"]["resultType"], "input_required");
+    assert_eq!(body["result"]["requestState"], "round-1");
+}
