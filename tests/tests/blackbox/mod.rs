@@ -1,6 +1,8 @@
-//! Helpers of the black-box HTTP tests: the server under test and schema validation.
+//! Helpers of the black-box HTTP tests: the server under test, schema validation and a
+//! 2025-era client.
 #![allow(dead_code)]
 
+pub mod client_2025;
 pub mod schema;
 pub mod target;
 
