@@ -534,6 +534,59 @@ fn input_is_asked_on_the_tasks_result_stream_and_the_answer_completes_the_task()
 }
 
 #[test]
+fn questions_asked_together_travel_together_and_each_answer_reaches_its_own() {
+    let target = Target::start();
+    let session = Session2025::open(&target, json!({ "tasks": {}, "elicitation": {} }));
+    let id = session.create_task("multi_input", json!({}));
+    session.wait_for(&id, "input_required");
+
+    let (request_id, mut stream) = session.stream("tasks/result", json!({ "taskId": id }));
+    let first = next_request(&mut stream, "elicitation/create");
+    let second = next_request(&mut stream, "elicitation/create");
+    let mut asked: Vec<(String, Value)> = [first, second]
+        .into_iter()
+        .map(|request| {
+            assert_valid(Spec::V2025, "ElicitRequest", &request);
+            let key = request["id"]
+                .as_str()
+                .and_then(|asked| asked.strip_prefix(&format!("task/{id}/")))
+                .unwrap_or_else(|| panic!("not task/<taskId>/<key>: {request}"))
+                .to_owned();
+            (key, request)
+        })
+        .collect();
+    asked.sort_by(|a, b| a.0.cmp(&b.0));
+    let keys: Vec<&str> = asked.iter().map(|(key, _)| key.as_str()).collect();
+    assert_eq!(keys, ["colour", "name"]);
+
+    // One answer leaves the other question open.
+    let name = &asked[1].1;
+    let answered = session.respond(
+        &name["id"],
+        json!({ "action": "accept", "content": { "name": "Ada" } }),
+    );
+    assert_eq!(answered.status, 202);
+    assert_eq!(session.get(&id)["status"], "input_required");
+
+    let colour = &asked[0].1;
+    let answered = session.respond(
+        &colour["id"],
+        json!({ "action": "accept", "content": { "colour": "teal" } }),
+    );
+    assert_eq!(answered.status, 202);
+    let messages = read_to_answer(&mut stream, &request_id);
+    let answer = messages.last().unwrap();
+    assert_result(Spec::V2025, "CallToolResult", answer);
+    assert_eq!(text_of(&answer["result"]), "name=Ada colour=teal");
+    assert!(
+        messages[..messages.len() - 1]
+            .iter()
+            .all(|message| message["method"] != "elicitation/create"),
+        "a question was asked twice: {messages:?}"
+    );
+}
+
+#[test]
 fn a_tool_error_fails_the_task_and_a_protocol_error_is_the_results_error() {
     let target = Target::start();
     let session = Session2025::open(&target, json!({ "tasks": {} }));
@@ -882,6 +935,21 @@ fn malformed_2025_requests_are_json_rpc_errors_with_http_200_and_create_nothing(
             "{method} {params}: {answer}"
         );
         assert_eq!(answer["id"], body["id"]);
+    }
+    // A malformed initialize issues no session.
+    for params in [
+        json!({}),
+        json!({ "protocolVersion": 7, "capabilities": {} }),
+    ] {
+        let body = json!({ "jsonrpc": "2.0", "id": 9, "method": "initialize", "params": params });
+        let response = session.client().raw(
+            "POST",
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        );
+        let (status, code, _) = error_of(&response);
+        assert_eq!((status, code), (200, -32602), "initialize {params}");
+        assert!(response.header("mcp-session-id").is_none(), "{params}");
     }
     let (tasks, _) = session.list_all();
     let ids: Vec<&str> = tasks
