@@ -587,6 +587,26 @@ fn questions_asked_together_travel_together_and_each_answer_reaches_its_own() {
 }
 
 #[test]
+fn an_answer_reaches_the_task_after_the_stream_that_asked_is_gone() {
+    let target = Target::start();
+    let session = Session2025::open(&target, json!({ "tasks": {}, "elicitation": {} }));
+    let id = session.create_task("confirm_delete", json!({ "filename": "d.txt" }));
+    session.wait_for(&id, "input_required");
+    let (_, mut stream) = session.stream("tasks/result", json!({ "taskId": id }));
+    let asked = next_request(&mut stream, "elicitation/create");
+    drop(stream);
+
+    let answered = session.respond(
+        &asked["id"],
+        json!({ "action": "accept", "content": { "confirm": true } }),
+    );
+    assert_eq!(answered.status, 202);
+    session.wait_for(&id, "completed");
+    let result = session.result("tasks/result", json!({ "taskId": id }));
+    assert_eq!(text_of(&result), "deleted=true");
+}
+
+#[test]
 fn a_tool_error_fails_the_task_and_a_protocol_error_is_the_results_error() {
     let target = Target::start();
     let session = Session2025::open(&target, json!({ "tasks": {} }));
@@ -737,6 +757,34 @@ fn a_task_tool_called_without_a_task_answers_on_an_event_stream() {
         assert_no_modern_fields(&answer["result"]);
         assert_eq!(text_of(&answer["result"]), "computed inline");
         assert!(answer["result"].get("isError").is_none_or(|e| e == false));
+    }
+}
+
+#[test]
+fn an_inline_run_goes_on_when_the_client_goes_away() {
+    let target = Target::start();
+    let session = Session2025::open(&target, json!({}));
+    let (_, mut stream) = session.stream(
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": { "seconds": 1, "label": "left" } }),
+    );
+    assert_priming(&stream.next_event().expect("a priming event"));
+    drop(stream);
+
+    // The session's listing shows the task the call started, and it completes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (tasks, _) = session.list_all();
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        if tasks[0]["status"] == "completed" {
+            break;
+        }
+        assert_eq!(tasks[0]["status"], "working", "{tasks:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never completed: {tasks:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 
