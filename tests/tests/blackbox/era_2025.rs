@@ -937,6 +937,53 @@ fn an_inline_call_needing_input_is_a_tool_error_without_elicitation() {
     }
 }
 
+// ---- input asked before a task exists ----
+
+/// Asserts that `answer` is something a 2025 client can read: a JSON-RPC error, or a result
+/// valid as one of `types` of the 2025-11-25 schema, without the 2026-07-28 multi-round-trip
+/// fields (a 2025 client cannot answer `inputRequests`).
+fn assert_readable_in_2025(answer: &Value, types: &[&str]) {
+    if answer.get("error").is_some() {
+        assert_valid(Spec::V2025, "JSONRPCErrorResponse", answer);
+        return;
+    }
+    let result = &answer["result"];
+    for field in ["inputRequests", "requestState", "resultType"] {
+        assert!(
+            result.get(field).is_none(),
+            "a 2026-07-28 field {field} reached a 2025 client: {answer}"
+        );
+    }
+    let valid = types.iter().any(|type_name| {
+        std::panic::catch_unwind(|| assert_valid(Spec::V2025, type_name, result)).is_ok()
+    });
+    assert!(valid, "not a valid {types:?}: {answer}");
+}
+
+#[test]
+fn a_call_asking_for_input_before_any_task_answers_what_a_2025_client_reads() {
+    let target = Target::start();
+    // A client that declared no elicitation (as the inspector connects), so that whatever
+    // the server answers is final: it cannot ask this client anything.
+    let session = Session2025::open(&target, json!({ "tasks": {} }));
+    for params in [
+        // A plain tool whose handler asks for the user's name.
+        json!({ "name": "test_input_required_result_elicitation", "arguments": {} }),
+        // A task tool that asks for a name before it starts its task (a prepare hook).
+        json!({ "name": "test_tool_with_task", "arguments": {} }),
+        json!({ "name": "test_tool_with_task", "arguments": {}, "task": { "ttl": 60_000 } }),
+    ] {
+        let answer = session.call("tools/call", params.clone());
+        assert_readable_in_2025(&answer, &["CallToolResult", "CreateTaskResult"]);
+    }
+    // A prompt that asks for input before it answers.
+    let answer = session.call(
+        "prompts/get",
+        json!({ "name": "test_input_required_result_prompt" }),
+    );
+    assert_readable_in_2025(&answer, &["GetPromptResult"]);
+}
+
 // ---- bad input ----
 
 #[test]
