@@ -67,6 +67,38 @@ impl Connection {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> io::Result<Response> {
+        self.write_request(method, path, headers, body)?;
+        self.read_response()
+    }
+
+    /// Sends one request like [`request`](Self::request) and returns its response as soon as
+    /// the head has arrived, with the body to read as it comes (server-sent events). The
+    /// connection goes with it.
+    pub fn request_streaming(
+        mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> io::Result<Streaming> {
+        self.write_request(method, path, headers, body)?;
+        let (status, headers) = self.read_head()?;
+        let framing = framing(&headers);
+        Ok(Streaming {
+            status,
+            headers,
+            reader: self.reader,
+            framing,
+        })
+    }
+
+    fn write_request(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> io::Result<()> {
         let mut head = format!("{method} {path} HTTP/1.1\r\n");
         if !headers
             .iter()
@@ -80,11 +112,27 @@ impl Connection {
         head += &format!("Content-Length: {}\r\n\r\n", body.len());
         let stream = self.reader.get_mut();
         stream.write_all(head.as_bytes())?;
-        stream.write_all(body)?;
-        self.read_response()
+        stream.write_all(body)
     }
 
     fn read_response(&mut self) -> io::Result<Response> {
+        let (status, headers) = self.read_head()?;
+        let body = match framing(&headers) {
+            Framing::Chunked => self.read_chunked()?,
+            Framing::Length(length) => {
+                let mut body = vec![0; length];
+                self.reader.read_exact(&mut body)?;
+                body
+            }
+        };
+        Ok(Response {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    fn read_head(&mut self) -> io::Result<(u16, Vec<(String, String)>)> {
         let mut line = String::new();
         self.reader.read_line(&mut line)?;
         let status = line
@@ -104,43 +152,110 @@ impl Connection {
                 headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
             }
         }
-        let header = |name: &str| {
-            headers
-                .iter()
-                .find(|(key, _)| key == name)
-                .map(|(_, value): &(String, String)| value.clone())
-        };
-        let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-            self.read_chunked()?
-        } else {
-            let length = header("content-length")
-                .and_then(|length| length.parse().ok())
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            self.reader.read_exact(&mut body)?;
-            body
-        };
-        Ok(Response {
-            status,
-            headers,
-            body,
-        })
+        Ok((status, headers))
     }
 
     fn read_chunked(&mut self) -> io::Result<Vec<u8>> {
         let mut body = Vec::new();
-        let mut line = String::new();
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line)?;
-            let size = usize::from_str_radix(line.trim(), 16)
-                .map_err(|_| io::Error::other(format!("bad chunk size {line:?}")))?;
-            let mut chunk = vec![0; size + 2];
-            self.reader.read_exact(&mut chunk)?;
-            if size == 0 {
-                return Ok(body);
-            }
-            body.extend_from_slice(&chunk[..size]);
+        while let Some(chunk) = read_chunk(&mut self.reader)? {
+            body.extend(chunk);
         }
+        Ok(body)
+    }
+}
+
+/// How a response body is delimited.
+#[derive(Clone, Copy, Debug)]
+enum Framing {
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// `Content-Length` (0 when absent: this client reads no body delimited by a close).
+    Length(usize),
+}
+
+fn framing(headers: &[(String, String)]) -> Framing {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    };
+    if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        Framing::Chunked
+    } else {
+        Framing::Length(
+            header("content-length")
+                .and_then(|length| length.parse().ok())
+                .unwrap_or(0),
+        )
+    }
+}
+
+/// The next chunk of a chunked body; `None` after the last one.
+fn read_chunk(reader: &mut BufReader<TcpStream>) -> io::Result<Option<Vec<u8>>> {
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    // A chunk size may carry extensions after a `;`.
+    let size = line.trim().split(';').next().unwrap_or_default();
+    let size = usize::from_str_radix(size.trim(), 16)
+        .map_err(|_| io::Error::other(format!("bad chunk size {line:?}")))?;
+    let mut chunk = vec![0; size + 2];
+    reader.read_exact(&mut chunk)?;
+    if size == 0 {
+        return Ok(None);
+    }
+    chunk.truncate(size);
+    Ok(Some(chunk))
+}
+
+/// A response whose head has arrived and whose body is read as the server sends it.
+#[derive(Debug)]
+pub struct Streaming {
+    /// Status code.
+    pub status: u16,
+    /// Headers, names lowercased.
+    pub headers: Vec<(String, String)>,
+    reader: BufReader<TcpStream>,
+    framing: Framing,
+}
+
+impl Streaming {
+    /// The value of header `name`.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The next bytes of the body as they arrive; `None` once it has ended.
+    pub fn next_bytes(&mut self) -> io::Result<Option<Vec<u8>>> {
+        match &mut self.framing {
+            Framing::Chunked => read_chunk(&mut self.reader),
+            Framing::Length(0) => Ok(None),
+            Framing::Length(left) => {
+                let mut bytes = vec![0; (*left).min(8192)];
+                let read = self.reader.read(&mut bytes)?;
+                if read == 0 {
+                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+                }
+                *left -= read;
+                bytes.truncate(read);
+                Ok(Some(bytes))
+            }
+        }
+    }
+
+    /// The rest of the body, and the response it completes.
+    pub fn finish(mut self) -> io::Result<Response> {
+        let mut body = Vec::new();
+        while let Some(bytes) = self.next_bytes()? {
+            body.extend(bytes);
+        }
+        Ok(Response {
+            status: self.status,
+            headers: self.headers,
+            body,
+        })
     }
 }

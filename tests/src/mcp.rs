@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use serde_json::{Value, json};
 
-use crate::http::{Connection, Response};
+use crate::http::{Connection, Response, Streaming};
 
 /// The protocol revision the client speaks.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
@@ -76,6 +76,14 @@ impl McpClient {
     pub fn raw(&self, method: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
         Connection::open(self.address)
             .and_then(|mut connection| connection.request(method, &self.path, headers, body))
+            .unwrap_or_else(|error| panic!("request to {} failed: {error}", self.address))
+    }
+
+    /// Sends a raw HTTP request to the endpoint and returns as soon as the response's head has
+    /// arrived; its body is read as the server sends it.
+    pub fn raw_streaming(&self, method: &str, headers: &[(&str, &str)], body: &[u8]) -> Streaming {
+        Connection::open(self.address)
+            .and_then(|connection| connection.request_streaming(method, &self.path, headers, body))
             .unwrap_or_else(|error| panic!("request to {} failed: {error}", self.address))
     }
 

@@ -2,7 +2,8 @@
 //! the MCP endpoint, with every response validated against the upstream JSON Schemas.
 //!
 //! It runs against a fresh `conformance-server` child, or against the endpoint at
-//! `DURABLE_MCP_TEST_URL` (the same suite serves every host).
+//! `DURABLE_MCP_TEST_URL` (the same suite serves every host). The tests of the 2025-era lane
+//! (`initialize`, sessions, 2025-11-25 tasks) are its 2025 section, `blackbox/era_2025.rs`.
 
 mod blackbox;
 
@@ -673,7 +674,8 @@ fn removed_and_unknown_methods_are_not_found_with_http_404() {
         assert_eq!((status, code), (404, -32601), "{method}");
     }
     // `initialize` without any envelope, as a 2025 client sends it, goes down the 2025 lane
-    // (see the 2025 section below); with the 2026 envelope it stays -32601 (above).
+    // (see the 2025 section, `blackbox/era_2025.rs`); with the 2026 envelope it stays -32601
+    // (above).
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "old", "version": "1" } } });
     let response = target.client.raw(

@@ -14,6 +14,19 @@ pub enum Spec {
     Core,
     /// `ext-tasks.schema.json`: the Tasks extension.
     Tasks,
+    /// `mcp-2025-11-25.schema.json`: the 2025 revision the legacy lane speaks, with its
+    /// experimental tasks.
+    V2025,
+}
+
+impl Spec {
+    /// The schema holding the JSON-RPC envelopes of this spec's messages.
+    fn envelopes(self) -> Spec {
+        match self {
+            Spec::Core | Spec::Tasks => Spec::Core,
+            Spec::V2025 => Spec::V2025,
+        }
+    }
 }
 
 fn schema_dir() -> PathBuf {
@@ -30,6 +43,7 @@ fn definitions(spec: Spec) -> &'static Value {
         let file = match spec {
             Spec::Core => "mcp-2026-07-28.schema.json",
             Spec::Tasks => "ext-tasks.schema.json",
+            Spec::V2025 => "mcp-2025-11-25.schema.json",
         };
         let path = schema_dir().join(file);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|error| {
@@ -71,6 +85,6 @@ pub fn assert_valid(spec: Spec, type_name: &str, instance: &Value) {
 
 /// Validates a success response whose result is `type_name` of `spec`.
 pub fn assert_result(spec: Spec, type_name: &str, response: &Value) {
-    assert_valid(Spec::Core, "JSONRPCResultResponse", response);
+    assert_valid(spec.envelopes(), "JSONRPCResultResponse", response);
     assert_valid(spec, type_name, &response["result"]);
 }
