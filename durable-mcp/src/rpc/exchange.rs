@@ -22,6 +22,15 @@ use super::service::TaskService;
 use crate::runtime::{LocalBoxFuture, new_task_id};
 use crate::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
 
+/// The client capability a server-to-client request needs.
+fn required_capability(method: &str) -> &str {
+    match method {
+        "sampling/createMessage" => "sampling",
+        "roots/list" => "roots",
+        _ => "elicitation",
+    }
+}
+
 /// How long a call waits for the client to answer the requests it sent.
 const ANSWER_DEADLINE: Duration = Duration::from_secs(300);
 
@@ -132,7 +141,7 @@ impl Run {
             }
             match outcome {
                 Ok(Outcome::InputRequired(input)) if self.exchange.ask_client => {
-                    if let Err(error) = self.ask(input) {
+                    if let Err(error) = self.ask(input, shape) {
                         self.queued.push_back(Emit::Done(Err(error)));
                     }
                 }
@@ -145,13 +154,34 @@ impl Run {
     }
 
     /// Queues the input requests for the client, each with an id its answer comes back with.
-    fn ask(&mut self, input: InputRequiredResult) -> Result<(), RpcError> {
+    fn ask(
+        &mut self,
+        input: InputRequiredResult,
+        shape: fn(Outcome<CallToolResult>) -> Value,
+    ) -> Result<(), RpcError> {
         self.rounds += 1;
         if self.rounds > MAX_ROUNDS || input.input_requests.is_empty() {
             return Err(RpcError::internal(format!(
                 "the tool asked for input {} times without finishing",
                 self.rounds
             )));
+        }
+        let capabilities = &self.exchange.call.client_capabilities;
+        let undeclared = input.input_requests.values().find_map(|request| {
+            let method = request["method"].as_str().unwrap_or_default();
+            let capability = required_capability(method);
+            (!capabilities.other.contains_key(capability)).then_some((method, capability))
+        });
+        if let Some((method, capability)) = undeclared {
+            // The client could not answer: the model reads why instead.
+            let text = format!(
+                "the tool needs the client to answer {method}, and this client did not \
+                 declare the {capability} capability; call it from a client that supports it"
+            );
+            self.queued.push_back(Emit::Done(Ok(shape(Outcome::Complete(
+                CallToolResult::error(text),
+            )))));
+            return Ok(());
         }
         let nonce = new_task_id().map_err(RpcError::from_engine)?;
         let mut keys = Vec::new();

@@ -22,6 +22,7 @@ use super::server::{McpServer, ToolEntry};
 use super::service::TaskService;
 use super::session::{LegacySession, SESSION_HEADER};
 use crate::core::TaskSnapshot;
+use crate::wire::CallToolResult;
 use crate::wire::envelope::RequestMeta;
 use crate::wire::legacy::{
     LEGACY_VERSIONS, LegacyTask, create_task_result, legacy_status, strip_modern_fields,
@@ -85,10 +86,24 @@ impl LegacyCall<'_> {
             "tasks/cancel" => Reply::Value(self.cancel_task().await?),
             other => match Method::parse(other).filter(|method| method.is_shared()) {
                 Some(method) => {
-                    let result = self.shared(&session).answer(method).await;
-                    Reply::Value(strip_modern_fields(result.map_err(at_200)?))
+                    let result = self.shared(&session).answer(method).await.map_err(at_200)?;
+                    if asks_for_input(&result) {
+                        return Err(at_200(RpcError::invalid_request(format!(
+                            "{other} needs input from the user before it answers, which this \
+                             server asks only of MCP 2026-07-28 clients; call it from one"
+                        ))));
+                    }
+                    Reply::Value(strip_modern_fields(result))
                 }
-                None => return Err(at_200(RpcError::method_not_found(other))),
+                None => {
+                    let mut error = RpcError::method_not_found(other);
+                    error.error.message = format!(
+                        "Method not found: {other:?} (this server speaks MCP {} after \
+                         initialize, and 2026-07-28)",
+                        LEGACY_VERSIONS.join(", ")
+                    );
+                    return Err(at_200(error));
+                }
             },
         };
         Ok(LegacyReply::Reply(reply))
@@ -211,6 +226,14 @@ impl LegacyCall<'_> {
         };
         let snapshot = match call.start_task(task, tool_call).await.map_err(at_200)? {
             Started::Task(snapshot) => snapshot,
+            Started::Answered(answer) if asks_for_input(&answer) => {
+                let text = format!(
+                    "the tool {:?} needs input from the user before it starts its task, which \
+                     this server asks only of MCP 2026-07-28 clients; call it from one",
+                    task.tool.name
+                );
+                return Ok(Reply::Value(json!(CallToolResult::error(text))));
+            }
             Started::Answered(answer) => return Ok(Reply::Value(strip_modern_fields(answer))),
         };
         if self.params.get("task").is_some_and(Value::is_object) {
@@ -336,6 +359,12 @@ impl Method {
                 | Method::CompletionComplete
         )
     }
+}
+
+/// Whether a shared handler answered with a 2026-07-28 request for input (multi round-trip),
+/// which a 2025 client cannot read.
+fn asks_for_input(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
 /// The envelope the shared handlers read: this session's capabilities, no extension.

@@ -28,6 +28,9 @@ pub struct LegacySession {
     /// The client may be sent `sampling/createMessage`.
     #[serde(rename = "s", default)]
     pub sampling: bool,
+    /// The client may be sent `roots/list`.
+    #[serde(rename = "r", default)]
+    pub roots: bool,
     /// The client declared 2025-11-25 tasks.
     #[serde(rename = "t", default)]
     pub tasks: bool,
@@ -45,6 +48,7 @@ impl LegacySession {
             version: version.to_owned(),
             elicitation: declared("elicitation"),
             sampling: declared("sampling"),
+            roots: declared("roots"),
             tasks: declared("tasks"),
             nonce: crate::runtime::new_task_id().map_err(|error| error.to_string())?,
         })

@@ -837,7 +837,8 @@ fn an_inline_call_with_a_progress_token_is_told_the_progress() {
             !messages.is_empty(),
             "{token}: no progress before the result"
         );
-        let mut last = 0.0;
+        // Progress must grow from one notification to the next; the first may be 0.
+        let mut last = -1.0;
         for notification in &messages {
             assert_valid(Spec::V2025, "ProgressNotification", notification);
             let params = &notification["params"];
