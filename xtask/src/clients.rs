@@ -71,11 +71,26 @@ const TASK_SCENARIOS: [&str; 10] = [
     "tasks-mrtr-composition",
 ];
 
-/// The protocol revision whose required scenarios the suite runs against the baseline.
-const REVISION: &str = "2026-07-28";
+/// A protocol revision whose required scenarios the suite runs, and the baseline of the
+/// scenarios (or checks) known to fail on it.
+struct Requirements {
+    /// The revision, as `--requirements` takes it.
+    revision: &'static str,
+    /// The expected-failures file, relative to the workspace root.
+    baseline: &'static str,
+}
 
-/// The scenarios of [`REVISION`] known to fail, relative to the workspace root.
-const EXPECTED_FAILURES: &str = "tests/conformance/expected-failures.yml";
+/// The 2026-07-28 revision (stateless, `server/discover`, the Tasks extension).
+const REQUIREMENTS_2026: Requirements = Requirements {
+    revision: "2026-07-28",
+    baseline: "tests/conformance/expected-failures.yml",
+};
+
+/// The 2025-11-25 revision (the `initialize` handshake, experimental core tasks).
+const REQUIREMENTS_2025: Requirements = Requirements {
+    revision: "2025-11-25",
+    baseline: "tests/conformance/expected-failures-2025-11-25.yml",
+};
 
 /// The npm project of the clients run on the machine's Node, relative to the workspace root.
 const CLIENTS_DIR: &str = "tests/mcp-clients";
@@ -95,8 +110,8 @@ const SERVER_START_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest one conformance scenario may take (the suite's own limit is 30 s).
 const CONFORMANCE_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// The longest the run of every scenario [`REVISION`] requires may take (about 50
-/// scenarios; 10 s when they pass).
+/// The longest the run of every scenario a revision requires may take (about 50 scenarios
+/// at 2026-07-28, 33 at 2025-11-25; 10 s and 3 s when they pass).
 const REQUIREMENTS_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// The longest one inspector run may take.
@@ -108,8 +123,8 @@ const DRIVER_TIMEOUT: Duration = Duration::from_secs(180);
 /// The inspector's exit code for a tool result with `isError: true`.
 const INSPECTOR_TOOL_ERROR_EXIT: i32 = 5;
 
-/// Builds and starts the fixture server, runs every check against it, stops it; fails
-/// naming every check that failed.
+/// Builds and starts the fixture server, runs every check against it, stops it; then the
+/// same as a Worker; fails naming every check that failed.
 pub fn run() -> Result<()> {
     let root = workspace_root();
     let out = target_dir(&root).join("conformance");
@@ -133,12 +148,11 @@ pub fn run() -> Result<()> {
                     conformance_scenario(npx, &server.url, scenario, &out),
                 );
             }
-            let name = format!("conformance --requirements {REVISION}");
-            record(
-                &mut failed,
-                name,
-                conformance_requirements(npx, &server.url, &root, &out),
-            );
+            for requirements in [&REQUIREMENTS_2026, &REQUIREMENTS_2025] {
+                let name = format!("conformance --requirements {}", requirements.revision);
+                let outcome = conformance_requirements(npx, &server.url, requirements, &root, &out);
+                record(&mut failed, name, outcome);
+            }
         }
         Err(error) => record(
             &mut failed,
@@ -193,6 +207,13 @@ pub fn run() -> Result<()> {
                     let outcome = conformance_scenario(npx, &url, scenario, &worker_out);
                     record(&mut failed, name, outcome);
                 }
+                let requirements = &REQUIREMENTS_2025;
+                let name = format!(
+                    "conformance --requirements {} on the Worker",
+                    requirements.revision
+                );
+                let outcome = conformance_requirements(npx, &url, requirements, &root, &worker_out);
+                record(&mut failed, name, outcome);
             }
             let driver = ext_tasks_driver(&clients, &url);
             record(&mut failed, "ext-tasks driver on the Worker".into(), driver);
@@ -531,32 +552,33 @@ fn conformance_scenario(npx: &Npx, url: &str, scenario: &str, out: &Path) -> Res
     .into())
 }
 
-/// Runs every scenario [`REVISION`] requires against the expected-failures baseline; it
-/// passes if the suite exits 0 (no unexpected failure, no stale baseline entry).
-fn conformance_requirements(npx: &Npx, url: &str, root: &Path, out: &Path) -> Result<String> {
-    let baseline = root.join(EXPECTED_FAILURES);
-    if !baseline.is_file() {
-        return Err(format!("the baseline {EXPECTED_FAILURES} is missing").into());
+/// Runs every scenario `requirements.revision` requires against its expected-failures
+/// baseline; it passes if the suite exits 0 (no unexpected failure, no stale baseline entry).
+fn conformance_requirements(
+    npx: &Npx,
+    url: &str,
+    requirements: &Requirements,
+    root: &Path,
+    out: &Path,
+) -> Result<String> {
+    let Requirements { revision, baseline } = requirements;
+    let file = root.join(baseline);
+    if !file.is_file() {
+        return Err(format!("the baseline {baseline} is missing").into());
     }
-    let dir = fresh_dir(&out.join(format!("requirements-{REVISION}")))?;
+    let dir = fresh_dir(&out.join(format!("requirements-{revision}")))?;
     let mut command = npx.command("conformance");
     command
-        .args([
-            "server",
-            "--url",
-            url,
-            "--requirements",
-            REVISION,
-            "--expected-failures",
-        ])
-        .arg(&baseline)
+        .args(["server", "--url", url, "--requirements", revision])
+        .arg("--expected-failures")
+        .arg(&file)
         .arg("-o")
         .arg(&dir);
     let run = run_with_limit(&mut command, REQUIREMENTS_TIMEOUT)?;
     let total = last_line_starting(&run.stdout, "Total:").unwrap_or("no total line");
     if run.status.is_some_and(|status| status.success()) {
         return Ok(format!(
-            "{total}; every failure is in {EXPECTED_FAILURES} ({:.1?})",
+            "{total}; every failure is in {baseline} ({:.1?})",
             run.elapsed
         ));
     }
@@ -567,8 +589,9 @@ fn conformance_requirements(npx: &Npx, url: &str, root: &Path, out: &Path) -> Re
         .min()
         .map_or(run.stdout.as_str(), |at| &run.stdout[at..]);
     Err(format!(
-        "{} against {EXPECTED_FAILURES}; {total}\n{}\nstderr:\n{}",
+        "{} against {baseline}; {total}\n{}\n{}\nstderr:\n{}",
         run.status_text(),
+        failing_checks(&dir),
         verdict.trim_end(),
         run.stderr.trim_end()
     )
