@@ -161,17 +161,23 @@ pub fn run() -> Result<()> {
         ),
     }
 
-    match Npx::provision(&[NODE_22, INSPECTOR], &out) {
+    let inspector = Npx::provision(&[NODE_22, INSPECTOR], &out);
+    match &inspector {
         Ok(npx) => {
             record(
                 &mut failed,
                 "inspector slow_compute".into(),
-                inspector_completes(&npx, &server.url),
+                inspector_completes(npx, &server.url, Era::Modern),
             );
             record(
                 &mut failed,
                 "inspector failing_job".into(),
-                inspector_tool_error(&npx, &server.url),
+                inspector_tool_error(npx, &server.url),
+            );
+            record(
+                &mut failed,
+                "inspector slow_compute (default era)".into(),
+                inspector_completes(npx, &server.url, Era::Default),
             );
         }
         Err(error) => record(
@@ -214,6 +220,13 @@ pub fn run() -> Result<()> {
                 );
                 let outcome = conformance_requirements(npx, &url, requirements, &root, &worker_out);
                 record(&mut failed, name, outcome);
+            }
+            if let Ok(npx) = &inspector {
+                record(
+                    &mut failed,
+                    "inspector slow_compute (default era) on the Worker".into(),
+                    inspector_completes(npx, &url, Era::Default),
+                );
             }
             let driver = ext_tasks_driver(&clients, &url);
             record(&mut failed, "ext-tasks driver on the Worker".into(), driver);
@@ -643,29 +656,38 @@ fn failing_checks(dir: &Path) -> String {
     }
 }
 
-/// The inspector CLI calling `tool` in the modern era, with its home in a throwaway
-/// directory (it writes state there).
-fn inspector(npx: &Npx, url: &str, tool: &str, arguments: &str) -> Result<Run> {
+/// The protocol era the inspector CLI speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Era {
+    /// `--protocol-era modern`: 2026-07-28, `server/discover`, no fallback.
+    Modern,
+    /// No `--protocol-era`: the CLI's default for a URL target, the 2025 `initialize`
+    /// handshake (it calls a tool whose `taskSupport` is `optional` as a plain tool).
+    Default,
+}
+
+/// The inspector CLI calling `tool` in `era`, with its home in a throwaway directory (it
+/// writes state there).
+fn inspector(npx: &Npx, url: &str, era: Era, tool: &str, arguments: &str) -> Result<Run> {
     let home = tempfile::tempdir()?;
     let mut command = npx.command("mcp-inspector");
     command
         .env("HOME", home.path())
-        .args([
-            "--cli",
-            url,
-            "--transport",
-            "http",
-            "--protocol-era",
-            "modern",
-        ])
+        .args(["--cli", url, "--transport", "http"]);
+    if era == Era::Modern {
+        command.args(["--protocol-era", "modern"]);
+    }
+    command
         .args(["--method", "tools/call", "--tool-name", tool])
         .args(["--tool-args-json", arguments, "--format", "json"]);
     run_with_limit(&mut command, INSPECTOR_TIMEOUT)
 }
 
-/// `slow_compute` through the inspector: exit 0 and a completed result with content.
-fn inspector_completes(npx: &Npx, url: &str) -> Result<String> {
-    let run = inspector(npx, url, "slow_compute", r#"{"seconds":1}"#)?;
+/// `slow_compute` through the inspector in `era`: exit 0 and a completed result with
+/// content. The modern era prints it with `resultType: "complete"`; the default era prints
+/// the 2025 `CallToolResult` (no `resultType`), which must not be a task (`task`).
+fn inspector_completes(npx: &Npx, url: &str, era: Era) -> Result<String> {
+    let run = inspector(npx, url, era, "slow_compute", r#"{"seconds":1}"#)?;
     if !run.status.is_some_and(|status| status.success()) {
         return Err(format!(
             "{}, expected exit 0\n{}",
@@ -684,15 +706,28 @@ fn inspector_completes(npx: &Npx, url: &str) -> Result<String> {
     let content = result["content"]
         .as_array()
         .filter(|content| !content.is_empty());
+    let completed = match era {
+        Era::Modern => result["resultType"] == "complete",
+        Era::Default => {
+            result.get("task").is_none()
+                && result
+                    .get("resultType")
+                    .is_none_or(|kind| kind == "complete")
+        }
+    };
+    let expected = match era {
+        Era::Modern => r#"{"result":{"resultType":"complete","content":[…]}}"#,
+        Era::Default => r#"{"result":{"content":[…]}} (not a task)"#,
+    };
     match content {
-        Some(content) if result["resultType"] == "complete" && result["isError"] != true => Ok(format!(
+        Some(content) if completed && result["isError"] != true => Ok(format!(
             "exit 0, completed result with {} content block(s): {} ({:.1?})",
             content.len(),
             serde_json::to_string(content)?,
             run.elapsed
         )),
         _ => Err(format!(
-            "expected {{\"result\":{{\"resultType\":\"complete\",\"content\":[…]}}}} without isError, got {}",
+            "expected {expected} without isError, got {}",
             run.stdout.trim()
         )
         .into()),
@@ -701,7 +736,7 @@ fn inspector_completes(npx: &Npx, url: &str) -> Result<String> {
 
 /// `failing_job` through the inspector: a tool error, which the inspector reports as exit 5.
 fn inspector_tool_error(npx: &Npx, url: &str) -> Result<String> {
-    let run = inspector(npx, url, "failing_job", "{}")?;
+    let run = inspector(npx, url, Era::Modern, "failing_job", "{}")?;
     match run.status.and_then(|status| status.code()) {
         Some(INSPECTOR_TOOL_ERROR_EXIT) => Ok(format!(
             "exit {INSPECTOR_TOOL_ERROR_EXIT} (tool error) ({:.1?})",
