@@ -1,35 +1,54 @@
 //! `cargo xtask clients`: the official MCP conformance suite and official MCP clients, run
 //! against the conformance fixture server (`examples/conformance`, package
-//! `conformance-server`).
+//! `conformance-server`), in both protocol eras it serves: 2026-07-28 (stateless,
+//! `server/discover`, the Tasks extension) and 2025-11-25 (the `initialize` handshake,
+//! experimental core tasks).
 //!
 //! The command builds the server, starts it on a free port of 127.0.0.1 with a fresh data
 //! directory, reads its URL from its first line of output, and runs, in order:
 //!
 //! 1. **The conformance suite** (`@modelcontextprotocol/conformance`, on Node 22): every
 //!    `tasks-*` scenario on its own (each must exit 0), then every scenario the 2026-07-28
-//!    revision requires, against the baseline `tests/conformance/expected-failures.yml` (the
-//!    run must exit 0: no failure outside the baseline, no stale entry in it). Results go to
-//!    `target/conformance/`.
-//! 2. **The inspector CLI** (`@modelcontextprotocol/inspector`, on Node 22, modern era):
-//!    `slow_compute` must exit 0 and print a completed result with content; `failing_job`
-//!    (a tool error) must exit 5.
-//! 3. **The official tasks client library** (`@modelcontextprotocol/ext-tasks`, on the
-//!    machine's Node): `tests/mcp-clients/ext-tasks-drive.mjs` must exit 0, which it does
-//!    only after seeing `confirm_delete` go input_required → tasks/update → completed and a
-//!    cancelled `slow_compute` end cancelled. Its packages are pinned by
-//!    `tests/mcp-clients/package-lock.json` and installed with `npm ci` when
-//!    `node_modules` is missing or was installed from another lockfile.
+//!    revision requires, against the baseline `tests/conformance/expected-failures.yml`, then
+//!    every scenario the 2025-11-25 revision requires, against
+//!    `tests/conformance/expected-failures-2025-11-25.yml` (each run must exit 0: no failure
+//!    outside its baseline, no stale entry in it). Results go to `target/conformance/`.
+//! 2. **The inspector CLI** (`@modelcontextprotocol/inspector`, on Node 22). In the modern era
+//!    (`--protocol-era modern`), `slow_compute` must exit 0 and print a completed result with
+//!    content, and `failing_job` (a tool error) must exit 5. In its default era for a URL (the
+//!    2025 handshake, which calls the optional task `slow_compute` as a plain tool),
+//!    `slow_compute` must exit 0 and print a result with content that is not a task.
+//! 3. **The official client libraries**, on the machine's Node and Python, each driven by a
+//!    script in `tests/mcp-clients/` that must exit 0 (each prints one line per outcome):
+//!    - `ext-tasks-drive.mjs` (`@modelcontextprotocol/ext-tasks`, 2026-07-28): sees
+//!      `confirm_delete` go input_required → tasks/update → completed and a cancelled
+//!      `slow_compute` end cancelled;
+//!    - `v1-tasks-drive.mjs` (the v1 TypeScript SDK `@modelcontextprotocol/sdk`, 2025-11-25
+//!      experimental tasks through `callToolStream`): `slow_compute` and `confirm_delete` (with
+//!      its elicitation answered) as tasks to their results, `tasks/list` listing them, and
+//!      `tasks/cancel` of a long `slow_compute`;
+//!    - `py_legacy_drive.py` (the Python SDK `mcp`, legacy mode, which has no tasks):
+//!      `slow_compute` inline with at least one progress notification, and `confirm_delete`
+//!      inline with its elicitation answered.
+//!
+//!    The npm packages are pinned by `tests/mcp-clients/package-lock.json` and installed with
+//!    `npm ci` when `node_modules` is missing or was installed from another lockfile. The
+//!    Python packages are pinned by `tests/mcp-clients/requirements.txt` and installed with pip
+//!    into a virtual environment, `target/py-clients`, made anew when it is missing or was
+//!    installed from other requirements or by another Python. Python 3 with its `venv` module
+//!    must be on the machine: without it the Python checks fail saying so.
 //!
 //! 4. **The same fixtures as a Cloudflare Worker**: `examples/conformance` is built with
 //!    worker-build and run under `wrangler dev` (workerd, real Durable Object SQLite and
 //!    alarms, loopback only); the black-box suite (`tests/tests/http_api.rs`, through
-//!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios and the ext-tasks driver run
-//!    against it. See the `worker_target` module.
+//!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios, the 2025-11-25 requirements
+//!    against their baseline, the inspector's default-era `slow_compute` and the three client
+//!    drivers run against it. See the `worker_target` module.
 //!
 //! Node 22 comes from the npm package `node`, through npx: each npx package set is
 //! provisioned once (`npx -y -p node@22 -p <tool>@<version> -c …`, which installs it in
 //! npm's cache on first use), and the tool then runs on the `PATH` npx gives its commands,
-//! which saves npx's start-up on each of the dozen runs. Every check runs even if an
+//! which saves npx's start-up on each of the many runs. Every check runs even if an
 //! earlier one failed; the command fails at the end, naming each failed check.
 
 use std::error::Error;
