@@ -41,7 +41,7 @@
 //! 4. **The same fixtures as a Cloudflare Worker**: `examples/conformance` is built with
 //!    worker-build and run under `wrangler dev` (workerd, real Durable Object SQLite and
 //!    alarms, loopback only); the black-box suite (`tests/tests/http_api.rs`, through
-//!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios, the 2025-11-25 requirements
+//!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios, the 2026-07-28 and 2025-11-25 requirements
 //!    against their baseline, the inspector's default-era `slow_compute` and the three client
 //!    drivers run against it. See the `worker_target` module.
 //!
@@ -260,13 +260,15 @@ pub fn run() -> Result<()> {
                     let outcome = conformance_scenario(npx, &url, scenario, &worker_out);
                     record(&mut failed, name, outcome);
                 }
-                let requirements = &REQUIREMENTS_2025;
-                let name = format!(
-                    "conformance --requirements {} on the Worker",
-                    requirements.revision
-                );
-                let outcome = conformance_requirements(npx, &url, requirements, &root, &worker_out);
-                record(&mut failed, name, outcome);
+                for requirements in [&REQUIREMENTS_2026, &REQUIREMENTS_2025] {
+                    let name = format!(
+                        "conformance --requirements {} on the Worker",
+                        requirements.revision
+                    );
+                    let outcome =
+                        conformance_requirements(npx, &url, requirements, &root, &worker_out);
+                    record(&mut failed, name, outcome);
+                }
             }
             if let Ok(npx) = &inspector {
                 record(
