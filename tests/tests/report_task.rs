@@ -240,14 +240,15 @@ fn the_three_tools_are_listed_with_their_schemas(host: Host) {
         tools[0]["inputSchema"]["properties"]["to"]["type"],
         "string"
     );
-    assert_eq!(tools[2]["inputSchema"]["required"], json!(["text"]));
+    assert_eq!(tools[1]["inputSchema"]["required"], json!(["to"]));
+    assert_eq!(tools[2]["inputSchema"]["required"], json!(["m"]));
 }
 
 fn echo_answers_with_its_text(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
     let server = ReportServer::start(host, dir.path(), &service, "5s");
-    let result = server.call("echo", json!({ "text": "hello, durable world" }));
+    let result = server.call("echo", json!({ "m": "hello, durable world" }));
     assert_eq!(result["resultType"], "complete");
     assert_eq!(
         result["content"],
@@ -277,9 +278,9 @@ fn send_report_fetches_cools_off_and_sends_once(host: Host) {
     let (id, created) = server.create("send_report", json!({ "to": ADA }));
     assert_eq!(created["status"], "working");
     let done = server.wait_for_status(&id, "completed");
-    assert_eq!(text_of(&done), format!("report sent to {ADA}"));
+    assert_eq!(text_of(&done), sent_to(ADA));
     assert!(done["result"].get("isError").is_none(), "{done}");
-    assert_eq!(done["statusMessage"], format!("report sent to {ADA}"));
+    assert_eq!(done["statusMessage"], sent_to(ADA));
 
     assert_fetched_then_sent_once(&service, &id, cool_off);
 }
@@ -292,7 +293,7 @@ fn send_report_retries_a_failing_send_with_one_idempotency_key(host: Host) {
 
     let (id, _) = server.create("send_report", json!({ "to": ADA }));
     let done = server.wait_for_status(&id, "completed");
-    assert_eq!(text_of(&done), format!("report sent to {ADA}"));
+    assert_eq!(text_of(&done), sent_to(ADA));
 
     let sends = service.sends(ADA);
     let statuses: Vec<u16> = sends.iter().map(|send| send.status).collect();
@@ -354,51 +355,78 @@ fn send_report_refuses_a_call_without_a_recipient(host: Host) {
 
 // ---- approve_report ----
 
-fn approve_report_reads_an_accepted_answer_and_its_note(host: Host) {
+fn approve_report_sends_only_when_approved(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
     let server = ReportServer::start(host, dir.path(), &service, "5s");
+    // One failing send: the approved report goes out on a retry, with the same key.
+    service.fail_next_sends(1);
 
-    let (id, _) = server.create("approve_report", json!({ "report": "the Q3 numbers" }));
+    let (id, _) = server.create("approve_report", json!({ "to": ADA }));
     let waiting = server.wait_for_status(&id, "input_required");
     let request = &waiting["inputRequests"]["approval"];
     assert_eq!(request["method"], "elicitation/create", "{waiting}");
-    assert_eq!(request["params"]["message"], "Approve the Q3 numbers?");
+    let title = report_for(ADA)["title"].as_str().unwrap().to_owned();
+    assert_eq!(
+        request["params"]["message"],
+        format!("Send {title:?} to {ADA}?")
+    );
     let schema = &request["params"]["requestedSchema"];
     assert_eq!(schema["properties"]["approve"]["type"], "boolean");
-    assert_eq!(schema["properties"]["note"]["type"], "string");
+    assert_eq!(schema["required"], json!(["approve"]));
+    assert!(
+        service.sends(ADA).is_empty(),
+        "nothing is sent before approval"
+    );
 
-    let content = json!({ "approve": true, "note": "ship it" });
     server.answer(
         &id,
         "approval",
-        json!({ "action": "accept", "content": content }),
+        json!({ "action": "accept", "content": { "approve": true } }),
     );
     let done = server.wait_for_status(&id, "completed");
-    assert_eq!(text_of(&done), "approved: ship it");
-    assert!(done["result"].get("isError").is_none(), "{done}");
+    assert_eq!(text_of(&done), sent_to(ADA));
+    assert_eq!(service.fetches(ADA).len(), 1, "one compile");
+    let sends = service.sends(ADA);
+    assert_eq!(sends.len(), 2, "a failed send and its retry: {sends:?}");
+    assert_eq!(sends[1].status, 200);
+    assert_sends_carry_the_key(&sends, &id, ADA);
 }
 
-fn approve_report_declined_or_refused_is_not_approved(host: Host) {
+fn approve_report_declined_or_refused_is_discarded_unsent(host: Host) {
     let service = FakeReportService::start();
     let dir = tempfile::tempdir().unwrap();
     let server = ReportServer::start(host, dir.path(), &service, "5s");
     let answers = [
         json!({ "action": "decline" }),
         json!({ "action": "cancel" }),
-        json!({ "action": "accept", "content": { "approve": false, "note": "not yet" } }),
+        json!({ "action": "accept", "content": { "approve": false } }),
     ];
-    for response in answers {
-        let (id, _) = server.create("approve_report", json!({}));
+    for (n, response) in answers.into_iter().enumerate() {
+        let to = format!("reader-{n}@example.org");
+        let (id, _) = server.create("approve_report", json!({ "to": to }));
         server.wait_for_status(&id, "input_required");
         server.answer(&id, "approval", response.clone());
         let done = server.wait_for_status(&id, "completed");
-        assert_eq!(text_of(&done), "not approved", "{response}");
+        let title = report_for(&to)["title"].as_str().unwrap().to_owned();
+        assert_eq!(
+            text_of(&done),
+            format!("report {title:?} discarded"),
+            "{response}"
+        );
         assert!(
             done["result"].get("isError").is_none(),
             "a completed result: {done}"
         );
+        assert_eq!(service.fetches(&to).len(), 1, "{response}");
+        assert!(service.sends(&to).is_empty(), "{response}: nothing sent");
     }
+}
+
+/// What `send_report` and an approved `approve_report` answer for `to`.
+fn sent_to(to: &str) -> String {
+    let title = report_for(to)["title"].as_str().unwrap().to_owned();
+    format!("report {title:?} sent to {to}")
 }
 
 // ---- crash and restart ----
@@ -421,7 +449,7 @@ fn a_task_killed_while_it_sleeps_finishes_after_a_restart(host: Host) {
 
     let restarted = ReportServer::start(host, dir.path(), &service, "3s");
     let done = restarted.wait_for_status(&id, "completed");
-    assert_eq!(text_of(&done), format!("report sent to {ADA}"));
+    assert_eq!(text_of(&done), sent_to(ADA));
     // The sleep survived the restart: the send still waited out the whole cool-off.
     assert_fetched_then_sent_once(&service, &id, cool_off);
 }
@@ -446,7 +474,7 @@ fn a_task_killed_while_its_send_retries_finishes_after_a_restart(host: Host) {
 
     let restarted = ReportServer::start(host, dir.path(), &service, "10ms");
     let done = restarted.wait_for_status(&id, "completed");
-    assert_eq!(text_of(&done), format!("report sent to {ADA}"));
+    assert_eq!(text_of(&done), sent_to(ADA));
     let sends = service.sends(ADA);
     let statuses: Vec<u16> = sends.iter().map(|send| send.status).collect();
     assert_eq!(
@@ -488,7 +516,7 @@ fn the_alarm_handler_run_again_runs_no_step_twice(host: Host) {
         finished.store(true, std::sync::atomic::Ordering::Relaxed);
         done
     });
-    assert_eq!(text_of(&done), format!("report sent to {ADA}"));
+    assert_eq!(text_of(&done), sent_to(ADA));
     for _ in 0..3 {
         wake(worker, &id);
     }
@@ -517,5 +545,5 @@ macro_rules! on_hosts {
 }
 use on_hosts;
 
-on_hosts!(native: the_three_tools_are_listed_with_their_schemas, echo_answers_with_its_text, send_report_fetches_cools_off_and_sends_once, send_report_retries_a_failing_send_with_one_idempotency_key, send_report_gives_up_at_once_on_an_answer_that_is_not_a_report, send_report_refuses_a_call_without_a_recipient, approve_report_reads_an_accepted_answer_and_its_note, approve_report_declined_or_refused_is_not_approved, a_task_killed_while_it_sleeps_finishes_after_a_restart, a_task_killed_while_its_send_retries_finishes_after_a_restart);
-on_hosts!(worker: the_three_tools_are_listed_with_their_schemas, echo_answers_with_its_text, send_report_fetches_cools_off_and_sends_once, send_report_retries_a_failing_send_with_one_idempotency_key, send_report_gives_up_at_once_on_an_answer_that_is_not_a_report, send_report_refuses_a_call_without_a_recipient, approve_report_reads_an_accepted_answer_and_its_note, approve_report_declined_or_refused_is_not_approved, a_task_killed_while_it_sleeps_finishes_after_a_restart, a_task_killed_while_its_send_retries_finishes_after_a_restart, the_alarm_handler_run_again_runs_no_step_twice);
+on_hosts!(native: the_three_tools_are_listed_with_their_schemas, echo_answers_with_its_text, send_report_fetches_cools_off_and_sends_once, send_report_retries_a_failing_send_with_one_idempotency_key, send_report_gives_up_at_once_on_an_answer_that_is_not_a_report, send_report_refuses_a_call_without_a_recipient, approve_report_sends_only_when_approved, approve_report_declined_or_refused_is_discarded_unsent, a_task_killed_while_it_sleeps_finishes_after_a_restart, a_task_killed_while_its_send_retries_finishes_after_a_restart);
+on_hosts!(worker: the_three_tools_are_listed_with_their_schemas, echo_answers_with_its_text, send_report_fetches_cools_off_and_sends_once, send_report_retries_a_failing_send_with_one_idempotency_key, send_report_gives_up_at_once_on_an_answer_that_is_not_a_report, send_report_refuses_a_call_without_a_recipient, approve_report_sends_only_when_approved, approve_report_declined_or_refused_is_discarded_unsent, a_task_killed_while_it_sleeps_finishes_after_a_restart, a_task_killed_while_its_send_retries_finishes_after_a_restart, the_alarm_handler_run_again_runs_no_step_twice);

@@ -3,8 +3,8 @@
 //! | tool | kind | behaviour |
 //! | --- | --- | --- |
 //! | `send_report` | task | fetches a report for `to`, cools off durably, sends it (retried) |
-//! | `approve_report` | task | asks the user to approve a report, answers with the decision |
-//! | `echo` | plain | answers with its `text` argument |
+//! | `approve_report` | task | fetches the report for `to`, asks `Send "<title>" to <to>?`, sends it only on an accepted `approve: true`, else discards it |
+//! | `echo` | plain | answers with its `m` argument |
 //!
 //! One source, two hosts: `src/main.rs` serves [`server`] natively, and built for
 //! `wasm32-unknown-unknown` by worker-build (the root `wrangler.toml`) the same tools run as a

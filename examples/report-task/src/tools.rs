@@ -32,7 +32,8 @@ pub fn server(config: Config) -> McpServer {
     McpServer::new("report-task", env!("CARGO_PKG_VERSION"))
         .instructions(
             "send_report fetches a recipient's report and sends it after a short cool-off; \
-             approve_report asks the user to approve a report; echo repeats its text.",
+             approve_report compiles it and sends it only if the user approves; echo repeats \
+             `m`.",
         )
         .task(send_report)
         .task(approve_report)
@@ -41,17 +42,17 @@ pub fn server(config: Config) -> McpServer {
                 "echo",
                 json!({
                     "type": "object",
-                    "properties": { "text": { "type": "string" } },
-                    "required": ["text"],
+                    "properties": { "m": { "type": "string" } },
+                    "required": ["m"],
                 }),
             )
-            .description("Answers with `text`."),
+            .description("Answers with `m`."),
             |call: ToolCall| async move {
-                match call.arguments["text"].as_str() {
+                match call.arguments["m"].as_str() {
                     Some(text) => Ok(CallToolResult::text(text).into()),
                     None => Err(ErrorObject::new(
                         code::INVALID_PARAMS,
-                        "echo needs a string argument `text`",
+                        "echo needs a string argument `m`",
                     )),
                 }
             },
@@ -103,7 +104,7 @@ async fn send_report(cx: &TaskContext, input: SendReport) -> Result<String, Task
     let key = cx.idempotency_key("send");
     send(&to, &report, &key).await?;
 
-    let done = format!("report sent to {to}");
+    let done = format!("report {:?} sent to {to}", report.title);
     cx.status(done.clone()).await;
     Ok(done)
 }
@@ -129,45 +130,44 @@ async fn send(to: &str, report: &Report, key: &str) -> Result<(), StepError> {
     config().upstream.send_report(to, report, key).await
 }
 
-/// What to approve.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ApproveReport {
-    /// What to approve.
-    #[serde(default)]
-    pub report: Option<String>,
-}
+/// Compiles the report for `to`, asks the user whether to send it, and sends it only on an
+/// accepted form whose `approve` is `true`; otherwise discards it.
+#[mcp_task(title = "Approve and send a report", poll_interval = "500ms")]
+async fn approve_report(cx: &TaskContext, input: SendReport) -> Result<String, TaskError> {
+    let to = input.to;
+    cx.status(format!("compiling the report for {to}")).await;
+    let report = fetch(&to).await?;
 
-/// Asks the user whether a report may go out, and answers with the decision.
-#[mcp_task(title = "Approve a report", poll_interval = "500ms")]
-async fn approve_report(cx: &TaskContext, input: ApproveReport) -> Result<String, TaskError> {
-    let report = input.report.as_deref().unwrap_or("the report");
+    cx.status(format!("waiting for approval to send {:?}", report.title))
+        .await;
     let question = json!({
         "mode": "form",
-        "message": format!("Approve {report}?"),
+        "message": format!("Send {:?} to {to}?", report.title),
         "requestedSchema": {
             "type": "object",
-            "properties": {
-                "approve": { "type": "boolean", "title": "Approve" },
-                "note": { "type": "string", "title": "Note" },
-            },
+            "properties": { "approve": { "type": "boolean", "title": "Send it" } },
             "required": ["approve"],
         },
     });
     let answer = cx.elicit("approval", question).await?;
-    Ok(decision(&answer))
+    if !approved(&answer) {
+        let done = format!("report {:?} discarded", report.title);
+        cx.status(done.clone()).await;
+        return Ok(done);
+    }
+
+    cx.status(format!("sending the report to {to}")).await;
+    let key = cx.idempotency_key("send");
+    send(&to, &report, &key).await?;
+    let done = format!("report {:?} sent to {to}", report.title);
+    cx.status(done.clone()).await;
+    Ok(done)
 }
 
-/// The decision an elicitation answer (`{"action", "content"}`) carries: only an accepted form
-/// with `approve: true` approves; a decline, a cancel or `false` is a plain "not approved".
-fn decision(answer: &Value) -> String {
-    let content = &answer["content"];
-    if answer["action"] != "accept" || content["approve"] != true {
-        return "not approved".to_owned();
-    }
-    match content["note"].as_str().map(str::trim) {
-        Some(note) if !note.is_empty() => format!("approved: {note}"),
-        _ => "approved".to_owned(),
-    }
+/// Whether an elicitation answer (`{"action", "content"}`) approves: only an accepted form with
+/// `approve: true`. A decline, a cancel, `false` or anything else discards the report.
+fn approved(answer: &Value) -> bool {
+    answer["action"] == "accept" && answer["content"]["approve"] == true
 }
 
 #[cfg(test)]
@@ -177,20 +177,13 @@ mod tests {
     #[test]
     fn only_an_accepted_yes_approves() {
         let accept = |content: Value| json!({ "action": "accept", "content": content });
-        let yes = accept(json!({ "approve": true, "note": " ship it " }));
-        assert_eq!(decision(&yes), "approved: ship it");
-        assert_eq!(decision(&accept(json!({ "approve": true }))), "approved");
-        assert_eq!(
-            decision(&accept(json!({ "approve": false, "note": "x" }))),
-            "not approved"
-        );
-        assert_eq!(
-            decision(&accept(json!({ "approve": "true" }))),
-            "not approved"
-        );
+        assert!(approved(&accept(json!({ "approve": true }))));
+        assert!(!approved(&accept(json!({ "approve": false }))));
+        assert!(!approved(&accept(json!({ "approve": "true" }))));
+        assert!(!approved(&accept(json!({}))));
         for action in ["decline", "cancel"] {
             let answer = json!({ "action": action, "content": { "approve": true } });
-            assert_eq!(decision(&answer), "not approved");
+            assert!(!approved(&answer), "{action}");
         }
     }
 
