@@ -11,14 +11,31 @@ use common::block_on_ready;
 use durable_mcp::rpc::sse::{EventStream, parse_messages};
 use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
 use durable_mcp::testing::Harness;
-use durable_mcp::wire::{CallToolResult, InputRequiredResult, Tool};
-use durable_mcp::{LogLevel, McpServer, Router, ToolCall};
+use durable_mcp::wire::{CallToolResult, GetPromptResult, InputRequiredResult, Prompt, Tool};
+use durable_mcp::{LogLevel, McpServer, PromptCall, Router, ToolCall};
 use durable_mcp_tests::mcp::McpClient;
 use futures_util::Stream;
 use serde_json::{Value, json};
 
 fn server() -> McpServer {
+    let topic = Prompt::new("topic").description("Asks the user for a topic first.");
     McpServer::new("streams-test", "0.0.0")
+        .prompt(topic, |call: PromptCall| {
+            let outcome = match call.input_response("topic") {
+                Some(answer) => {
+                    let topic = answer["content"]["topic"].as_str().unwrap_or("nothing");
+                    GetPromptResult::user_text(format!("Write about {topic}.")).into()
+                }
+                None => InputRequiredResult::default()
+                    .elicit(
+                        "topic",
+                        json!({ "message": "Which topic?", "requestedSchema": {
+                            "type": "object", "properties": { "topic": { "type": "string" } } } }),
+                    )
+                    .into(),
+            };
+            std::future::ready(Ok(outcome))
+        })
         .tool(
             Tool::new("chatty", json!({ "type": "object" })),
             |call: ToolCall| {
@@ -146,22 +163,68 @@ fn a_2026_call_that_asks_for_nothing_answers_json() {
     );
 }
 
-#[test]
-fn on_the_2025_lane_a_tools_input_is_asked_of_the_client_and_its_answer_resumes_the_call() {
-    let router = router();
+/// A 2025 session whose client declared `capabilities`.
+fn session(router: &Router, capabilities: Value) -> String {
     let init = post(
-        &router,
+        router,
         Vec::new(),
         &json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": { "sampling": {} },
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": { "name": "test", "version": "1" } } }),
     );
-    let session = init
-        .headers
+    init.headers
         .iter()
         .find(|(name, _)| *name == "mcp-session-id")
         .map(|(_, value)| value.clone())
-        .expect("a session id");
+        .expect("a session id")
+}
+
+#[test]
+fn on_the_2025_lane_a_prompt_asks_the_client_that_declared_elicitation() {
+    let router = router();
+    let asked = session(&router, json!({ "elicitation": {} }));
+    let response = legacy(
+        &router,
+        &asked,
+        json!(1),
+        "prompts/get",
+        json!({ "name": "topic" }),
+    );
+    let mut events = response.events.expect("a stream");
+    let (messages, ended) = drain(&mut events);
+    assert!(!ended);
+    assert_eq!(messages[0]["method"], "elicitation/create");
+    let answer = json!({ "jsonrpc": "2.0", "id": messages[0]["id"], "result": {
+        "action": "accept", "content": { "topic": "tides" } } });
+    assert_eq!(post(&router, Vec::new(), &answer).status, 202);
+    let (messages, ended) = drain(&mut events);
+    assert!(ended);
+    let result = &messages.last().unwrap()["result"];
+    assert_eq!(
+        result["messages"][0]["content"]["text"],
+        "Write about tides."
+    );
+
+    // A client that declared no elicitation is told so, and nothing waits.
+    let silent = session(&router, json!({}));
+    let response = legacy(
+        &router,
+        &silent,
+        json!(2),
+        "prompts/get",
+        json!({ "name": "topic" }),
+    );
+    let (messages, ended) = drain(&mut response.events.expect("a stream"));
+    assert!(ended);
+    let error = &messages.last().unwrap()["error"];
+    assert_eq!(error["code"], -32600, "{messages:?}");
+    assert!(error["message"].as_str().unwrap().contains("elicitation"));
+}
+
+#[test]
+fn on_the_2025_lane_a_tools_input_is_asked_of_the_client_and_its_answer_resumes_the_call() {
+    let router = router();
+    let session = session(&router, json!({ "sampling": {} }));
 
     let response = legacy(
         &router,

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::error::RpcError;
-use super::exchange::{Answered, Exchange};
+use super::exchange::{Answered, Exchange, Shape};
 use super::follow::{Emit, Follow, OnInput, Outcome as FollowOutcome, Refusal};
 use super::headers::check_param_headers;
 use super::http::Headers;
@@ -25,7 +25,7 @@ use crate::wire::params::{
 };
 use crate::wire::tasks::complete_result;
 use crate::wire::{
-    CompleteParams, Completion, CreateTaskResult, DetailedTask, GetPromptParams,
+    CallToolResult, CompleteParams, Completion, CreateTaskResult, DetailedTask, GetPromptParams,
     InputRequiredResult, RequestMeta,
 };
 
@@ -116,13 +116,15 @@ impl Call<'_> {
         if method.is_task_method() && !self.declares_tasks() {
             return Err(RpcError::tasks_required("tasks/* methods"));
         }
-        if method == Method::ToolsCall {
-            return self.call_tool().await;
+        match method {
+            Method::ToolsCall => return self.call_tool().await,
+            Method::PromptsGet => return self.get_prompt().await,
+            _ => {}
         }
         self.answer(method).await.map(Reply::Value)
     }
 
-    /// Answers every method but `tools/call`, which may stream.
+    /// Answers every method but `tools/call` and `prompts/get`, which may stream.
     pub(crate) async fn answer(&self, method: Method) -> Result<Value, RpcError> {
         match method {
             Method::Discover => Ok(self.discover()),
@@ -132,7 +134,7 @@ impl Call<'_> {
             Method::ResourceTemplatesList => Ok(self.list_resources(true)),
             Method::ResourcesRead => self.read_resource().await,
             Method::PromptsList => self.list_prompts(),
-            Method::PromptsGet => self.get_prompt().await,
+            Method::PromptsGet => Err(RpcError::internal("prompts/get is answered by dispatch")),
             Method::CompletionComplete => self.complete().await,
             Method::TasksGet => self.get_task().await,
             Method::TasksUpdate => self.update_task().await,
@@ -227,10 +229,15 @@ impl Call<'_> {
                     ask_client: self.asks_client,
                     tasks: Rc::clone(self.tasks),
                 };
-                match exchange.run(answer) {
-                    Answered::Now(outcome) => Ok(Reply::Value(answer(outcome.map_err(called)?))),
-                    Answered::Streamed(emits) => Ok(Reply::Stream(emits)),
-                }
+                let shape = Shape {
+                    answer,
+                    undeclared: |reason| {
+                        // The model reads why, and may try otherwise.
+                        let result = CallToolResult::error(format!("the tool {reason}"));
+                        Ok(answer(Outcome::Complete(result)))
+                    },
+                };
+                reply(exchange.run(shape))
             }
             ToolEntry::Task(task) => self.call_task_tool(task, call).await,
         }
@@ -332,13 +339,23 @@ impl Call<'_> {
         Ok(listing("prompts", json!(prompts)))
     }
 
-    async fn get_prompt(&self) -> Result<Value, RpcError> {
+    async fn get_prompt(&self) -> Result<Reply, RpcError> {
         self.serves_prompts("prompts/get")?;
         let params: GetPromptParams = self.params("prompts/get")?;
         let entry = self.server.prompt_entry(&params.name)?;
         let principal = self.principal.clone();
         let call = entry.call(params, principal, self.meta.client_capabilities.clone())?;
-        Ok(answer((entry.handler)(call).await.map_err(called)?))
+        let exchange = Exchange {
+            handler: Rc::clone(&entry.handler),
+            call,
+            ask_client: self.asks_client,
+            tasks: Rc::clone(self.tasks),
+        };
+        let shape = Shape {
+            answer,
+            undeclared: |reason| Err(RpcError::invalid_request(format!("The prompt {reason}"))),
+        };
+        reply(exchange.run(shape))
     }
 
     async fn complete(&self) -> Result<Value, RpcError> {
@@ -413,6 +430,14 @@ pub(crate) fn progress_token(params: &Map<String, Value>) -> Option<Value> {
 /// A listing result with the caching fields the 2026-07-28 revision requires.
 fn listing(key: &str, items: Value) -> Value {
     json!({ "resultType": "complete", key: items, "ttlMs": LIST_TTL_MS, "cacheScope": "public" })
+}
+
+/// What a handler's request answers: JSON at once, or its stream.
+fn reply<T: Serialize>(answered: Answered<T>) -> Result<Reply, RpcError> {
+    match answered {
+        Answered::Now(outcome) => Ok(Reply::Value(answer(outcome.map_err(called)?))),
+        Answered::Streamed(emits) => Ok(Reply::Stream(emits)),
+    }
 }
 
 /// A handler's answer: its result, complete, or its request for input.

@@ -1,7 +1,8 @@
-//! A plain tool's call as the client sees it: the handler's notifications as they come, then
-//! its outcome. On the 2025 lane, input the handler asks for (an `InputRequiredResult`) is
-//! asked of the client as server-to-client requests on the same stream, and the handler runs
-//! again with the answers, as a 2026-07-28 client would retry it.
+//! A handler's request as the client sees it (a plain tool's call, a prompt's `prompts/get`):
+//! the handler's notifications as they come, then its outcome. On the 2025 lane, input the
+//! handler asks for (an `InputRequiredResult`) is asked of the client as server-to-client
+//! requests on the same stream, and the handler runs again with the answers, as a 2026-07-28
+//! client would retry it.
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -17,10 +18,10 @@ use serde_json::{Map, Value, json};
 use super::error::RpcError;
 use super::follow::Emit;
 use super::relay::{Awaited, CALL_REQUEST_PREFIX};
-use super::request::{Handler, Outcome, ToolCall};
+use super::request::{Handler, Outcome, Request};
 use super::service::TaskService;
 use crate::runtime::{LocalBoxFuture, new_task_id};
-use crate::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
+use crate::wire::{ErrorObject, InputRequiredResult, code};
 
 /// The client capability a server-to-client request needs.
 fn required_capability(method: &str) -> &str {
@@ -37,27 +38,36 @@ const ANSWER_DEADLINE: Duration = Duration::from_secs(300);
 /// How many rounds of input one call may ask for.
 const MAX_ROUNDS: usize = 16;
 
-type Running = LocalBoxFuture<'static, Result<Outcome<CallToolResult>, ErrorObject>>;
+type Running<T> = LocalBoxFuture<'static, Result<Outcome<T>, ErrorObject>>;
 
-/// One call of a plain tool.
-pub(crate) struct Exchange {
-    pub(crate) handler: Handler<Value, CallToolResult>,
-    pub(crate) call: ToolCall,
+/// How one kind of handler's outcome is answered.
+pub(crate) struct Shape<T> {
+    /// The result the lane answers for an outcome.
+    pub(crate) answer: fn(Outcome<T>) -> Value,
+    /// What the client is told when the handler needs a capability it did not declare.
+    pub(crate) undeclared: fn(String) -> Result<Value, RpcError>,
+}
+
+/// One request to a handler taking arguments `A` and answering `T`.
+pub(crate) struct Exchange<A, T> {
+    pub(crate) handler: Handler<A, T>,
+    pub(crate) call: Request<A>,
     /// Ask the client for input over the stream (2025); else input required is the answer.
     pub(crate) ask_client: bool,
     /// For the deadline on the client's answers.
     pub(crate) tasks: Rc<dyn TaskService>,
 }
 
-/// What a call answers: its outcome at once, or a stream.
-pub(crate) enum Answered {
-    Now(Result<Outcome<CallToolResult>, ErrorObject>),
+/// What a request answers: its outcome at once, or a stream.
+pub(crate) enum Answered<T> {
+    Now(Result<Outcome<T>, ErrorObject>),
     Streamed(LocalBoxStream<'static, Emit>),
 }
 
-struct Run {
-    exchange: Exchange,
-    running: Option<Running>,
+struct Run<A, T> {
+    exchange: Exchange<A, T>,
+    shape: Shape<T>,
+    running: Option<Running<T>>,
     /// The requests sent to the client, awaiting its answers.
     waiting: Option<Waiting>,
     queued: VecDeque<Emit>,
@@ -71,35 +81,39 @@ struct Waiting {
     request_state: Option<String>,
 }
 
-impl Exchange {
+impl<A: Clone + 'static, T: 'static> Exchange<A, T> {
     /// Runs the call: answered at once when the handler finishes on its first poll without a
     /// notification (and without input to ask the client for), else streamed. `shape` makes
     /// the result the lane answers from the handler's outcome.
-    pub(crate) fn run(self, shape: fn(Outcome<CallToolResult>) -> Value) -> Answered {
+    pub(crate) fn run(self, shape: Shape<T>) -> Answered<T> {
         let mut running = (self.handler)(self.call.clone());
         if !self.call.notify.is_listening()
             && let Some(outcome) = (&mut running).now_or_never()
-            && !(self.ask_client && matches!(outcome, Ok(Outcome::InputRequired(_))))
         {
-            return Answered::Now(outcome);
+            if !(self.ask_client && matches!(outcome, Ok(Outcome::InputRequired(_)))) {
+                return Answered::Now(outcome);
+            }
+            // Finished, asking for input: the stream starts from that outcome.
+            running = Box::pin(std::future::ready(outcome));
         }
         let run = Run {
             exchange: self,
+            shape,
             running: Some(running),
             waiting: None,
             queued: VecDeque::new(),
             rounds: 0,
             finished: false,
         };
-        Answered::Streamed(Box::pin(stream::unfold(run, move |mut run| async move {
-            let emit = run.next(shape).await?;
+        Answered::Streamed(Box::pin(stream::unfold(run, |mut run| async move {
+            let emit = run.next().await?;
             Some((emit, run))
         })))
     }
 }
 
-impl Run {
-    async fn next(&mut self, shape: fn(Outcome<CallToolResult>) -> Value) -> Option<Emit> {
+impl<A: Clone, T> Run<A, T> {
+    async fn next(&mut self) -> Option<Emit> {
         loop {
             if let Some(emit) = self.queued.pop_front() {
                 self.finished |= matches!(emit, Emit::Done(_));
@@ -141,11 +155,13 @@ impl Run {
             }
             match outcome {
                 Ok(Outcome::InputRequired(input)) if self.exchange.ask_client => {
-                    if let Err(error) = self.ask(input, shape) {
+                    if let Err(error) = self.ask(input) {
                         self.queued.push_back(Emit::Done(Err(error)));
                     }
                 }
-                Ok(outcome) => self.queued.push_back(Emit::Done(Ok(shape(outcome)))),
+                Ok(outcome) => self
+                    .queued
+                    .push_back(Emit::Done(Ok((self.shape.answer)(outcome)))),
                 Err(error) => self
                     .queued
                     .push_back(Emit::Done(Err(RpcError { status: 200, error }))),
@@ -154,11 +170,7 @@ impl Run {
     }
 
     /// Queues the input requests for the client, each with an id its answer comes back with.
-    fn ask(
-        &mut self,
-        input: InputRequiredResult,
-        shape: fn(Outcome<CallToolResult>) -> Value,
-    ) -> Result<(), RpcError> {
+    fn ask(&mut self, input: InputRequiredResult) -> Result<(), RpcError> {
         self.rounds += 1;
         if self.rounds > MAX_ROUNDS || input.input_requests.is_empty() {
             return Err(RpcError::internal(format!(
@@ -173,14 +185,12 @@ impl Run {
             (!capabilities.other.contains_key(capability)).then_some((method, capability))
         });
         if let Some((method, capability)) = undeclared {
-            // The client could not answer: the model reads why instead.
-            let text = format!(
-                "the tool needs the client to answer {method}, and this client did not \
-                 declare the {capability} capability; call it from a client that supports it"
+            let reason = format!(
+                "needs the client to answer {method}, and this client did not declare the \
+                 {capability} capability; call it from a client that supports it"
             );
-            self.queued.push_back(Emit::Done(Ok(shape(Outcome::Complete(
-                CallToolResult::error(text),
-            )))));
+            self.queued
+                .push_back(Emit::Done((self.shape.undeclared)(reason)));
             return Ok(());
         }
         let nonce = new_task_id().map_err(RpcError::from_engine)?;

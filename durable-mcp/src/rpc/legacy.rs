@@ -80,6 +80,12 @@ impl LegacyCall<'_> {
             }
             "tools/list" => Reply::Value(self.list_tools(&session).await?),
             "tools/call" => self.call_tool(&session).await?,
+            // A prompt may ask the client for input first, over the stream.
+            "prompts/get" => self
+                .shared(&session)
+                .dispatch(Method::PromptsGet)
+                .await
+                .map_err(at_200)?,
             "tasks/get" => Reply::Value(json!(LegacyTask::of(&self.task().await?))),
             "tasks/result" => self.task_result().await?,
             "tasks/list" => Reply::Value(self.list_tasks(&session).await?),
@@ -87,12 +93,6 @@ impl LegacyCall<'_> {
             other => match Method::parse(other).filter(|method| method.is_shared()) {
                 Some(method) => {
                     let result = self.shared(&session).answer(method).await.map_err(at_200)?;
-                    if asks_for_input(&result) {
-                        return Err(at_200(RpcError::invalid_request(format!(
-                            "{other} needs input from the user before it answers, which this \
-                             server asks only of MCP 2026-07-28 clients; call it from one"
-                        ))));
-                    }
                     Reply::Value(strip_modern_fields(result))
                 }
                 None => {
@@ -355,14 +355,13 @@ impl Method {
                 | Method::ResourceTemplatesList
                 | Method::ResourcesRead
                 | Method::PromptsList
-                | Method::PromptsGet
                 | Method::CompletionComplete
         )
     }
 }
 
-/// Whether a shared handler answered with a 2026-07-28 request for input (multi round-trip),
-/// which a 2025 client cannot read.
+/// Whether a task tool's `prepare` hook answered with a 2026-07-28 request for input (multi
+/// round-trip), which a 2025 client cannot read.
 fn asks_for_input(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
