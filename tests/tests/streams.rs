@@ -7,19 +7,37 @@ mod common;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use common::block_on_ready;
+use common::{block_on_ready, task};
 use durable_mcp::rpc::sse::{EventStream, parse_messages};
-use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
+use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse, Preparation};
 use durable_mcp::testing::Harness;
 use durable_mcp::wire::{CallToolResult, GetPromptResult, InputRequiredResult, Prompt, Tool};
-use durable_mcp::{LogLevel, McpServer, PromptCall, Router, ToolCall};
+use durable_mcp::{LogLevel, McpServer, PromptCall, Router, TaskTool, ToolCall};
 use durable_mcp_tests::mcp::McpClient;
 use futures_util::Stream;
 use serde_json::{Value, json};
 
+/// A task tool that asks for a name before its task exists (a `prepare` hook).
+fn greeter() -> TaskTool {
+    let definition = task("greet", |_, input| {
+        Box::pin(async move { Ok(common::reply(format!("hello {}", input["name"]))) })
+    });
+    TaskTool::new(definition, json!({ "type": "object" })).prepare(|call: &ToolCall| {
+        Ok(match call.input_response("name") {
+            Some(answer) => Preparation::Start(answer["content"].clone()),
+            None => Preparation::InputRequired(InputRequiredResult::default().elicit(
+                "name",
+                json!({ "message": "Your name?", "requestedSchema": {
+                    "type": "object", "properties": { "name": { "type": "string" } } } }),
+            )),
+        })
+    })
+}
+
 fn server() -> McpServer {
     let topic = Prompt::new("topic").description("Asks the user for a topic first.");
     McpServer::new("streams-test", "0.0.0")
+        .task(greeter())
         .prompt(topic, |call: PromptCall| {
             let outcome = match call.input_response("topic") {
                 Some(answer) => {
@@ -274,4 +292,44 @@ fn a_2026_call_still_answers_input_required_instead_of_asking() {
     let body = response.json_body();
     assert_eq!(body["result"]["resultType"], "input_required");
     assert_eq!(body["result"]["requestState"], "round-1");
+}
+
+#[test]
+fn on_the_2025_lane_a_prepare_hook_asks_the_client_and_then_the_task_is_created() {
+    let router = router();
+    let asked = session(&router, json!({ "elicitation": {}, "tasks": {} }));
+    let params = json!({ "name": "greet", "arguments": {}, "task": { "ttl": 60_000 } });
+    let response = legacy(&router, &asked, json!(1), "tools/call", params);
+    let mut events = response.events.expect("a stream");
+    let (messages, ended) = drain(&mut events);
+    assert!(!ended);
+    assert_eq!(messages[0]["method"], "elicitation/create");
+    let answer = json!({ "jsonrpc": "2.0", "id": messages[0]["id"], "result": {
+        "action": "accept", "content": { "name": "Ada" } } });
+    assert_eq!(post(&router, Vec::new(), &answer).status, 202);
+    let (messages, ended) = drain(&mut events);
+    assert!(ended);
+    let task = &messages.last().unwrap()["result"]["task"];
+    assert_eq!(task["status"], "working", "{messages:?}");
+    let id = task["taskId"].as_str().unwrap();
+    let got = legacy(
+        &router,
+        &asked,
+        json!(2),
+        "tasks/get",
+        json!({ "taskId": id }),
+    );
+    assert_eq!(got.json_body()["result"]["taskId"], id);
+
+    // Without elicitation declared, the call says which capability it needs; no task.
+    let silent = session(&router, json!({ "tasks": {} }));
+    let params = json!({ "name": "greet", "arguments": {}, "task": { "ttl": 60_000 } });
+    let response = legacy(&router, &silent, json!(3), "tools/call", params);
+    let body = match response.events {
+        Some(mut events) => drain(&mut events).0.pop().unwrap(),
+        None => response.json_body(),
+    };
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    let listed = legacy(&router, &silent, json!(4), "tasks/list", json!({}));
+    assert_eq!(listed.json_body()["result"]["tasks"], json!([]));
 }

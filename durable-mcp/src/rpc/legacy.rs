@@ -7,21 +7,28 @@
 //! Every error travels with HTTP 200 (2025 clients read no JSON-RPC error from a 4xx), except
 //! the transport's own refusals: an unknown session (404) and a failed authentication (401).
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::{self, LocalBoxStream};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::dispatch::{Call, Method, Reply, Started, progress_token};
 use super::error::RpcError;
-use super::follow::{Follow, OnInput, Outcome, Refusal};
+use super::exchange::{Answered, Exchange, Shape};
+use super::follow::{Emit, Follow, OnInput, Outcome, Refusal};
 use super::http::Headers;
 use super::notify::LogLevel;
-use super::server::{McpServer, ToolEntry};
+use super::request::{Handler, Outcome as RequestOutcome, ToolCall};
+use super::server::{McpServer, Preparation, TaskTool, ToolEntry};
 use super::service::TaskService;
 use super::session::{LegacySession, SESSION_HEADER};
 use crate::core::TaskSnapshot;
+use crate::runtime::CreateTask;
 use crate::wire::CallToolResult;
 use crate::wire::envelope::RequestMeta;
 use crate::wire::legacy::{
@@ -224,35 +231,108 @@ impl LegacyCall<'_> {
                 });
             }
         };
-        let snapshot = match call.start_task(task, tool_call).await.map_err(at_200)? {
-            Started::Task(snapshot) => snapshot,
-            Started::Answered(answer) if asks_for_input(&answer) => {
-                let text = format!(
-                    "the tool {:?} needs input from the user before it starts its task, which \
-                     this server asks only of MCP 2026-07-28 clients; call it from one",
-                    task.tool.name
-                );
-                return Ok(Reply::Value(json!(CallToolResult::error(text))));
-            }
-            Started::Answered(answer) => return Ok(Reply::Value(strip_modern_fields(answer))),
-        };
-        if self.params.get("task").is_some_and(Value::is_object) {
-            return Ok(Reply::Value(create_task_result(&snapshot)));
-        }
-        let can_answer = (session.negotiated.as_ref()).is_some_and(|session| session.elicitation);
-        let follow = Follow {
-            tasks: Rc::clone(self.tasks),
-            task_id: snapshot.task_id.clone(),
-            principal: self.principal.clone(),
-            progress_token: progress_token(self.params),
-            on_input: if can_answer {
-                OnInput::Ask
-            } else {
-                OnInput::Refuse(Refusal::ToolError)
+        let after_start = AfterStart {
+            as_task: self.params.get("task").is_some_and(Value::is_object),
+            follow: Follow {
+                tasks: Rc::clone(self.tasks),
+                task_id: String::new(),
+                principal: self.principal.clone(),
+                progress_token: progress_token(self.params),
+                on_input: if session.negotiated.as_ref().is_some_and(|s| s.elicitation) {
+                    OnInput::Ask
+                } else {
+                    OnInput::Refuse(Refusal::ToolError)
+                },
+                outcome: Outcome::Legacy,
             },
-            outcome: Outcome::Legacy,
         };
-        Ok(Reply::Stream(follow.into_stream(*snapshot)))
+        if task.prepare.is_some() {
+            return self.prepare_then_start(&call, task, tool_call, after_start);
+        }
+        match call.start_task(task, tool_call).await.map_err(at_200)? {
+            Started::Task(snapshot) => Ok(after_start.reply(*snapshot)),
+            Started::Answered(answer) => Ok(Reply::Value(strip_modern_fields(answer))),
+        }
+    }
+
+    /// A task tool with a `prepare` hook: the hook runs as a handler in an exchange, so that
+    /// the input it asks for is asked of the client over the stream (and it runs again with
+    /// the answers); once it lets the task start, the task is created and answered as the call
+    /// asked.
+    fn prepare_then_start(
+        &self,
+        call: &Call<'_>,
+        task: &TaskTool,
+        tool_call: ToolCall,
+        after_start: AfterStart,
+    ) -> Result<Reply, RpcError> {
+        let created: Rc<RefCell<Option<TaskSnapshot>>> = Rc::default();
+        let handler: Handler<Value, Value> = {
+            let prepare = task.prepare.clone();
+            let tasks = Rc::clone(self.tasks);
+            let created = Rc::clone(&created);
+            let (tool, principal, scope) = (
+                task.tool.name.clone(),
+                self.principal.clone(),
+                call.list_scope.clone(),
+            );
+            Rc::new(move |request: ToolCall| {
+                let preparation = match &prepare {
+                    Some(prepare) => prepare(&request),
+                    None => Ok(Preparation::Start(request.arguments)),
+                };
+                let (tasks, created) = (Rc::clone(&tasks), Rc::clone(&created));
+                let mut create = CreateTask::new(tool.clone(), Value::Null);
+                create.principal.clone_from(&principal);
+                create.list_scope.clone_from(&scope);
+                Box::pin(async move {
+                    match preparation? {
+                        Preparation::InputRequired(input) => {
+                            Ok(RequestOutcome::InputRequired(input))
+                        }
+                        Preparation::Answer(result) => Ok(RequestOutcome::Complete(json!(result))),
+                        Preparation::Start(input) => {
+                            create.input = input;
+                            let snapshot = tasks.create(create).await.map_err(|e| e.error)?;
+                            *created.borrow_mut() = Some(snapshot);
+                            Ok(RequestOutcome::Complete(Value::Null))
+                        }
+                    }
+                })
+            })
+        };
+        let exchange = Exchange {
+            handler,
+            call: tool_call,
+            ask_client: true,
+            tasks: Rc::clone(self.tasks),
+        };
+        let shape = Shape {
+            answer: prepared,
+            undeclared: |reason| Ok(json!(CallToolResult::error(format!("the tool {reason}")))),
+        };
+        // The exchange ends once, so the task is answered at most once.
+        let mut after_start = Some(after_start);
+        let mut started = move |answer: Value| {
+            let snapshot = created.borrow_mut().take();
+            match (snapshot, after_start.take()) {
+                (Some(snapshot), Some(after_start)) => after_start.reply(snapshot),
+                _ => Reply::Value(answer),
+            }
+        };
+        Ok(match exchange.run(shape) {
+            Answered::Now(Ok(outcome)) => started(prepared(outcome)),
+            Answered::Now(Err(error)) => return Err(RpcError { status: 200, error }),
+            Answered::Streamed(emits) => {
+                Reply::Stream(Box::pin(emits.flat_map(move |emit| match emit {
+                    Emit::Done(Ok(answer)) => match started(answer) {
+                        Reply::Value(value) => single(Emit::Done(Ok(value))),
+                        Reply::Stream(stream) => stream,
+                    },
+                    other => single(other),
+                })))
+            }
+        })
     }
 
     /// The task `params.taskId` names, as its caller may see it.
@@ -360,10 +440,37 @@ impl Method {
     }
 }
 
-/// Whether a task tool's `prepare` hook answered with a 2026-07-28 request for input (multi
-/// round-trip), which a 2025 client cannot read.
-fn asks_for_input(result: &Value) -> bool {
-    result.get("resultType").and_then(Value::as_str) == Some("input_required")
+/// What a created task is answered with on the 2025 lane: `{task}` when the call asked for a
+/// task, else the task followed inline.
+struct AfterStart {
+    as_task: bool,
+    follow: Follow,
+}
+
+impl AfterStart {
+    fn reply(self, snapshot: TaskSnapshot) -> Reply {
+        if self.as_task {
+            return Reply::Value(create_task_result(&snapshot));
+        }
+        let follow = Follow {
+            task_id: snapshot.task_id.clone(),
+            ..self.follow
+        };
+        Reply::Stream(follow.into_stream(snapshot))
+    }
+}
+
+fn single(emit: Emit) -> LocalBoxStream<'static, Emit> {
+    Box::pin(stream::once(std::future::ready(emit)))
+}
+
+/// What the `prepare` hook's handler answered, as the call's result: what the hook answered
+/// instead of a task, or nothing once the task was created (see `prepare_then_start`).
+fn prepared(outcome: RequestOutcome<Value>) -> Value {
+    match outcome {
+        RequestOutcome::Complete(result) => result,
+        RequestOutcome::InputRequired(input) => json!(input),
+    }
 }
 
 /// The envelope the shared handlers read: this session's capabilities, no extension.
