@@ -41,9 +41,12 @@ fn svg_scene(svg: &str) -> impl Fn(&mut Value) {
 
 #[test]
 fn each_broken_story_is_reported_at_its_node() {
+    /// How to break the fixture.
     type Break = Box<dyn Fn(&mut Value)>;
+    /// Whether a problem is the one expected.
+    type Expect = fn(&ProblemKind) -> bool;
     let node_at = |id: &str| Location::Node(id.to_owned());
-    let cases: Vec<(&str, Break, Location, &str, fn(&ProblemKind) -> bool)> = vec![
+    let cases: Vec<(&str, Break, Location, &str, Expect)> = vec![
         (
             "dangling target",
             Box::new(|s| node(s, "swept")["then"] = json!({ "next": { "goto": "nowhere" } })),
