@@ -245,3 +245,20 @@ fn a_misspelt_field_fails_to_parse_with_its_path() {
         "{message}"
     );
 }
+
+#[test]
+fn a_scene_given_twice_fails_to_parse() {
+    let json = FIXTURE_JSON.replacen(
+        "\"mesa\": \"<svg",
+        "\"dunes\": \"<svg></svg>\", \"mesa\": \"<svg",
+        1,
+    );
+    assert_ne!(json, FIXTURE_JSON);
+    let Err(LoadError::Parse(message)) = load(&json) else {
+        panic!("a duplicate scene must not parse");
+    };
+    assert!(
+        message.contains("scenes") && message.contains("`dunes` is given twice"),
+        "{message}"
+    );
+}

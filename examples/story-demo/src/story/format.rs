@@ -12,13 +12,18 @@
 //! ```
 //!
 //! The other continuations are `{ "ending": { "id", "prose" } }`, `{ "roll": { "branches": [..] } }`,
-//! `{ "next": { "goto": "node" } }` and `"return"` (the end of a side story). Unknown fields
-//! are rejected, so a misspelt field is an error rather than silently ignored. The graph rules
+//! `{ "next": { "goto": "node" } }` and `"return"` (the end of a side story; an ending in a
+//! side story ends the whole story). Unknown fields are rejected, and so is a key given twice
+//! in `resources`, `scenes` or `sprites`, so a misspelt field or a pasted duplicate is an error
+//! rather than silently ignored. The graph rules
 //! (targets exist, no cycles, ...) are checked afterwards by [`validate`](super::validate).
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
 
-use serde::Deserialize;
+use serde::de::{Error as _, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 
 /// The pause between beats when a story names none: 2.5 seconds.
 pub const DEFAULT_PAUSE_MS: u64 = 2_500;
@@ -26,7 +31,7 @@ pub const DEFAULT_PAUSE_MS: u64 = 2_500;
 /// Changes to resources: resource name → amount added (negative to take away).
 pub type Effects = BTreeMap<String, i64>;
 
-/// A whole story, as parsed (not yet validated; see [`Story::from_json`](super::Story)).
+/// A whole story, as parsed; [`load`](super::load) parses and validates one.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Story {
@@ -41,7 +46,7 @@ pub struct Story {
     /// The story's phases, in order (at least one); nodes name one to move the story on.
     pub phases: Vec<Phase>,
     /// The resources the story tracks, with their starting amounts.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub resources: BTreeMap<String, i64>,
     /// The id of the first node.
     pub start: String,
@@ -54,10 +59,10 @@ pub struct Story {
     #[serde(default)]
     pub actions: Vec<StandingAction>,
     /// Backgrounds: scene id → SVG document.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub scenes: BTreeMap<String, String>,
     /// Foreground pictures: sprite id → SVG document.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub sprites: BTreeMap<String, String>,
     /// The nodes, in any order.
     pub nodes: Vec<Node>,
@@ -65,6 +70,38 @@ pub struct Story {
 
 fn default_pause_ms() -> u64 {
     DEFAULT_PAUSE_MS
+}
+
+/// A JSON object as a map, refusing a key given twice (serde's maps keep the last silently).
+fn unique_keys<'de, D, V>(deserializer: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct UniqueKeys<V>(PhantomData<V>);
+
+    impl<'de, V: Deserialize<'de>> Visitor<'de> for UniqueKeys<V> {
+        type Value = BTreeMap<String, V>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object whose keys are all different")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((key, value)) = map.next_entry::<String, V>()? {
+                if out.contains_key(&key) {
+                    return Err(A::Error::custom(format_args!(
+                        "the key `{key}` is given twice; rename or remove one"
+                    )));
+                }
+                out.insert(key, value);
+            }
+            Ok(out)
+        }
+    }
+
+    deserializer.deserialize_map(UniqueKeys(PhantomData))
 }
 
 /// A phase of the story (a chapter the page can show as progress).

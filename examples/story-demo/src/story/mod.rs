@@ -1,4 +1,4 @@
-//! Stories: the format ([`format`]), the checks a story passes when loaded ([`validate`]),
+//! Stories: the format ([`format`](mod@format)), the checks a story passes when loaded ([`validate`]),
 //! and the deterministic walk that tells it ([`walk`]).
 
 pub mod format;
