@@ -237,16 +237,20 @@ fn a_standing_action_plays_its_side_story_and_the_main_line_goes_on() {
     let story = fixture();
     let player = Player::default()
         .press("check:trailhead:0", "read-map")
+        .draw("a1:roll:map-unfold", 0)
         .choose("fork:trailhead", "ridge")
         .draw("roll:ridge", u64::MAX);
     let events = play(&story, 7, &player);
     let lines = summary(&events);
     assert_eq!(
-        lines[3..12],
+        lines[3..15],
         [
             "check check:trailhead:0 actions-1",
             "beat Ada unfolds the map against the wind.",
             "pause a1:pause:map-unfold:0 50ms",
+            "roll a1:roll:map-unfold",
+            "beat A gust nearly takes it.",
+            "pause a1:pause:map-unfold:roll 50ms",
             "beat The wash bends twice before the mesa.",
             "pause a1:pause:map-fold:0 50ms",
             "offer actions-2",
@@ -258,7 +262,7 @@ fn a_standing_action_plays_its_side_story_and_the_main_line_goes_on() {
     // Side-story beats do not offer the actions; the main line's do, under the new key.
     let side_beat = &events[4];
     assert!(matches!(side_beat, Event::Beat { meta, .. } if meta.actions.is_none()));
-    let after = &events[9];
+    let after = &events[12];
     assert!(
         matches!(after, Event::Beat { meta, .. } if meta.actions.as_ref().unwrap().key == "actions-2")
     );
@@ -296,6 +300,7 @@ fn keys_are_unique_even_when_actions_are_taken_at_every_check() {
     let unique: BTreeSet<_> = keys.iter().collect();
     assert_eq!(unique.len(), keys.len(), "{keys:#?}");
     assert!(keys.contains(&"a5:pause:map-fold:0"));
+    assert!(keys.contains(&"a5:roll:map-unfold"));
     assert!(keys.contains(&"actions-6"));
     assert!(keys.iter().all(|k| !k.contains('#')));
 }
