@@ -99,11 +99,15 @@ async fn send_report(cx: &TaskContext, input: SendReport) -> Result<String, Task
     .await;
     cx.sleep("cool-off", cool_off).await?;
 
+    deliver(cx, &to, &report).await
+}
+
+/// Sends `report` to `to` and answers what was done, telling the client as it goes.
+async fn deliver(cx: &TaskContext, to: &str, report: &Report) -> Result<String, TaskError> {
     cx.status(format!("sending the report to {to}")).await;
     // The same key on every attempt and after every restart: "<task id>:send".
     let key = cx.idempotency_key("send");
-    send(&to, &report, &key).await?;
-
+    send(to, report, &key).await?;
     let done = format!("report {:?} sent to {to}", report.title);
     cx.status(done.clone()).await;
     Ok(done)
@@ -156,12 +160,7 @@ async fn approve_report(cx: &TaskContext, input: SendReport) -> Result<String, T
         return Ok(done);
     }
 
-    cx.status(format!("sending the report to {to}")).await;
-    let key = cx.idempotency_key("send");
-    send(&to, &report, &key).await?;
-    let done = format!("report {:?} sent to {to}", report.title);
-    cx.status(done.clone()).await;
-    Ok(done)
+    deliver(cx, &to, &report).await
 }
 
 /// Whether an elicitation answer (`{"action", "content"}`) approves: only an accepted form with
