@@ -1,0 +1,1 @@
+/* The story page: written in web/app.js. */
