@@ -12,3 +12,10 @@ pub mod story;
 /// The test fixture story (`stories/fixture.json`): a handful of nodes with short pauses, a
 /// fork, a timed fork, a roll, a gate, a standing action and two endings.
 pub const FIXTURE_JSON: &str = include_str!("../stories/fixture.json");
+
+/// The stories the demo ships, as JSON: `(id, file contents)`, the fixture last.
+pub const STORIES: &[(&str, &str)] = &[
+    ("lighthouse", include_str!("../stories/lighthouse.json")),
+    ("salvage", include_str!("../stories/salvage.json")),
+    ("fixture", FIXTURE_JSON),
+];
