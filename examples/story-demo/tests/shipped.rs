@@ -30,7 +30,14 @@ fn each_full_story_has_the_promised_size() {
             count(|then| matches!(then, Continuation::Fork(fork) if fork.timeout_ms.is_some()));
         let rolls = count(|then| matches!(then, Continuation::Roll(_)));
         let endings = count(|then| matches!(then, Continuation::Ending(_)));
-        let size = (story.nodes.len(), forks, timed, rolls, endings, story.scenes.len());
+        let size = (
+            story.nodes.len(),
+            forks,
+            timed,
+            rolls,
+            endings,
+            story.scenes.len(),
+        );
         assert!(
             size.0 >= 40 && forks >= 8 && timed >= 2 && rolls >= 5 && endings >= 4 && size.5 >= 8,
             "story {id}: (nodes, forks, timed forks, rolls, endings, scenes) = {size:?}, \
