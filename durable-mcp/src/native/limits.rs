@@ -155,14 +155,14 @@ mod tests {
         let _second = slots.acquire().await;
         assert_eq!(slots.open(), 2);
         let mut third = Box::pin(slots.acquire());
-        let poll = |fut: &mut std::pin::Pin<Box<_>>| {
+        fn poll<F: Future>(fut: &mut std::pin::Pin<Box<F>>) -> std::task::Poll<F::Output> {
             let waker = std::task::Waker::noop();
-            fut.as_mut()
-                .poll(&mut std::task::Context::from_waker(waker))
-        };
+            fut.as_mut().poll(&mut std::task::Context::from_waker(waker))
+        }
         assert!(poll(&mut third).is_pending());
         drop(first);
-        assert!(poll(&mut third).is_ready());
+        let third = poll(&mut third);
+        assert!(third.is_ready());
         assert_eq!(slots.open(), 2);
     }
 }
