@@ -719,7 +719,12 @@ fn only_post_is_allowed() {
 fn foreign_hosts_and_origins_are_forbidden() {
     let target = Target::start();
     let (body, headers) = target.client.build("tools/list", json!({}), false);
-    for (name, value) in [("Host", "evil.example"), ("Origin", "http://evil.example")] {
+    for (name, value) in [
+        ("Host", "evil.example"),
+        ("Origin", "http://evil.example"),
+        // User information before the host: the host is evil.example, not localhost.
+        ("Origin", "http://localhost:80@evil.example"),
+    ] {
         let mut headers = headers.clone();
         set_header(&mut headers, name, value);
         let response = target.client.send_built(&body, &headers);

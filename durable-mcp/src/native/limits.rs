@@ -157,7 +157,8 @@ mod tests {
         let mut third = Box::pin(slots.acquire());
         fn poll<F: Future>(fut: &mut std::pin::Pin<Box<F>>) -> std::task::Poll<F::Output> {
             let waker = std::task::Waker::noop();
-            fut.as_mut().poll(&mut std::task::Context::from_waker(waker))
+            fut.as_mut()
+                .poll(&mut std::task::Context::from_waker(waker))
         }
         assert!(poll(&mut third).is_pending());
         drop(first);
