@@ -13,7 +13,7 @@ use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::rpc::{
     CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskPage,
-    TaskService, decode_cursor,
+    TaskService, decode_cursor, same_secret,
 };
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
@@ -88,18 +88,22 @@ pub async fn serve(
 
 /// Runs the alarm handler of `task_id`'s object, for an operator holding the admin token.
 async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Response> {
-    let Ok(token) = env
-        .secret(ADMIN_TOKEN_VAR)
-        .or_else(|_| env.var(ADMIN_TOKEN_VAR))
-    else {
+    // A Worker sees secrets and plain variables alike; docs/deploying.md says to set it as a
+    // secret, which keeps it out of wrangler.toml and the dashboard.
+    let Ok(token) = env.secret(ADMIN_TOKEN_VAR) else {
         return Response::error("not found: the MCP endpoint is /mcp", 404);
     };
+    let presented = request.headers().get("authorization")?.unwrap_or_default();
     let expected = format!("Bearer {token}");
-    if request.headers().get("authorization")?.as_deref() != Some(expected.as_str()) {
-        return Response::error(
+    if !same_secret(&presented, &expected) {
+        let mut refused = Response::error(
             format!("wake needs Authorization: Bearer <{ADMIN_TOKEN_VAR}>"),
             401,
-        );
+        )?;
+        refused
+            .headers_mut()
+            .set("www-authenticate", "Bearer realm=\"durable-mcp wake\"")?;
+        return Ok(refused);
     }
     if request.method() != Method::Post {
         return Response::error("wake is a POST", 405);

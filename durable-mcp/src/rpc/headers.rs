@@ -169,6 +169,18 @@ fn authority_host(authority: &str) -> Option<&str> {
     (!host.is_empty() && port_ok).then_some(host)
 }
 
+/// Whether a presented credential equals the expected one, in time that depends only on
+/// their lengths, so that timing a refusal does not tell how much of a guess was right.
+pub fn same_secret(presented: &str, expected: &str) -> bool {
+    let (presented, expected) = (presented.as_bytes(), expected.as_bytes());
+    let differences = presented
+        .iter()
+        .zip(expected)
+        .fold(0u8, |seen, (a, b)| seen | (a ^ b));
+    // Read through a black box, so the compiler cannot end the loop at the first difference.
+    std::hint::black_box(differences) == 0 && presented.len() == expected.len()
+}
+
 fn forbidden(reason: String) -> RpcError {
     let mut error = RpcError::invalid_request(format!(
         "Forbidden: {reason}; allow it with McpServer::allow_host"
@@ -236,6 +248,14 @@ mod tests {
         }
         assert_eq!(check(&[("Host", "localhost@evil.example")]), Err(403));
         assert_eq!(check(&[("Host", "[::1]")]), Ok(()));
+    }
+
+    #[test]
+    fn same_secret_is_equality() {
+        assert!(same_secret("Bearer abc", "Bearer abc"));
+        for other in ["Bearer abd", "Bearer ab", "Bearer abcd", "", "bearer abc"] {
+            assert!(!same_secret(other, "Bearer abc"), "{other}");
+        }
     }
 
     #[test]
