@@ -71,10 +71,9 @@ pub async fn serve(
     if path != MCP_PATH {
         return Response::error("not found: the MCP endpoint is /mcp", 404);
     }
-    let body = request.bytes().await?;
-    if body.len() > BODY_LIMIT {
+    let Some(body) = read_body(&mut request, BODY_LIMIT).await? else {
         return into_response(HttpResponse::too_large(BODY_LIMIT));
-    }
+    };
     let headers = Headers::new(request.headers().entries());
     let http = HttpRequest {
         method: request.method().to_string(),
@@ -84,6 +83,32 @@ pub async fn serve(
     let tasks = Rc::new(ObjectTasks::from_env(env)?);
     let router = Router::with_tasks(shared_server(server, env), tasks);
     into_response(router.handle(http).await)
+}
+
+/// The request's body, or `None` when it is longer than `limit`: refused on its
+/// `Content-Length` before a byte is read, and otherwise read only up to the limit, so that
+/// a huge body never fills the isolate's memory.
+async fn read_body(request: &mut Request, limit: usize) -> worker::Result<Option<Vec<u8>>> {
+    let declared = request.headers().get("content-length")?;
+    if declared
+        .and_then(|length| length.trim().parse::<u64>().ok())
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Ok(None);
+    }
+    let Ok(mut chunks) = request.stream() else {
+        // No body at all.
+        return Ok(Some(Vec::new()));
+    };
+    let mut body = Vec::new();
+    while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// Runs the alarm handler of `task_id`'s object, for an operator holding the admin token.
