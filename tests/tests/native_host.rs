@@ -116,3 +116,52 @@ fn a_second_process_on_the_same_state_directory_refuses_to_start() {
         "working"
     );
 }
+
+/// An optional task called without the Tasks extension is followed inline only up to the
+/// inline deadline: then the client is told the task goes on, under which id, and which
+/// extension to declare; the task finishes durably.
+#[test]
+fn an_inline_run_past_its_deadline_answers_and_the_task_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let deadline = [("DURABLE_MCP_INLINE_DEADLINE", "300ms")];
+    let server = ServerProcess::start("conformance-server", dir.path(), &deadline);
+    let client = McpClient::new(server.url());
+    let arguments = json!({ "seconds": 2, "label": "later" });
+    let started = std::time::Instant::now();
+    let response = client.send(
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": arguments }),
+        false,
+    );
+    let answered_after = started.elapsed();
+    let body = response.json();
+    assert_eq!(body["error"]["code"], -32021, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("io.modelcontextprotocol/tasks"),
+        "{message}"
+    );
+    assert!(message.contains("still running"), "{message}");
+    assert!(
+        answered_after < Duration::from_secs(2),
+        "{answered_after:?}"
+    );
+    let id = body["error"]["data"]["taskId"]
+        .as_str()
+        .expect("the task's id");
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let task = client.result("tasks/get", json!({ "taskId": id }));
+        if task["status"] == "completed" {
+            assert_eq!(task["result"]["content"][0]["text"], "computed later");
+            break;
+        }
+        assert_eq!(task["status"], "working", "{task}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never completed: {task}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

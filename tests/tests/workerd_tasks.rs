@@ -309,3 +309,30 @@ fn a_body_over_the_limit_is_refused_with_or_without_its_length() {
         assert_eq!(&status_line, b"HTTP/1.1 413", "{framing}");
     }
 }
+
+/// An optional task called without the Tasks extension is followed inline only up to the
+/// deadline the Worker's variable sets; then the client learns the task's id and the
+/// extension to declare, and the task finishes durably in its object.
+#[test]
+fn an_inline_run_past_its_deadline_answers_and_the_task_goes_on() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (_worker, client) = start(state.path(), &[("DURABLE_MCP_INLINE_DEADLINE", "300ms")]);
+    let arguments = json!({ "seconds": 2, "label": "later" });
+    let response = client.send(
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": arguments }),
+        false,
+    );
+    let body = response.json();
+    assert_eq!(body["error"]["code"], -32021, "{body}");
+    let id = body["error"]["data"]["taskId"]
+        .as_str()
+        .expect("the task's id")
+        .to_owned();
+    let done = wait_until(&client, &id, completed);
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"],
+        "computed later"
+    );
+}

@@ -12,8 +12,8 @@ use super::listing;
 use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::rpc::{
-    CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskPage,
-    TaskService, decode_cursor, same_secret,
+    CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
+    RpcError, TaskPage, TaskService, decode_cursor, same_secret,
 };
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
@@ -158,10 +158,19 @@ fn shared_server(server: impl FnOnce() -> McpServer, env: &Env) -> Rc<McpServer>
 
 /// Adds the hosts named in the Worker variable [`ALLOWED_HOSTS_VAR`] (separated by commas or
 /// spaces; `*` allows any) to the server's Host and Origin policy, and the origins named in
-/// [`CORS_ORIGINS_VAR`] to those web pages may call from.
+/// [`CORS_ORIGINS_VAR`] to those web pages may call from, and the inline deadline of
+/// [`INLINE_DEADLINE_VAR`].
 fn allow_hosts_from(env: &Env, mut server: McpServer) -> McpServer {
     if let Ok(origins) = env.var(CORS_ORIGINS_VAR) {
         server = server.allow_origins(&origins.to_string());
+    }
+    if let Ok(deadline) = env.var(INLINE_DEADLINE_VAR) {
+        match crate::core::parse_duration(&deadline.to_string()) {
+            Ok(deadline) => server = server.inline_deadline(deadline),
+            Err(error) => worker::console_error!(
+                "{INLINE_DEADLINE_VAR}: {error}; keeping the default inline deadline"
+            ),
+        }
     }
     let Ok(hosts) = env.var(ALLOWED_HOSTS_VAR) else {
         return server;

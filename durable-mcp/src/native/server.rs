@@ -26,7 +26,9 @@ use super::scheduler::WakeScheduler;
 use super::sqlite::SqliteStore;
 use crate::Engine;
 use crate::rpc::sse::EventStream;
-use crate::rpc::{CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, McpServer, Router};
+use crate::rpc::{
+    CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
+};
 use crate::runtime::Host;
 
 /// The port examples listen on unless `PORT` says otherwise.
@@ -151,11 +153,18 @@ impl NativeHost {
     }
 
     /// Reads `PORT` (a port number; `0` picks a free one), `DURABLE_MCP_DATA` (the state
-    /// directory) and `DURABLE_MCP_CORS_ORIGINS` (origins whose web pages may call the
-    /// endpoint, see [`McpServer::allow_origins`]) from the environment, where set.
+    /// directory), `DURABLE_MCP_CORS_ORIGINS` (origins whose web pages may call the endpoint,
+    /// see [`McpServer::allow_origins`]) and `DURABLE_MCP_INLINE_DEADLINE` (see
+    /// [`McpServer::inline_deadline`]) from the environment, where set.
     pub fn from_env(mut self) -> Result<Self, HostError> {
         if let Ok(origins) = std::env::var(CORS_ORIGINS_VAR) {
             self.server = self.server.allow_origins(&origins);
+        }
+        if let Ok(deadline) = std::env::var(INLINE_DEADLINE_VAR) {
+            let deadline = crate::core::parse_duration(&deadline).map_err(|error| {
+                HostError::Config(format!("{INLINE_DEADLINE_VAR}={deadline:?}: {error}"))
+            })?;
+            self.server = self.server.inline_deadline(deadline);
         }
         if let Ok(port) = std::env::var("PORT") {
             let port = port.trim().parse().map_err(|_| {

@@ -286,6 +286,7 @@ impl Call<'_> {
             progress_token: progress_token(self.params),
             on_input: OnInput::Refuse(Refusal::MissingTasksExtension),
             outcome: FollowOutcome::Modern,
+            deadline: Some(self.server.inline_deadline),
         };
         if follow.progress_token.is_some() {
             Ok(Reply::Stream(follow.into_stream(*snapshot)))

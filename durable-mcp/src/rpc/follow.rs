@@ -81,6 +81,9 @@ pub(crate) struct Follow {
     pub(crate) progress_token: Option<Value>,
     pub(crate) on_input: OnInput,
     pub(crate) outcome: Outcome,
+    /// How long to follow before answering that the task is still running (inline runs);
+    /// `None` follows to the end (`tasks/result`, which the client asked to block).
+    pub(crate) deadline: Option<Duration>,
 }
 
 struct Follower {
@@ -92,6 +95,8 @@ struct Follower {
     asked: BTreeSet<String>,
     pause: Duration,
     silent_for: Duration,
+    /// The time spent pausing between reads so far, measured against the deadline.
+    waited: Duration,
     finished: bool,
 }
 
@@ -106,6 +111,7 @@ impl Follow {
             asked: BTreeSet::new(),
             pause: FIRST_PAUSE,
             silent_for: Duration::ZERO,
+            waited: Duration::ZERO,
             finished: false,
         };
         // A first report at once: the client learns the task started, and under which id.
@@ -153,8 +159,17 @@ impl Follower {
                 self.silent_for = Duration::ZERO;
                 return Some(Emit::KeepAlive);
             }
+            if self
+                .follow
+                .deadline
+                .is_some_and(|deadline| self.waited >= deadline)
+            {
+                self.queued.push_back(Emit::Done(self.still_running()));
+                continue;
+            }
             self.follow.tasks.pause(self.pause).await;
             self.silent_for += self.pause;
+            self.waited += self.pause;
             self.pause = (self.pause * 2).min(LONGEST_PAUSE);
             let read = self
                 .follow
@@ -259,6 +274,34 @@ impl Follower {
         };
         self.queued.clear();
         self.queued.push_back(Emit::Done(outcome));
+    }
+
+    /// The answer of an inline run past its deadline: the task goes on, and the client is
+    /// told how to follow it.
+    fn still_running(&self) -> Result<Value, RpcError> {
+        let task_id = &self.follow.task_id;
+        let after = crate::core::format_duration(self.waited);
+        match self.follow.outcome {
+            Outcome::Legacy => Ok(json!({
+                "content": [{
+                    "type": "text",
+                    "text": format!(
+                        "the task {task_id} is still running after {after}, and goes on; \
+                         call the tool as a task (the `task` parameter of MCP tasks) to \
+                         follow long runs, or ask later with tasks/get"
+                    ),
+                }],
+                "isError": true,
+            })),
+            Outcome::Modern | Outcome::TaskResult => {
+                let mut error = RpcError::tasks_required(&format!(
+                    "the task {task_id} is still running after {after} (it goes on); \
+                     waiting for it longer"
+                ));
+                error.error.data.get_or_insert_with(|| json!({}))["taskId"] = json!(task_id);
+                Err(error)
+            }
+        }
     }
 
     fn outcome_of(&self, snapshot: TaskSnapshot) -> Result<Value, RpcError> {

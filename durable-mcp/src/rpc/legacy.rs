@@ -244,6 +244,7 @@ impl LegacyCall<'_> {
                     OnInput::Refuse(Refusal::ToolError)
                 },
                 outcome: Outcome::Legacy,
+                deadline: Some(self.server.inline_deadline),
             },
         };
         if task.prepare.is_some() {
@@ -356,6 +357,7 @@ impl LegacyCall<'_> {
             progress_token: None,
             on_input: OnInput::Ask,
             outcome: Outcome::TaskResult,
+            deadline: None,
         };
         if snapshot.status.is_terminal() {
             return follow.outcome(snapshot).await.map(Reply::Value);

@@ -36,5 +36,8 @@ pub use notify::{LogLevel, Notifier};
 pub use prompts::CompletionCall;
 pub use request::{Outcome, PromptCall, PromptOutcome, Request, ToolCall, ToolOutcome};
 pub use router::Router;
-pub use server::{IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool};
+pub use server::{
+    DEFAULT_INLINE_DEADLINE, INLINE_DEADLINE_VAR, IntoTaskTool, McpServer, OriginPolicy,
+    Preparation, TaskTool,
+};
 pub use service::{TaskPage, TaskService};

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -198,6 +199,14 @@ impl Default for OriginPolicy {
     }
 }
 
+/// How long an optional task tool's call waits inline unless
+/// [`McpServer::inline_deadline`] says otherwise: 5 minutes.
+pub const DEFAULT_INLINE_DEADLINE: Duration = Duration::from_secs(300);
+
+/// The setting of the inline deadline on both hosts (an environment variable natively, a
+/// variable of the Worker): a duration such as `90s` or `10m`.
+pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
+
 /// An MCP server: what it is called, what it serves, and its hooks. Hosts turn it into a
 /// [`Router`](super::Router) with an engine.
 ///
@@ -235,6 +244,7 @@ pub struct McpServer {
     pub(crate) on_error: Option<ErrorHook>,
     pub(crate) origins: OriginPolicy,
     pub(crate) cors: CorsPolicy,
+    pub(crate) inline_deadline: Duration,
 }
 
 impl fmt::Debug for McpServer {
@@ -268,6 +278,7 @@ impl McpServer {
             on_error: None,
             origins: OriginPolicy::default(),
             cors: CorsPolicy::default(),
+            inline_deadline: DEFAULT_INLINE_DEADLINE,
         }
     }
 
@@ -440,6 +451,16 @@ impl McpServer {
         list.split([',', ' '])
             .filter(|origin| !origin.is_empty())
             .fold(self, Self::allow_origin)
+    }
+
+    /// How long a call to an optional task tool waits inline, for a client that cannot poll
+    /// (no Tasks extension), before it answers that the task is still running (default
+    /// [`DEFAULT_INLINE_DEADLINE`], 5 minutes). The task goes on durably either way; the
+    /// answer names it and the extension a client must declare to follow it.
+    #[must_use]
+    pub fn inline_deadline(mut self, deadline: Duration) -> Self {
+        self.inline_deadline = deadline;
+        self
     }
 
     /// Accepts any `Host` and `Origin`: only behind a proxy that validates them.
