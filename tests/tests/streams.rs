@@ -333,3 +333,40 @@ fn on_the_2025_lane_a_prepare_hook_asks_the_client_and_then_the_task_is_created(
     let listed = legacy(&router, &silent, json!(4), "tasks/list", json!({}));
     assert_eq!(listed.json_body()["result"]["tasks"], json!([]));
 }
+
+/// A 2025 client calling a task tool without `params.task` is followed inline only up to the
+/// server's inline deadline (zero here, so the first look decides): it gets a tool error
+/// naming the task and saying how to follow it, and the task goes on.
+#[test]
+fn on_the_2025_lane_an_inline_run_past_its_deadline_is_a_tool_error_and_the_task_goes_on() {
+    let sleeper = task("sleeper", |cx, _| {
+        Box::pin(async move {
+            cx.sleep("nap", "1h").await?;
+            Ok(common::reply("rested"))
+        })
+    });
+    let server = McpServer::new("deadline-test", "0.0.0")
+        .task(TaskTool::new(sleeper, json!({ "type": "object" })))
+        .inline_deadline(std::time::Duration::ZERO);
+    let harness = Harness::new(server.task_registry());
+    let router = Router::new(server, harness.shared_engine());
+    let session = session(&router, json!({}));
+
+    let response = legacy(
+        &router,
+        &session,
+        json!(1),
+        "tools/call",
+        json!({ "name": "sleeper" }),
+    );
+    let (messages, ended) = drain(&mut response.events.expect("a stream"));
+    assert!(ended);
+    let result = &messages.last().expect("an answer")["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("is still running"), "{text}");
+
+    let id = text.split_whitespace().nth(2).expect("the task's id");
+    let task = modern(&router, "tasks/get", json!({ "taskId": id }), json!({}));
+    assert_eq!(task.json_body()["result"]["status"], "working", "{text}");
+}
