@@ -752,7 +752,8 @@ async function restartHost(v) {
   } finally {
     setTimeout(() => ($("restart").disabled = false), 3000);
   }
-  pollNow(v);
+  // Give the host a moment to go, so the next poll sees it away rather than just before.
+  schedulePoll(v, 300);
 }
 
 /* ----------------------------------------------------------- task view */
