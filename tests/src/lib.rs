@@ -18,4 +18,7 @@ mod docs {
 
     #[doc = include_str!("../../docs/macros.md")]
     struct Macros;
+
+    #[doc = include_str!("../../docs/testing.md")]
+    struct Testing;
 }

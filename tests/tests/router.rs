@@ -472,3 +472,65 @@ fn completion_values_are_cut_to_one_hundred_with_has_more() {
     assert_eq!(completion["hasMore"], true);
     assert_eq!(completion["total"], 250);
 }
+
+/// A request `send` would make, from a web page at `origin`.
+fn from_page(method: &str, origin: &str, call: &str) -> HttpRequest {
+    let client = McpClient::new("http://127.0.0.1:1/mcp");
+    let (body, mut headers) = client.build(call, json!({}), true);
+    headers.push(("Origin".to_owned(), origin.to_owned()));
+    HttpRequest {
+        method: method.to_owned(),
+        headers: Headers::new(headers),
+        body: body.to_string().into_bytes(),
+    }
+}
+
+fn header<'r>(response: &'r HttpResponse, name: &str) -> Option<&'r str> {
+    let mut values = response.headers.iter().filter(|(key, _)| *key == name);
+    let (_, value) = values.next()?;
+    assert!(values.next().is_none(), "{name} given twice");
+    Some(value)
+}
+
+#[test]
+fn a_page_from_an_allowed_origin_passes_the_preflight_and_reads_the_answer() {
+    let page = "http://pages.example:8080";
+    let router =
+        router_of(server().allow_origins("http://other.example, http://pages.example:8080/"));
+
+    let preflight = block_on_ready(router.handle(from_page("OPTIONS", page, "server/discover")));
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        header(&preflight, "access-control-allow-origin"),
+        Some(page)
+    );
+    let allowed = header(&preflight, "access-control-allow-headers").unwrap();
+    for name in [
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "content-type",
+    ] {
+        assert!(allowed.contains(name), "{name} not in {allowed}");
+    }
+
+    let answer = block_on_ready(router.handle(from_page("POST", page, "server/discover")));
+    assert_eq!(answer.status, 200, "{}", answer.json_body());
+    assert_eq!(header(&answer, "access-control-allow-origin"), Some(page));
+    let info = &answer.json_body()["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(info["name"], "router-test", "{}", answer.json_body());
+}
+
+#[test]
+fn other_origins_get_no_preflight_and_stay_forbidden() {
+    let router = router_of(server().allow_origin("http://pages.example:8080"));
+    for origin in ["http://pages.example:8081", "http://evil.example", "null"] {
+        let preflight =
+            block_on_ready(router.handle(from_page("OPTIONS", origin, "server/discover")));
+        assert_eq!(preflight.status, 405, "{origin}");
+        assert_eq!(header(&preflight, "access-control-allow-origin"), None);
+        let answer = block_on_ready(router.handle(from_page("POST", origin, "server/discover")));
+        assert_eq!(answer.status, 403, "{origin}");
+        assert_eq!(header(&answer, "access-control-allow-origin"), None);
+    }
+}

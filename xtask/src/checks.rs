@@ -42,6 +42,8 @@ pub fn run() -> Result<()> {
         "conformance-server",
         "--package",
         "bench-worker",
+        "--package",
+        "story-demo",
         "--target",
         WASM_TARGET,
         "--features",

@@ -12,8 +12,8 @@ use super::listing;
 use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::rpc::{
-    Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskPage, TaskService,
-    decode_cursor,
+    CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskPage,
+    TaskService, decode_cursor,
 };
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
@@ -128,8 +128,12 @@ fn shared_server(server: impl FnOnce() -> McpServer, env: &Env) -> Rc<McpServer>
 }
 
 /// Adds the hosts named in the Worker variable [`ALLOWED_HOSTS_VAR`] (separated by commas or
-/// spaces; `*` allows any) to the server's Host and Origin policy.
+/// spaces; `*` allows any) to the server's Host and Origin policy, and the origins named in
+/// [`CORS_ORIGINS_VAR`] to those web pages may call from.
 fn allow_hosts_from(env: &Env, mut server: McpServer) -> McpServer {
+    if let Ok(origins) = env.var(CORS_ORIGINS_VAR) {
+        server = server.allow_origins(&origins.to_string());
+    }
     let Ok(hosts) = env.var(ALLOWED_HOSTS_VAR) else {
         return server;
     };

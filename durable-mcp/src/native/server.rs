@@ -25,7 +25,7 @@ use super::scheduler::WakeScheduler;
 use super::sqlite::SqliteStore;
 use crate::Engine;
 use crate::rpc::sse::EventStream;
-use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router};
+use crate::rpc::{CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, McpServer, Router};
 use crate::runtime::Host;
 
 /// The port examples listen on unless `PORT` says otherwise.
@@ -110,12 +110,28 @@ impl std::fmt::Debug for HostError {
 ///     NativeHost::new(server()).from_env()?.run()
 /// }
 /// ```
-#[derive(Debug)]
 pub struct NativeHost {
     server: McpServer,
     address: SocketAddr,
     data_dir: PathBuf,
     body_limit: usize,
+    pages: Option<Pages>,
+}
+
+/// Answers requests outside the MCP endpoint: see [`NativeHost::pages`].
+type PageFn = dyn Fn(&str, &str) -> Option<HttpResponse>;
+type Pages = Rc<PageFn>;
+
+impl std::fmt::Debug for NativeHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeHost")
+            .field("server", &self.server)
+            .field("address", &self.address)
+            .field("data_dir", &self.data_dir)
+            .field("body_limit", &self.body_limit)
+            .field("pages", &self.pages.is_some())
+            .finish()
+    }
 }
 
 impl NativeHost {
@@ -126,12 +142,17 @@ impl NativeHost {
             address: SocketAddr::from((Ipv4Addr::LOCALHOST, DEFAULT_PORT)),
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
             body_limit: DEFAULT_BODY_LIMIT,
+            pages: None,
         }
     }
 
-    /// Reads `PORT` (a port number; `0` picks a free one) and `DURABLE_MCP_DATA` (the state
-    /// directory) from the environment, where set.
+    /// Reads `PORT` (a port number; `0` picks a free one), `DURABLE_MCP_DATA` (the state
+    /// directory) and `DURABLE_MCP_CORS_ORIGINS` (origins whose web pages may call the
+    /// endpoint, see [`McpServer::allow_origins`]) from the environment, where set.
     pub fn from_env(mut self) -> Result<Self, HostError> {
+        if let Ok(origins) = std::env::var(CORS_ORIGINS_VAR) {
+            self.server = self.server.allow_origins(&origins);
+        }
         if let Ok(port) = std::env::var("PORT") {
             let port = port.trim().parse().map_err(|_| {
                 HostError::Config(format!("PORT={port:?} is not a port number (0-65535)"))
@@ -162,6 +183,15 @@ impl NativeHost {
     #[must_use]
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// Serves requests to paths other than `/mcp` with `pages`, which gets the method and
+    /// the path (without the query) and answers, or `None` for 404: a web page, its assets,
+    /// a health check. Without it every other path is 404.
+    #[must_use]
+    pub fn pages(mut self, pages: impl Fn(&str, &str) -> Option<HttpResponse> + 'static) -> Self {
+        self.pages = Some(Rc::new(pages));
         self
     }
 
@@ -220,6 +250,7 @@ impl NativeHost {
             engine,
             scheduler,
             body_limit: self.body_limit,
+            pages: self.pages,
             _lock: lock,
         })
     }
@@ -264,7 +295,6 @@ fn lock_data_dir(dir: &Path) -> Result<File, HostError> {
 }
 
 /// A host bound to its socket, ready to serve.
-#[derive(Debug)]
 pub struct Listening {
     address: SocketAddr,
     listener: TcpListener,
@@ -272,8 +302,19 @@ pub struct Listening {
     engine: Rc<Engine>,
     scheduler: Rc<WakeScheduler>,
     body_limit: usize,
+    pages: Option<Pages>,
     /// The state directory's lock, released when the host is dropped.
     _lock: File,
+}
+
+impl std::fmt::Debug for Listening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listening")
+            .field("address", &self.address)
+            .field("body_limit", &self.body_limit)
+            .field("pages", &self.pages.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Listening {
@@ -309,11 +350,13 @@ impl Listening {
             };
             let _ = stream.set_nodelay(true);
             let (router, limit) = (Rc::clone(&self.router), self.body_limit);
+            let pages = self.pages.clone();
             tokio::task::spawn_local(async move {
                 let service = service_fn(move |request| {
-                    let router = Rc::clone(&router);
+                    let (router, pages) = (Rc::clone(&router), pages.clone());
                     async move {
-                        Ok::<_, std::convert::Infallible>(answer(&router, request, limit).await)
+                        let response = answer(&router, pages.as_deref(), request, limit).await;
+                        Ok::<_, std::convert::Infallible>(response)
                     }
                 });
                 // A client that goes away mid-request is not an error worth reporting.
@@ -330,11 +373,14 @@ impl Listening {
 
 async fn answer(
     router: &Router,
+    pages: Option<&PageFn>,
     request: hyper::Request<Incoming>,
     limit: usize,
 ) -> hyper::Response<ResponseBody> {
-    if request.uri().path() != "/mcp" {
-        return reply(HttpResponse::empty(404));
+    let path = request.uri().path();
+    if path != "/mcp" {
+        let page = pages.and_then(|pages| pages(request.method().as_str(), path));
+        return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
     }
     let method = request.method().as_str().to_owned();
     let headers = Headers::new(

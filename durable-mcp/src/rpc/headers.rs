@@ -86,8 +86,14 @@ pub fn check_param_headers(
 }
 
 /// Refuses (HTTP 403) a request whose `Host` or `Origin` names a host the policy does not
-/// allow, so that a web page cannot reach a local server through DNS rebinding.
-pub fn check_origin(headers: &Headers, policy: &OriginPolicy) -> Result<(), RpcError> {
+/// allow, so that a web page cannot reach a local server through DNS rebinding. An `Origin`
+/// the server lets pages call from (`cross_origin`, see [`CorsPolicy`](super::CorsPolicy)) is
+/// not checked again.
+pub fn check_origin(
+    headers: &Headers,
+    policy: &OriginPolicy,
+    cross_origin: bool,
+) -> Result<(), RpcError> {
     if policy.any {
         return Ok(());
     }
@@ -104,7 +110,7 @@ pub fn check_origin(headers: &Headers, policy: &OriginPolicy) -> Result<(), RpcE
             "the Host header {host:?} is not an allowed host"
         )));
     }
-    if let Some(origin) = headers.get("origin") {
+    if let Some(origin) = headers.get("origin").filter(|_| !cross_origin) {
         let authority = origin
             .split_once("://")
             .map(|(_, rest)| rest.split('/').next().unwrap_or_default());
@@ -155,7 +161,7 @@ mod tests {
     fn loopback_hosts_pass_and_others_are_refused() {
         let policy = OriginPolicy::default();
         let check = |pairs: &[(&str, &str)]| {
-            check_origin(&Headers::new(pairs.iter().copied()), &policy).map_err(|e| e.status)
+            check_origin(&Headers::new(pairs.iter().copied()), &policy, false).map_err(|e| e.status)
         };
         assert_eq!(check(&[("Host", "127.0.0.1:8787")]), Ok(()));
         assert_eq!(

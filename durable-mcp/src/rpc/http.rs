@@ -88,6 +88,16 @@ impl HttpResponse {
         }
     }
 
+    /// A whole body of `content_type` with `status`: a page, a script, a picture.
+    pub fn content(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+        HttpResponse {
+            status,
+            headers: vec![("content-type", content_type.to_owned())],
+            body: body.into(),
+            events: None,
+        }
+    }
+
     /// A response with no body.
     pub fn empty(status: u16) -> Self {
         HttpResponse {

@@ -6,6 +6,7 @@
 //! [`Router::handle`], and writes the [`HttpResponse`] back. The router never names an HTTP
 //! library or an executor. See `docs/how-it-works.md` for the decision ladder.
 
+mod cors;
 mod cursor;
 mod dispatch;
 mod error;
@@ -24,6 +25,7 @@ mod service;
 mod session;
 pub mod sse;
 
+pub use cors::{CORS_ORIGINS_VAR, CorsPolicy};
 pub use cursor::{decode_cursor, encode_cursor};
 pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use futures_util::StreamExt;
 use futures_util::stream::{self, LocalBoxStream};
 
+use super::cors::CorsPolicy;
 use super::dispatch::{Call, Method, Reply, requested_log_level};
 use super::error::RpcError;
 use super::follow::{Emit, answer_id};
@@ -67,12 +68,28 @@ impl Router {
 
     /// Answers one HTTP request to the endpoint.
     pub async fn handle(&self, request: HttpRequest) -> HttpResponse {
+        let cors = &self.server.cors;
+        if request.method == "OPTIONS"
+            && let Some(preflight) = cors.preflight(&request.headers)
+        {
+            return preflight;
+        }
+        let origin = cors.allowed_origin(&request.headers);
+        let cross_origin = origin.is_some();
+        let mut response = self.answer(request, cross_origin).await;
+        CorsPolicy::expose(origin, &mut response);
+        response
+    }
+
+    /// The answer to `request`; `cross_origin` when its `Origin` is one the server lets web
+    /// pages call from.
+    async fn answer(&self, request: HttpRequest, cross_origin: bool) -> HttpResponse {
         if request.method != "POST" {
             let mut response = HttpResponse::empty(405);
             response.headers.push(("allow", "POST".to_owned()));
             return response;
         }
-        if let Err(error) = check_origin(&request.headers, &self.server.origins) {
+        if let Err(error) = check_origin(&request.headers, &self.server.origins, cross_origin) {
             return respond(None, Err(error));
         }
         let message = match parse_message(&request.body) {

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::cors::CorsPolicy;
 use super::http::Headers;
 use super::prompts::{CompletionCall, CompletionHandler, PromptEntry};
 use super::request::{Handler, PromptCall, PromptOutcome, ToolCall, ToolOutcome, boxed};
@@ -233,6 +234,7 @@ pub struct McpServer {
     pub(crate) authenticate: Option<Authenticator>,
     pub(crate) on_error: Option<ErrorHook>,
     pub(crate) origins: OriginPolicy,
+    pub(crate) cors: CorsPolicy,
 }
 
 impl fmt::Debug for McpServer {
@@ -265,6 +267,7 @@ impl McpServer {
             authenticate: None,
             on_error: None,
             origins: OriginPolicy::default(),
+            cors: CorsPolicy::default(),
         }
     }
 
@@ -419,6 +422,24 @@ impl McpServer {
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
         self.origins.hosts.push(host.into());
         self
+    }
+
+    /// Lets web pages served from `origin` (`scheme://host[:port]`, e.g.
+    /// `http://localhost:5173`) call the endpoint: preflights from it are answered, answers
+    /// to it carry `Access-Control-Allow-Origin`, and the Origin check accepts it.
+    #[must_use]
+    pub fn allow_origin(mut self, origin: &str) -> Self {
+        self.cors.allow(origin);
+        self
+    }
+
+    /// [`allow_origin`](Self::allow_origin) for each origin in `list`, separated by commas or
+    /// spaces (the form of the `DURABLE_MCP_CORS_ORIGINS` setting of both hosts).
+    #[must_use]
+    pub fn allow_origins(self, list: &str) -> Self {
+        list.split([',', ' '])
+            .filter(|origin| !origin.is_empty())
+            .fold(self, Self::allow_origin)
     }
 
     /// Accepts any `Host` and `Origin`: only behind a proxy that validates them.
