@@ -40,7 +40,10 @@ class ServerError extends Error {
 
 let nextRequestId = 1;
 
-/** The routing headers a 2026-07-28 request carries, derived from its body. */
+/**
+ * The routing headers a 2026-07-28 request carries, derived from its body: `Mcp-Name` is
+ * the tool on tools/call, the URI on resources/read, the task id on tasks/*.
+ */
 function routingHeaders(method, params) {
   const headers = {
     "Content-Type": "application/json",
@@ -50,6 +53,8 @@ function routingHeaders(method, params) {
   };
   if (method === "tools/call" && typeof params.name === "string") {
     headers["Mcp-Name"] = params.name;
+  } else if (method === "resources/read" && typeof params.uri === "string") {
+    headers["Mcp-Name"] = params.uri;
   } else if (method.startsWith("tasks/") && typeof params.taskId === "string") {
     headers["Mcp-Name"] = params.taskId;
   }
@@ -233,9 +238,9 @@ function storyCard(manifest) {
     const nameText = name.value.trim();
     if (nameText) args.name = nameText.slice(0, 80);
     if (seedText) {
-      if (!/^-?\d+$/.test(seedText)) {
+      if (!/^\d{1,15}$/.test(seedText)) {
         note.hidden = false;
-        note.textContent = "The seed is a whole number (or empty for a random one).";
+        note.textContent = "The seed is a whole number ≥ 0 (or empty for a random one).";
         return;
       }
       args.seed = Number(seedText);
@@ -580,9 +585,11 @@ function renderJournal(v) {
   let previous = null;
   for (const seq of seqs) {
     const entry = v.journal.get(seq);
-    const missed = previous === null ? 0 : seq - previous - 1;
+    // seq counts from 1 over the whole walk, so a first entry above 1 follows unseen ones.
+    const missed = seq - (previous ?? 0) - 1;
     if (missed > 0) {
-      items.push(el("li", { class: "gap" }, `… ${missed} event${missed === 1 ? "" : "s"} not seen …`));
+      const earlier = previous === null ? " earlier" : "";
+      items.push(el("li", { class: "gap" }, `… ${missed}${earlier} event${missed === 1 ? "" : "s"} not seen …`));
     }
     const kind = String(entry.kind ?? "beat");
     items.push(
