@@ -285,7 +285,7 @@ function newView(taskId) {
     inFlight: false,
     again: false,
     failures: 0,
-    restartRequested: false,
+    restartRequestedAt: null,
     lastAppliedAt: -Infinity,
     // folded state
     status: null,
@@ -342,10 +342,10 @@ async function poll(v) {
     const task = await rpc("tasks/get", { taskId: v.taskId });
     if (!isCurrent(v)) return;
     v.failures = 0;
-    v.restartRequested = false;
     fold(v, task);
     render(v);
     next = TERMINAL.has(v.status) ? null : clampInterval(v.pollIntervalMs);
+    if (v.restartRequestedAt !== null) next = settleRestart(v, next);
   } catch (error) {
     if (!isCurrent(v)) return;
     if (error instanceof ServerError && error.code !== undefined) {
@@ -360,7 +360,7 @@ async function poll(v) {
       const secs = Math.round(next / 1000);
       setStatus(
         "away",
-        v.restartRequested
+        v.restartRequestedAt !== null
           ? "host restarting…"
           : `host unreachable — retrying${secs >= 1 ? ` in ${secs}s` : ""}…`,
       );
@@ -747,20 +747,43 @@ async function abandon(v) {
   pollNow(v);
 }
 
+/** How long after a restart request the page polls fast and says the host is restarting. */
+const RESTART_SETTLE_MS = 1500;
+const RESTART_POLL_MS = 250;
+
+/**
+ * Asks the native host to restart (it answers 202, then exits; its supervisor starts it
+ * again on the same port and state). Polls keep going through the gap, however long.
+ */
 async function restartHost(v) {
   $("restart").disabled = true;
-  v.restartRequested = true;
+  note("controls-note", "");
+  v.restartRequestedAt = Date.now();
+  setStatus("away", "host restarting…");
   try {
     await demoEndpoint("/demo/restart", "POST");
-    setStatus("away", "host restarting…");
-  } catch (error) {
+  } catch {
     // The host may already be gone mid-answer: keep polling either way.
-    setStatus("away", "host restarting…");
   } finally {
     setTimeout(() => ($("restart").disabled = false), 3000);
   }
-  // Give the host a moment to go, so the next poll sees it away rather than just before.
-  schedulePoll(v, 300);
+  schedulePoll(v, RESTART_POLL_MS);
+}
+
+/**
+ * After a successful poll while a restart is pending: within the settle time, keep saying
+ * "host restarting…" and poll fast (the gap may be shorter than a poll interval); after it,
+ * say the story carried on. Returns the delay of the next poll.
+ */
+function settleRestart(v, next) {
+  if (Date.now() - v.restartRequestedAt < RESTART_SETTLE_MS) {
+    setStatus("away", "host restarting…");
+    return next === null ? null : RESTART_POLL_MS;
+  }
+  v.restartRequestedAt = null;
+  note("controls-note", "The host restarted; the story carried on.");
+  setTimeout(() => isCurrent(v) && note("controls-note", ""), 6000);
+  return next;
 }
 
 /* ----------------------------------------------------------- task view */
