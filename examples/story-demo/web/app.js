@@ -185,6 +185,9 @@ async function loadHostInfo() {
 
 const MANIFEST_URI = /^story:\/\/([^/]+)\/manifest$/;
 
+/** The route generation the home view was shown in (a load from an older one stops). */
+let homeGeneration = 0;
+
 async function showHome() {
   showView("home-view");
   document.title = "Story demo · durable-mcp";
@@ -213,7 +216,6 @@ async function showHome() {
     }
   }
 }
-let homeGeneration = 0;
 
 /** One story's card: title, blurb, default scene, name and seed fields, Start. */
 function storyCard(manifest) {
