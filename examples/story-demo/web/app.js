@@ -504,15 +504,32 @@ function render(v) {
   }
   if (v.status) setStatus(v.status, STATUS_WORDS[v.status] ?? v.status);
   renderStage(v);
-  $("beat").textContent = v.statusMessage || (v.status ? "" : "…");
+  $("beat").textContent = beatText(v);
   renderPhases(v);
   renderProgress(v);
   renderJournal(v);
   renderFork(v);
   renderActions(v);
   renderEnding(v);
-  const over = TERMINAL.has(v.status);
-  $("abandon").hidden = over;
+  $("abandon").hidden = TERMINAL.has(v.status);
+  renderControls();
+}
+
+/**
+ * The line under the picture: the status message while the story runs; once it is over,
+ * the last beat of the journal (the ending's prose has a panel of its own).
+ */
+function beatText(v) {
+  if (!TERMINAL.has(v.status)) return v.statusMessage || (v.status ? "" : "…");
+  const seqs = [...v.journal.keys()].sort((a, b) => b - a);
+  const last = seqs.map((seq) => v.journal.get(seq)).find((entry) => entry.kind === "beat");
+  return last?.text ?? v.statusMessage ?? "";
+}
+
+/** The controls panel shows only when one of its buttons or its note does. */
+function renderControls() {
+  const shown = ["abandon", "restart", "controls-note"].some((id) => !$(id).hidden);
+  $("controls").hidden = !shown;
 }
 
 /** The scene (cross-fading on change) and the sprite (fading in on its beat, out after). */
@@ -821,8 +838,11 @@ function showTask(taskId) {
   $("abandon").onclick = () => abandon(v);
   $("restart").onclick = () => restartHost(v);
   $("restart").hidden = true;
+  note("controls-note", "");
   loadHostInfo().then((info) => {
-    if (isCurrent(v)) $("restart").hidden = !info?.restart;
+    if (!isCurrent(v)) return;
+    $("restart").hidden = !info?.restart;
+    renderControls();
   });
   setStatus("loading", "loading task…");
   poll(v);
@@ -887,6 +907,7 @@ function note(id, text) {
   const node = $(id);
   node.hidden = !text;
   node.textContent = text;
+  if (id === "controls-note") renderControls();
 }
 
 function wireStatic() {
