@@ -582,9 +582,13 @@ fn status_is_not_republished_on_replay(setup: Setup) {
     let snapshot = env.get(&id);
     assert_eq!(snapshot.status_message.as_deref(), Some("waiting"));
     assert_eq!(snapshot.status_meta, Some(json!({ "phase": 2 })));
-    assert_eq!(env.store.publishes(), 2);
+    assert_eq!(env.counts.publishes(), 2);
     env.advance("1m");
-    assert_eq!(env.store.publishes(), 3, "only the new status is published");
+    assert_eq!(
+        env.counts.publishes(),
+        3,
+        "only the new status is published"
+    );
     let snapshot = env.get(&id);
     assert_eq!(snapshot.status_message.as_deref(), Some("sending"));
     assert_eq!(
@@ -801,7 +805,7 @@ fn bad_updates_are_refused_and_change_nothing(setup: Setup) {
         })
     }));
     let id = env.start();
-    let before = (env.journal(&id), env.store.writes());
+    let before = (env.journal(&id), env.counts.writes());
     for bad in [
         json!([1]),
         json!("a"),
@@ -816,7 +820,7 @@ fn bad_updates_are_refused_and_change_nothing(setup: Setup) {
     }
     let oversized = json!({ "a": { "blob": "x".repeat(1024 * 1024) } });
     assert!(env.engine().update(&id, &oversized, None).is_err());
-    assert_eq!((env.journal(&id), env.store.writes()), before);
+    assert_eq!((env.journal(&id), env.counts.writes()), before);
 }
 
 fn non_determinism_is_a_named_failure(setup: Setup) {
@@ -953,12 +957,12 @@ fn a_repeated_tick_runs_nothing_twice(setup: Setup) {
 
 fn unknown_ids_read_nothing_and_write_nothing(setup: Setup) {
     let env = setup(task("t", |_, _| Box::pin(async { Ok(reply("done")) })));
-    let writes = env.store.writes();
+    let writes = env.counts.writes();
     assert!(env.engine().get("nope", None).is_err());
     assert!(env.engine().update("nope", &json!({}), None).is_err());
     assert!(env.engine().cancel("nope", None).is_err());
     common::block_on_ready(env.engine().tick("nope")).expect("tick");
-    assert_eq!(env.store.writes(), writes);
+    assert_eq!(env.counts.writes(), writes);
 }
 
 fn tasks_bound_to_a_principal_are_hidden_from_others(setup: Setup) {

@@ -241,6 +241,21 @@ fn an_unknown_tool_is_invalid_params() {
     assert_eq!((status, code), (200, -32602));
 }
 
+#[test]
+fn arguments_out_of_range_are_a_tool_error_and_create_no_task() {
+    let target = Target::start();
+    for seconds in [json!(1e300), json!(-1), json!(3001)] {
+        let result = target.client.result(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": seconds } }),
+        );
+        assert_eq!(result["resultType"], "complete", "{seconds}: {result}");
+        assert_eq!(result["isError"], true, "{seconds}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("between 0 and 3000"), "{seconds}: {text}");
+    }
+}
+
 // ---- input: tasks/update and MRTR ----
 
 #[test]
@@ -719,7 +734,12 @@ fn only_post_is_allowed() {
 fn foreign_hosts_and_origins_are_forbidden() {
     let target = Target::start();
     let (body, headers) = target.client.build("tools/list", json!({}), false);
-    for (name, value) in [("Host", "evil.example"), ("Origin", "http://evil.example")] {
+    for (name, value) in [
+        ("Host", "evil.example"),
+        ("Origin", "http://evil.example"),
+        // User information before the host: the host is evil.example, not localhost.
+        ("Origin", "http://localhost:80@evil.example"),
+    ] {
         let mut headers = headers.clone();
         set_header(&mut headers, name, value);
         let response = target.client.send_built(&body, &headers);

@@ -7,12 +7,13 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use common::{Counter, Gate, Log, Setup, no_jitter, reply, step_keys, task, text};
-use durable_mcp::core::{
-    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, Write,
-};
+use durable_mcp::core::Write;
 use durable_mcp::core::{Backoff, StepKind, TaskStatus};
-use durable_mcp::runtime::{Clock, Engine, Host, Store, StoreError};
-use durable_mcp::testing::{Harness, MemoryStore, RecordingScheduler, VirtualClock, VirtualTimer};
+use durable_mcp::runtime::{Clock, Engine, Host, StoreError};
+use durable_mcp::testing::{
+    Harness, MemoryStore, ObservedStore, RecordingScheduler, StoreCall, StoreObserver,
+    VirtualClock, VirtualTimer,
+};
 use durable_mcp::{StepError, TaskDefinition, TaskError, TaskRegistry, step};
 use futures_util::future::{Either, select, try_join_all};
 use serde_json::json;
@@ -373,47 +374,23 @@ fn an_abandoned_activation_expires_with_its_lease() {
     assert_eq!(snapshot.status, TaskStatus::Completed);
 }
 
-/// A memory store that logs its writes and flushes, to see them in order with the closures.
-struct LoggingStore {
-    inner: MemoryStore,
-    log: Log,
-}
+/// Logs a store's step writes and flushes, to see them in order with the closures.
+struct WriteLog(Log);
 
-impl Store for LoggingStore {
-    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
-        self.inner.create(task)
-    }
-    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
-        self.inner.load(task_id, scope)
-    }
-    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
-        self.inner.load_input(task_id, key)
-    }
-    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
-        for write in writes {
-            if let Write::PutStep(row) = write {
-                self.log.push(format!("write {}", row.key));
+impl StoreObserver for WriteLog {
+    fn before(&self, call: StoreCall<'_>) -> Result<(), StoreError> {
+        match call {
+            StoreCall::Apply { writes, .. } => {
+                for write in writes {
+                    if let Write::PutStep(row) = write {
+                        self.0.push(format!("write {}", row.key));
+                    }
+                }
             }
+            StoreCall::Flush => self.0.push("flush"),
+            _ => {}
         }
-        self.inner.apply(task_id, guard, writes)
-    }
-    fn flush(&self) -> Result<(), StoreError> {
-        self.log.push("flush");
         Ok(())
-    }
-    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
-        self.inner.purge(task_id)
-    }
-    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.task_ids()
-    }
-    fn list_tasks(
-        &self,
-        scope: &str,
-        after: Option<&ListPosition>,
-        limit: usize,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        self.inner.list_tasks(scope, after, limit)
     }
 }
 
@@ -437,10 +414,7 @@ fn the_store_is_flushed_before_each_step_closure() {
             Ok::<_, TaskError>(reply("sent"))
         })
     }));
-    let store = LoggingStore {
-        inner: MemoryStore::new(),
-        log: log.clone(),
-    };
+    let store = ObservedStore::new(MemoryStore::new(), WriteLog(log.clone()));
     let mut harness = Harness::with_store(registry, Rc::new(store));
     let id = harness.create("t", json!({}));
     harness.run_until_idle();

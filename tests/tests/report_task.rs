@@ -520,6 +520,20 @@ fn the_alarm_handler_run_again_runs_no_step_twice(host: Host) {
     for _ in 0..3 {
         wake(worker, &id);
     }
+    // A wrong token is told how to authenticate, and wakes nothing.
+    for authorization in ["Bearer test-admin-tokeN", "Bearer test-admin-token-", ""] {
+        let refused = worker.post(
+            &format!("/__durable-mcp/wake/{id}"),
+            &[("Authorization", authorization)],
+        );
+        assert_eq!(refused.status, 401, "{authorization:?}: {refused:?}");
+        assert!(
+            refused
+                .header("www-authenticate")
+                .is_some_and(|value| value.starts_with("Bearer")),
+            "{refused:?}"
+        );
+    }
     let sends = service.sends(ADA);
     let statuses: Vec<u16> = sends.iter().map(|send| send.status).collect();
     assert_eq!(statuses, [503, 503, 200], "{sends:?}");

@@ -7,13 +7,10 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use common::{block_on_ready, reply, task};
-use durable_mcp::core::{
-    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, Write,
-};
 use durable_mcp::rpc::CompletionCall;
 use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
-use durable_mcp::runtime::{Store, StoreError};
-use durable_mcp::testing::{Harness, MemoryStore};
+use durable_mcp::runtime::StoreError;
+use durable_mcp::testing::{Harness, MemoryStore, ObservedStore, StoreCall, StoreObserver};
 use durable_mcp::wire::{Completion, ErrorObject, GetPromptResult, Prompt, PromptArgument};
 use durable_mcp::{McpServer, PromptCall, Router, TaskTool};
 use durable_mcp_tests::mcp::McpClient;
@@ -148,51 +145,22 @@ fn a_refused_credential_is_http_401_and_creates_nothing() {
     assert!(harness.engine().host().store.task_ids().unwrap().is_empty());
 }
 
-/// A store whose reads can be made to fail.
-struct FlakyStore {
-    inner: MemoryStore,
+/// Makes a store's creates, loads and applies fail while `failing` is set.
+#[derive(Default)]
+struct Flaky {
     failing: Cell<bool>,
 }
 
-impl FlakyStore {
-    fn check(&self) -> Result<(), StoreError> {
-        if self.failing.get() {
-            Err(StoreError("the disk is on fire".to_owned()))
-        } else {
-            Ok(())
+impl StoreObserver for Flaky {
+    fn before(&self, call: StoreCall<'_>) -> Result<(), StoreError> {
+        match call {
+            StoreCall::Create { .. } | StoreCall::Load { .. } | StoreCall::Apply { .. }
+                if self.failing.get() =>
+            {
+                Err(StoreError("the disk is on fire".to_owned()))
+            }
+            _ => Ok(()),
         }
-    }
-}
-
-impl Store for FlakyStore {
-    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
-        self.check()?;
-        self.inner.create(task)
-    }
-    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
-        self.check()?;
-        self.inner.load(task_id, scope)
-    }
-    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
-        self.inner.load_input(task_id, key)
-    }
-    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
-        self.check()?;
-        self.inner.apply(task_id, guard, writes)
-    }
-    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
-        self.inner.purge(task_id)
-    }
-    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.task_ids()
-    }
-    fn list_tasks(
-        &self,
-        scope: &str,
-        after: Option<&ListPosition>,
-        limit: usize,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        self.inner.list_tasks(scope, after, limit)
     }
 }
 
@@ -203,15 +171,12 @@ fn internal_errors_reach_the_error_hook_and_the_client_as_32603() {
     let server = server().on_error(move |method, error| {
         sink.borrow_mut().push((method.to_owned(), error.clone()));
     });
-    let store = Rc::new(FlakyStore {
-        inner: MemoryStore::new(),
-        failing: Cell::new(false),
-    });
+    let store = Rc::new(ObservedStore::new(MemoryStore::new(), Flaky::default()));
     let harness = Harness::with_store(server.task_registry(), store.clone());
     let router = Router::new(server, harness.shared_engine());
     let id = created_by(&router, None);
 
-    store.failing.set(true);
+    store.observer().failing.set(true);
     let response = send(&router, None, "tasks/get", json!({ "taskId": id }));
     assert_eq!(response.status, 500);
     assert_eq!(error_code(&response), -32603);

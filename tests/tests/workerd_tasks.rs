@@ -220,10 +220,13 @@ fn the_root_wrangler_toml_deploys_report_task_in_a_dry_run() {
 fn the_allowed_hosts_variable_opens_the_endpoint_to_the_workers_own_hosts() {
     let _one = one_worker_at_a_time();
     let state = tempfile::tempdir().unwrap();
-    let vars = [(
-        "DURABLE_MCP_ALLOWED_HOSTS",
-        "mcp.example.test, tasks.example.test",
-    )];
+    let vars = [
+        (
+            "DURABLE_MCP_ALLOWED_HOSTS",
+            "mcp.example.test, tasks.example.test",
+        ),
+        ("DURABLE_MCP_CORS_ORIGINS", "http://pages.example.test:5173"),
+    ];
     let (_worker, client) = start(state.path(), &vars);
     let (body, headers) = client.build("tools/list", json!({}), false);
     let status_with = |name: &str, value: &str| {
@@ -240,4 +243,69 @@ fn the_allowed_hosts_variable_opens_the_endpoint_to_the_workers_own_hosts() {
     assert_eq!(status_with("Origin", "https://mcp.example.test"), 200);
     assert_eq!(status_with("Host", "evil.example"), 403);
     assert_eq!(status_with("Origin", "https://evil.example"), 403);
+
+    // A page on the CORS origin passes its preflight and may read the answers.
+    let page = "http://pages.example.test:5173";
+    assert_eq!(status_with("Origin", page), 200);
+    let preflight = client.raw(
+        "OPTIONS",
+        &[
+            ("Origin", page),
+            ("Access-Control-Request-Method", "POST"),
+            (
+                "Access-Control-Request-Headers",
+                "content-type, mcp-protocol-version",
+            ),
+        ],
+        b"",
+    );
+    assert_eq!(preflight.status, 204, "{preflight:?}");
+    assert_eq!(preflight.header("access-control-allow-origin"), Some(page));
+}
+
+/// A 5 MB body is refused with 413, whether it declares its length (refused on the header
+/// before the Worker reads a byte) or comes in chunks without one (read only up to the 4 MiB
+/// limit). wrangler's local proxy receives each body whole before the Worker sees the request,
+/// so a client here must send it all either way; on Cloudflare the body streams to the Worker.
+#[test]
+fn a_body_over_the_limit_is_refused_with_or_without_its_length() {
+    use std::io::{Read, Write};
+
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (_worker, client) = start(state.path(), &[]);
+    let size = 5_000_000;
+    let body = format!("{{{}", " ".repeat(size - 1));
+    let chunked: String = body
+        .as_bytes()
+        .chunks(64 * 1024)
+        .map(|chunk| {
+            format!(
+                "{:x}\r\n{}\r\n",
+                chunk.len(),
+                String::from_utf8_lossy(chunk)
+            )
+        })
+        .chain(["0\r\n\r\n".to_owned()])
+        .collect();
+    let address = client.address();
+    let requests = [
+        format!("Content-Length: {size}\r\n\r\n{body}"),
+        format!("Transfer-Encoding: chunked\r\n\r\n{chunked}"),
+    ];
+    for framing in requests {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let head =
+            format!("POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        // The server may answer and close before the whole body is written.
+        let _ = stream.write_all(framing.as_bytes());
+        let mut status_line = [0u8; 12];
+        stream.read_exact(&mut status_line).expect("an answer");
+        let framing = &framing[..framing.find('\r').unwrap()];
+        assert_eq!(&status_line, b"HTTP/1.1 413", "{framing}");
+    }
 }

@@ -13,7 +13,7 @@ use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::rpc::{
     CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, McpServer, Router, RpcError, TaskPage,
-    TaskService, decode_cursor,
+    TaskService, decode_cursor, same_secret,
 };
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
@@ -71,10 +71,9 @@ pub async fn serve(
     if path != MCP_PATH {
         return Response::error("not found: the MCP endpoint is /mcp", 404);
     }
-    let body = request.bytes().await?;
-    if body.len() > BODY_LIMIT {
+    let Some(body) = read_body(&mut request, BODY_LIMIT).await? else {
         return into_response(HttpResponse::too_large(BODY_LIMIT));
-    }
+    };
     let headers = Headers::new(request.headers().entries());
     let http = HttpRequest {
         method: request.method().to_string(),
@@ -86,20 +85,50 @@ pub async fn serve(
     into_response(router.handle(http).await)
 }
 
+/// The request's body, or `None` when it is longer than `limit`: refused on its
+/// `Content-Length` before a byte is read, and otherwise read only up to the limit, so that
+/// a huge body never fills the isolate's memory.
+async fn read_body(request: &mut Request, limit: usize) -> worker::Result<Option<Vec<u8>>> {
+    let declared = request.headers().get("content-length")?;
+    if declared
+        .and_then(|length| length.trim().parse::<u64>().ok())
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Ok(None);
+    }
+    let Ok(mut chunks) = request.stream() else {
+        // No body at all.
+        return Ok(Some(Vec::new()));
+    };
+    let mut body = Vec::new();
+    while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
 /// Runs the alarm handler of `task_id`'s object, for an operator holding the admin token.
 async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Response> {
-    let Ok(token) = env
-        .secret(ADMIN_TOKEN_VAR)
-        .or_else(|_| env.var(ADMIN_TOKEN_VAR))
-    else {
+    // A Worker sees secrets and plain variables alike; docs/deploying.md says to set it as a
+    // secret, which keeps it out of wrangler.toml and the dashboard.
+    let Ok(token) = env.secret(ADMIN_TOKEN_VAR) else {
         return Response::error("not found: the MCP endpoint is /mcp", 404);
     };
+    let presented = request.headers().get("authorization")?.unwrap_or_default();
     let expected = format!("Bearer {token}");
-    if request.headers().get("authorization")?.as_deref() != Some(expected.as_str()) {
-        return Response::error(
+    if !same_secret(&presented, &expected) {
+        let mut refused = Response::error(
             format!("wake needs Authorization: Bearer <{ADMIN_TOKEN_VAR}>"),
             401,
-        );
+        )?;
+        refused
+            .headers_mut()
+            .set("www-authenticate", "Bearer realm=\"durable-mcp wake\"")?;
+        return Ok(refused);
     }
     if request.method() != Method::Post {
         return Response::error("wake is a POST", 405);

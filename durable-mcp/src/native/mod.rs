@@ -4,11 +4,16 @@
 //! Everything runs on one thread (a tokio `LocalSet`), so task bodies need no `Send` bound.
 
 mod clock;
+mod limits;
 mod scheduler;
 mod server;
 mod sqlite;
 
 pub use clock::{SystemClock, TokioTimer};
+pub use limits::{
+    ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+};
 pub use scheduler::WakeScheduler;
 pub use server::{
     DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_PORT, HostError, LOCK_FILE,

@@ -21,6 +21,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::clock::{SystemClock, TokioTimer};
+use super::limits::{AcceptBackoff, ConnectionLimits, ConnectionSlots};
 use super::scheduler::WakeScheduler;
 use super::sqlite::SqliteStore;
 use crate::Engine;
@@ -115,6 +116,7 @@ pub struct NativeHost {
     address: SocketAddr,
     data_dir: PathBuf,
     body_limit: usize,
+    limits: ConnectionLimits,
     pages: Option<Pages>,
 }
 
@@ -129,6 +131,7 @@ impl std::fmt::Debug for NativeHost {
             .field("address", &self.address)
             .field("data_dir", &self.data_dir)
             .field("body_limit", &self.body_limit)
+            .field("limits", &self.limits)
             .field("pages", &self.pages.is_some())
             .finish()
     }
@@ -142,6 +145,7 @@ impl NativeHost {
             address: SocketAddr::from((Ipv4Addr::LOCALHOST, DEFAULT_PORT)),
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
             body_limit: DEFAULT_BODY_LIMIT,
+            limits: ConnectionLimits::default(),
             pages: None,
         }
     }
@@ -183,6 +187,32 @@ impl NativeHost {
     #[must_use]
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// Closes a connection that waits longer than `timeout` for a complete request head:
+    /// a new connection that sends nothing, one kept alive idle between requests, or one
+    /// sending its head too slowly (default [`DEFAULT_HEADER_READ_TIMEOUT`], 10 s).
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_read_timeout = timeout;
+        self
+    }
+
+    /// Answers HTTP 408 and closes the connection when a request body takes longer than
+    /// `timeout` to arrive after its head (default [`DEFAULT_BODY_READ_TIMEOUT`], 30 s).
+    #[must_use]
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body_read_timeout = timeout;
+        self
+    }
+
+    /// Keeps at most `connections` connections open (at least one; default
+    /// [`DEFAULT_MAX_CONNECTIONS`], 256). At the cap the host accepts no new connection until
+    /// one closes; the operating system queues them meanwhile.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.max_connections = connections;
         self
     }
 
@@ -250,6 +280,7 @@ impl NativeHost {
             engine,
             scheduler,
             body_limit: self.body_limit,
+            limits: self.limits,
             pages: self.pages,
             _lock: lock,
         })
@@ -302,6 +333,7 @@ pub struct Listening {
     engine: Rc<Engine>,
     scheduler: Rc<WakeScheduler>,
     body_limit: usize,
+    limits: ConnectionLimits,
     pages: Option<Pages>,
     /// The state directory's lock, released when the host is dropped.
     _lock: File,
@@ -312,6 +344,7 @@ impl std::fmt::Debug for Listening {
         f.debug_struct("Listening")
             .field("address", &self.address)
             .field("body_limit", &self.body_limit)
+            .field("limits", &self.limits)
             .field("pages", &self.pages.is_some())
             .finish_non_exhaustive()
     }
@@ -335,34 +368,46 @@ impl Listening {
         let wakes =
             tokio::task::spawn_local(Rc::clone(&self.scheduler).run(Rc::clone(&self.engine)));
         tokio::pin!(shutdown);
+        let limits = self.limits;
+        let slots = ConnectionSlots::new(limits.max_connections);
+        let mut backoff = AcceptBackoff::default();
+        let mut http = http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout);
         loop {
+            // At the cap, wait for a connection to close before taking another.
+            let slot = tokio::select! {
+                slot = slots.acquire() => slot,
+                () = &mut shutdown => break,
+            };
             let (stream, _) = tokio::select! {
                 accepted = self.listener.accept() => match accepted {
                     Ok(accepted) => accepted,
                     // A connection that failed before we saw it (reset, out of descriptors).
                     Err(error) => {
-                        eprintln!("durable-mcp: accept failed: {error}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        backoff.wait(&error).await;
                         continue;
                     }
                 },
                 () = &mut shutdown => break,
             };
+            backoff.reset();
             let _ = stream.set_nodelay(true);
             let (router, limit) = (Rc::clone(&self.router), self.body_limit);
             let pages = self.pages.clone();
+            let http = http.clone();
             tokio::task::spawn_local(async move {
                 let service = service_fn(move |request| {
                     let (router, pages) = (Rc::clone(&router), pages.clone());
                     async move {
-                        let response = answer(&router, pages.as_deref(), request, limit).await;
+                        let response =
+                            answer(&router, pages.as_deref(), request, limit, &limits).await;
                         Ok::<_, std::convert::Infallible>(response)
                     }
                 });
                 // A client that goes away mid-request is not an error worth reporting.
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                drop(slot);
             });
         }
         wakes.abort();
@@ -376,6 +421,7 @@ async fn answer(
     pages: Option<&PageFn>,
     request: hyper::Request<Incoming>,
     limit: usize,
+    limits: &ConnectionLimits,
 ) -> hyper::Response<ResponseBody> {
     let path = request.uri().path();
     if path != "/mcp" {
@@ -389,9 +435,11 @@ async fn answer(
             .iter()
             .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
     );
-    let body = match Limited::new(request.into_body(), limit).collect().await {
-        Ok(body) => body.to_bytes().to_vec(),
-        Err(_) => return reply(HttpResponse::too_large(limit)),
+    let body = Limited::new(request.into_body(), limit).collect();
+    let body = match tokio::time::timeout(limits.body_read_timeout, body).await {
+        Ok(Ok(body)) => body.to_bytes().to_vec(),
+        Ok(Err(_)) => return reply(HttpResponse::too_large(limit)),
+        Err(_) => return reply(too_slow(limits.body_read_timeout)),
     };
     reply(
         router
@@ -402,6 +450,21 @@ async fn answer(
             })
             .await,
     )
+}
+
+/// HTTP 408 for a body that did not arrive within `timeout`; the connection is closed, as
+/// the rest of the body may still come.
+fn too_slow(timeout: Duration) -> HttpResponse {
+    let error = crate::wire::ErrorObject::new(
+        crate::wire::code::INVALID_REQUEST,
+        format!(
+            "the request body did not arrive within {} ms",
+            timeout.as_millis()
+        ),
+    );
+    let mut response = HttpResponse::json(408, &crate::wire::jsonrpc::failure(None, &error));
+    response.headers.push(("connection", "close".to_owned()));
+    response
 }
 
 /// A response body: the whole of it, or server-sent events written as they come (dropped

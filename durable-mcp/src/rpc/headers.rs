@@ -103,27 +103,82 @@ pub fn check_origin(
             .iter()
             .any(|allowed| allowed.eq_ignore_ascii_case(host))
     };
-    if let Some(host) = headers.get("host")
-        && !allowed(host_name(&host))
-    {
-        return Err(forbidden(format!(
-            "the Host header {host:?} is not an allowed host"
-        )));
-    }
-    if let Some(origin) = headers.get("origin").filter(|_| !cross_origin) {
-        let authority = origin
-            .split_once("://")
-            .map(|(_, rest)| rest.split('/').next().unwrap_or_default());
-        match authority {
-            Some(authority) if allowed(host_name(authority)) => {}
-            _ => {
-                return Err(forbidden(format!(
-                    "the Origin header {origin:?} is not an allowed origin"
-                )));
-            }
+    let mut hosts = headers.all("host");
+    if let Some(host) = hosts.next() {
+        if hosts.next().is_some() {
+            return Err(RpcError::invalid_request(
+                "the request has several Host headers; send exactly one",
+            ));
+        }
+        if !authority_host(host).is_some_and(allowed) {
+            return Err(forbidden(format!(
+                "the Host header {host:?} is not an allowed host"
+            )));
         }
     }
+    if let Some(origin) = headers.get("origin").filter(|_| !cross_origin)
+        && !origin_host(&origin).is_some_and(allowed)
+    {
+        return Err(forbidden(format!(
+            "the Origin header {origin:?} is not an allowed origin"
+        )));
+    }
     Ok(())
+}
+
+/// The host of an `Origin` (`scheme://host[:port]`), or `None` when it is not one: `null`,
+/// a path, or user information (`http://localhost@evil.example` names `evil.example`, and is
+/// refused rather than guessed at).
+fn origin_host(origin: &str) -> Option<&str> {
+    let (scheme, authority) = origin.trim().split_once("://")?;
+    let scheme_ok = !scheme.is_empty()
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    if !scheme_ok {
+        return None;
+    }
+    authority_host(authority.strip_suffix('/').unwrap_or(authority))
+}
+
+/// The host of an authority (`host`, `host:port`, `[v6]:port`), or `None` when it carries
+/// anything else: user information, a path, a list, spaces, a port that is not a number.
+fn authority_host(authority: &str) -> Option<&str> {
+    let authority = authority.trim();
+    let stray = |c: char| matches!(c, '@' | '/' | '\\' | '?' | '#' | ',') || c.is_whitespace();
+    if authority.is_empty() || authority.contains(stray) {
+        return None;
+    }
+    let (host, port) = if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let (host, rest) = authority.split_at(end + 1);
+        let port = if rest.is_empty() {
+            None
+        } else {
+            Some(rest.strip_prefix(':')?)
+        };
+        (host, port)
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    let port_ok =
+        port.is_none_or(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
+    (!host.is_empty() && port_ok).then_some(host)
+}
+
+/// Whether a presented credential equals the expected one, in time that depends only on
+/// their lengths, so that timing a refusal does not tell how much of a guess was right.
+pub fn same_secret(presented: &str, expected: &str) -> bool {
+    let (presented, expected) = (presented.as_bytes(), expected.as_bytes());
+    let differences = presented
+        .iter()
+        .zip(expected)
+        .fold(0u8, |seen, (a, b)| seen | (a ^ b));
+    // Read through a black box, so the compiler cannot end the loop at the first difference.
+    std::hint::black_box(differences) == 0 && presented.len() == expected.len()
 }
 
 fn forbidden(reason: String) -> RpcError {
@@ -132,18 +187,6 @@ fn forbidden(reason: String) -> RpcError {
     ));
     error.status = 403;
     error
-}
-
-/// The host name of an authority (`host`, `host:port`, `[v6]:port`), port removed.
-fn host_name(authority: &str) -> &str {
-    let authority = authority.trim();
-    if authority.starts_with('[') {
-        authority
-            .find(']')
-            .map_or(authority, |end| &authority[..=end])
-    } else {
-        authority.split(':').next().unwrap_or_default()
-    }
 }
 
 #[cfg(test)]
@@ -175,5 +218,53 @@ mod tests {
             Err(403)
         );
         assert_eq!(check(&[("Origin", "null")]), Err(403));
+    }
+
+    #[test]
+    fn origins_are_parsed_as_urls_and_user_information_is_refused() {
+        let policy = OriginPolicy::default();
+        let check = |pairs: &[(&str, &str)]| {
+            check_origin(&Headers::new(pairs.iter().copied()), &policy, false).map_err(|e| e.status)
+        };
+        for origin in [
+            "http://localhost:80@evil.example",
+            "http://localhost@evil.example",
+            "http://evil.example#@localhost",
+            "http://localhost:80/@evil.example",
+            "http://localhost:eighty",
+            "http://localhost, http://evil.example",
+            "localhost",
+            "://localhost",
+            "http://",
+        ] {
+            assert_eq!(check(&[("Origin", origin)]), Err(403), "{origin}");
+        }
+        for origin in [
+            "http://localhost",
+            "https://127.0.0.1:8443",
+            "http://[::1]:3000/",
+        ] {
+            assert_eq!(check(&[("Origin", origin)]), Ok(()), "{origin}");
+        }
+        assert_eq!(check(&[("Host", "localhost@evil.example")]), Err(403));
+        assert_eq!(check(&[("Host", "[::1]")]), Ok(()));
+    }
+
+    #[test]
+    fn same_secret_is_equality() {
+        assert!(same_secret("Bearer abc", "Bearer abc"));
+        for other in ["Bearer abd", "Bearer ab", "Bearer abcd", "", "bearer abc"] {
+            assert!(!same_secret(other, "Bearer abc"), "{other}");
+        }
+    }
+
+    #[test]
+    fn several_host_headers_are_refused() {
+        let policy = OriginPolicy::default();
+        let headers = Headers::new([("Host", "localhost"), ("Host", "evil.example")]);
+        let refused = check_origin(&headers, &policy, false).unwrap_err();
+        assert_eq!(refused.status, 400);
+        let headers = Headers::new([("Host", "localhost"), ("host", "localhost")]);
+        assert!(check_origin(&headers, &policy, false).is_err());
     }
 }

@@ -18,6 +18,14 @@ impl Headers {
         )
     }
 
+    /// Every value of `name` (any case), in the order received.
+    pub fn all<'h>(&'h self, name: &'h str) -> impl Iterator<Item = &'h str> + 'h {
+        self.0
+            .iter()
+            .filter(move |(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
     /// The value of `name` (any case); repeated headers are joined with `", "`, as HTTP
     /// combines them.
     pub fn get(&self, name: &str) -> Option<String> {

@@ -28,7 +28,9 @@ pub mod sse;
 pub use cors::{CORS_ORIGINS_VAR, CorsPolicy};
 pub use cursor::{decode_cursor, encode_cursor};
 pub use error::RpcError;
-pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value};
+pub use headers::{
+    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value, same_secret,
+};
 pub use http::{Headers, HttpRequest, HttpResponse};
 pub use notify::{LogLevel, Notifier};
 pub use prompts::CompletionCall;

@@ -91,7 +91,7 @@ pub fn store_conformance<S: Store>(make: impl Fn() -> S) {
     }
 }
 
-fn task(id: &str, created_at: u64) -> TaskRecord {
+pub(super) fn task(id: &str, created_at: u64) -> TaskRecord {
     TaskRecord {
         task_id: id.to_owned(),
         tool_name: "tool".to_owned(),

@@ -62,11 +62,15 @@ pub fn add(server: McpServer) -> McpServer {
         .task(expiring_job)
 }
 
+/// The longest `slow_compute` computes: its task lives an hour.
+const MAX_COMPUTE_SECONDS: f64 = 3_000.0;
+
 /// `slow_compute`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct SlowCompute {
-    /// How long to compute, in seconds.
-    #[serde(default = "one_second")]
+    /// How long to compute, in seconds (0 to 3000).
+    #[serde(default = "one_second", deserialize_with = "compute_seconds")]
+    #[schemars(range(min = 0.0, max = 3000.0))]
     seconds: f64,
     /// What to answer with.
     #[serde(default)]
@@ -77,6 +81,18 @@ fn one_second() -> f64 {
     1.0
 }
 
+/// A number of seconds in `0..=MAX_COMPUTE_SECONDS`; anything else (negative, huge, not a
+/// number) is refused before a task exists, naming the range.
+fn compute_seconds<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    let seconds = f64::deserialize(deserializer)?;
+    if !(0.0..=MAX_COMPUTE_SECONDS).contains(&seconds) {
+        return Err(serde::de::Error::custom(format_args!(
+            "`seconds` must be between 0 and {MAX_COMPUTE_SECONDS}, got {seconds}"
+        )));
+    }
+    Ok(seconds)
+}
+
 /// No arguments (any given are ignored).
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NoArguments {}
@@ -84,8 +100,7 @@ pub struct NoArguments {}
 /// Computes for `seconds`, then answers with `label`.
 #[mcp_task(optional, ttl = "1h", poll_interval = "200ms")]
 async fn slow_compute(cx: &TaskContext, input: SlowCompute) -> Result<String, TaskError> {
-    let seconds = input.seconds.max(0.0);
-    cx.sleep("compute", Duration::from_secs_f64(seconds))
+    cx.sleep("compute", Duration::from_secs_f64(input.seconds))
         .await?;
     Ok(format!("computed {}", input.label))
 }

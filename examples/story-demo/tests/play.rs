@@ -7,57 +7,32 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use durable_mcp::core::{
-    Applied, Guard, InputRow, ListPosition, LoadScope, TaskRecord, TaskState, TaskStatus, Write,
-};
-use durable_mcp::runtime::{Store, StoreError};
-use durable_mcp::testing::{Harness, MemoryStore};
+use durable_mcp::core::{TaskStatus, Write};
+use durable_mcp::runtime::StoreError;
+use durable_mcp::testing::{Harness, MemoryStore, ObservedStore, StoreCall, StoreObserver};
 use serde_json::{Value, json};
 
 /// Every status published so far: the message and the meta object.
 type Published = Rc<RefCell<Vec<(String, Option<Value>)>>>;
 
-/// A memory store that logs every status it is asked to publish.
+/// Logs every status a store is asked to publish.
 #[derive(Default)]
-struct PublishLog {
-    inner: MemoryStore,
-    published: Published,
-}
+struct PublishLog(Published);
 
-impl Store for PublishLog {
-    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
-        self.inner.create(task)
-    }
-    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
-        self.inner.load(task_id, scope)
-    }
-    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
-        self.inner.load_input(task_id, key)
-    }
-    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
+impl StoreObserver for PublishLog {
+    fn before(&self, call: StoreCall<'_>) -> Result<(), StoreError> {
+        let StoreCall::Apply { writes, .. } = call else {
+            return Ok(());
+        };
         for write in writes {
             if let Write::PublishStatus { message, meta, .. } = write {
                 let meta = meta
                     .as_deref()
                     .map(|meta| serde_json::from_str(meta).unwrap());
-                self.published.borrow_mut().push((message.clone(), meta));
+                self.0.borrow_mut().push((message.clone(), meta));
             }
         }
-        self.inner.apply(task_id, guard, writes)
-    }
-    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
-        self.inner.purge(task_id)
-    }
-    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.task_ids()
-    }
-    fn list_tasks(
-        &self,
-        scope: &str,
-        after: Option<&ListPosition>,
-        limit: usize,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        self.inner.list_tasks(scope, after, limit)
+        Ok(())
     }
 }
 
@@ -71,8 +46,9 @@ struct Play {
 impl Play {
     /// Starts `story` for Tess with `seed` and runs it to its first suspension.
     fn start(story: &str, seed: u64) -> Play {
-        let store = PublishLog::default();
-        let published = Rc::clone(&store.published);
+        let log = PublishLog::default();
+        let published = Rc::clone(&log.0);
+        let store = ObservedStore::new(MemoryStore::new(), log);
         let registry = story_demo::server().task_registry();
         let mut harness = Harness::with_store(registry, Rc::new(store));
         let task = harness.create(

@@ -4,12 +4,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use durable_mcp::core::{
-    Applied, Guard, InputRow, ListPosition, LoadScope, StepKind, StepStatus, TaskRecord, TaskState,
-    Write,
-};
+use durable_mcp::core::{Applied, StepKind, StepStatus, TaskState, Write};
 use durable_mcp::runtime::{LocalBoxFuture, Store, StoreError};
-use durable_mcp::testing::{Harness, MemoryStore};
+use durable_mcp::testing::{Harness, MemoryStore, ObservedStore, StoreCall, StoreObserver};
 use durable_mcp::{TaskContext, TaskDefinition, TaskError, TaskRegistry};
 use serde_json::Value;
 
@@ -74,7 +71,8 @@ pub fn reply(text: impl Into<String>) -> Value {
 /// A harness and the temporary directory its store lives in (if any).
 pub struct Env {
     pub harness: Harness,
-    pub store: Rc<CountingStore>,
+    /// What the harness's store was asked to write.
+    pub counts: Rc<WriteCounts>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -118,41 +116,42 @@ pub type Setup = fn(TaskDefinition) -> Env;
 
 /// The in-memory store.
 pub fn memory(definition: TaskDefinition) -> Env {
-    env(definition, Box::new(MemoryStore::new()), None)
+    env(definition, MemoryStore::new(), None)
 }
 
 /// A SQLite store in a temporary file.
 pub fn sqlite(definition: TaskDefinition) -> Env {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = durable_mcp::native::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
-    env(definition, Box::new(store), Some(dir))
+    env(definition, store, Some(dir))
 }
 
-fn env(definition: TaskDefinition, inner: Box<dyn Store>, dir: Option<tempfile::TempDir>) -> Env {
-    let store = Rc::new(CountingStore {
-        inner,
-        applies: Cell::new(0),
-        publishes: Cell::new(0),
-    });
-    let harness = Harness::with_store(TaskRegistry::new().register(definition), store.clone());
+fn env(
+    definition: TaskDefinition,
+    inner: impl Store + 'static,
+    dir: Option<tempfile::TempDir>,
+) -> Env {
+    let counts = Rc::new(WriteCounts::default());
+    let store = ObservedStore::new(inner, Rc::clone(&counts));
+    let harness = Harness::with_store(TaskRegistry::new().register(definition), Rc::new(store));
     Env {
         harness,
-        store,
+        counts,
         _dir: dir,
     }
 }
 
-/// A store that counts the writes passing through to another store.
-pub struct CountingStore {
-    inner: Box<dyn Store>,
-    applies: Cell<u32>,
+/// Counts the writes passing through a store.
+#[derive(Debug, Default)]
+pub struct WriteCounts {
+    writes: Cell<u32>,
     publishes: Cell<u32>,
 }
 
-impl CountingStore {
-    /// Calls of `apply` and `create` so far.
+impl WriteCounts {
+    /// Calls of `apply`, `create` and `purge` so far.
     pub fn writes(&self) -> u32 {
-        self.applies.get()
+        self.writes.get()
     }
     /// Status publications so far.
     pub fn publishes(&self) -> u32 {
@@ -160,20 +159,14 @@ impl CountingStore {
     }
 }
 
-impl Store for CountingStore {
-    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
-        self.applies.set(self.applies.get() + 1);
-        self.inner.create(task)
+impl StoreObserver for WriteCounts {
+    fn before(&self, call: StoreCall<'_>) -> Result<(), StoreError> {
+        if let StoreCall::Create { .. } | StoreCall::Apply { .. } | StoreCall::Purge { .. } = call {
+            self.writes.set(self.writes.get() + 1);
+        }
+        Ok(())
     }
-    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
-        self.inner.load(task_id, scope)
-    }
-    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
-        self.inner.load_input(task_id, key)
-    }
-    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
-        self.applies.set(self.applies.get() + 1);
-        let applied = self.inner.apply(task_id, guard, writes)?;
+    fn applied(&self, _: &str, writes: &[Write], applied: Applied) {
         if matches!(applied, Applied::Done { .. }) {
             let published = writes
                 .iter()
@@ -181,25 +174,6 @@ impl Store for CountingStore {
                 .count();
             self.publishes.set(self.publishes.get() + published as u32);
         }
-        Ok(applied)
-    }
-    fn flush(&self) -> Result<(), StoreError> {
-        self.inner.flush()
-    }
-    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
-        self.applies.set(self.applies.get() + 1);
-        self.inner.purge(task_id)
-    }
-    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.task_ids()
-    }
-    fn list_tasks(
-        &self,
-        scope: &str,
-        after: Option<&ListPosition>,
-        limit: usize,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        self.inner.list_tasks(scope, after, limit)
     }
 }
 
