@@ -2,13 +2,17 @@
 // (one story told by a durable MCP task, polled with tasks/get). Plain JS, no framework.
 //
 // Sections, in order:
-//   wire     – JSON-RPC over POST /mcp with the 2026-07-28 envelope and routing headers
+//   wire      – JSON-RPC over POST /mcp with the 2026-07-28 envelope and routing headers
 //   resources – resources/list and resources/read, cached by URI
-//   home     – the story list and the start form
-//   poller   – tasks/get on the server's interval, backoff while the host is away
-//   fold     – a snapshot folded into the view state (journal merge, fork deadline, ending)
-//   render   – the view state onto the DOM
-//   router   – `/` or `/task/<id>`, history.pushState, popstate
+//   host info – GET /demo/host (which host, whether it can restart)
+//   home      – the story list and the start form
+//   poller    – tasks/get on the server's interval, backoff while the host is away
+//   fold      – a snapshot folded into the view state (journal merge, fork deadline, ending)
+//   render    – the view state onto the DOM
+//   answers   – tasks/update (fork, standing action), tasks/cancel, the restart button
+//   task view – setting up `/task/<id>`
+//   router    – `/` or `/task/<id>`, history.pushState, popstate
+//   helpers   – small DOM utilities
 "use strict";
 
 /* ------------------------------------------------------------------ wire */
