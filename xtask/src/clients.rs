@@ -170,7 +170,7 @@ pub fn run() -> Result<()> {
     fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let started = Instant::now();
 
-    let binary = build_server(&root)?;
+    let binary = build_binary(&root, "conformance-server")?;
     let data = tempfile::tempdir()?;
     let server = Server::start(&binary, data.path(), &out.join("server.log"))?;
     say(format_args!("server at {}", server.url));
@@ -228,7 +228,7 @@ pub fn run() -> Result<()> {
 
     let clients = root.join(CLIENTS_DIR);
     // Installed once for both hosts; a failed install fails every driver that needs it.
-    let node_modules = npm_ci(&clients).map_err(|e| e.to_string());
+    let node_modules = npm_ci(&root, CLIENTS_DIR).map_err(|e| e.to_string());
     let venv =
         python_venv(PYTHON, &clients, &target_dir(&root).join(PY_VENV)).map_err(|e| e.to_string());
     let drivers = Drivers {
@@ -365,32 +365,33 @@ pub(crate) fn target_dir(root: &Path) -> PathBuf {
     }
 }
 
-/// Builds the fixture server (debug) and returns its executable.
+/// Builds the binary of `package` (debug) and returns its executable: the fixture server
+/// here, the story-demo host for `cargo xtask browser`.
 ///
 /// Debug, not release: on a fresh machine either costs about the same on top of what
 /// `cargo test` and the release build of xtask compiled (measured: 14 s each, as the server
 /// needs other features of durable-mcp and its dependencies than either), and after an edit
-/// debug rebuilds incrementally in about a second where release takes over ten. The server
-/// does too little work in these checks for optimisation to matter.
-fn build_server(root: &Path) -> Result<PathBuf> {
-    say(format_args!("cargo build --package conformance-server"));
+/// debug rebuilds incrementally in about a second where release takes over ten. The servers
+/// do too little work in these checks for optimisation to matter.
+pub(crate) fn build_binary(root: &Path, package: &str) -> Result<PathBuf> {
+    println!("xtask: cargo build --package {package}");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
         .current_dir(root)
-        .args(["build", "--package", "conformance-server"])
+        .args(["build", "--package", package])
         .args(["--message-format", "json-render-diagnostics"])
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !output.status.success() {
-        return Err(format!("building conformance-server failed ({})", output.status).into());
+        return Err(format!("building {package} failed ({})", output.status).into());
     }
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|message| message["target"]["name"] == "conformance-server")
+        .filter(|message| message["target"]["name"] == package)
         .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built conformance-server but reported no executable".into())
+        .ok_or_else(|| format!("cargo built {package} but reported no executable").into())
 }
 
 /// The running fixture server; killed when stopped or dropped.
@@ -533,20 +534,20 @@ impl Npx {
 }
 
 /// What a finished (or timed-out) child process did.
-struct Run {
+pub(crate) struct Run {
     /// Its exit status; `None` if it was killed for running too long.
-    status: Option<ExitStatus>,
+    pub(crate) status: Option<ExitStatus>,
     /// Everything it wrote to stdout.
-    stdout: String,
+    pub(crate) stdout: String,
     /// Everything it wrote to stderr.
-    stderr: String,
+    pub(crate) stderr: String,
     /// How long it ran.
-    elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 impl Run {
     /// The exit status in words: `exit status: 1`, or that it was killed.
-    fn status_text(&self) -> String {
+    pub(crate) fn status_text(&self) -> String {
         match self.status {
             Some(status) => status.to_string(),
             None => "killed after its time limit".to_owned(),
@@ -554,7 +555,7 @@ impl Run {
     }
 
     /// The process's output, for a failure message.
-    fn transcript(&self) -> String {
+    pub(crate) fn transcript(&self) -> String {
         format!(
             "stdout:\n{}\nstderr:\n{}",
             self.stdout.trim_end(),
@@ -565,7 +566,7 @@ impl Run {
 
 /// Runs `command` with its output captured, killing it (and every process it started) if it
 /// runs longer than `limit`.
-fn run_with_limit(command: &mut Command, limit: Duration) -> Result<Run> {
+pub(crate) fn run_with_limit(command: &mut Command, limit: Duration) -> Result<Run> {
     let shown = command.get_program().to_string_lossy().into_owned();
     let started = Instant::now();
     // A process group of its own, so a timeout can end the tool's children too.
@@ -838,24 +839,26 @@ fn inspector_tool_error(npx: &Npx, url: &str) -> Result<String> {
     }
 }
 
-/// Installs the clients' npm packages with `npm ci` unless `node_modules` was installed from
-/// the current lockfile (a copy of which is kept inside it).
-fn npm_ci(clients: &Path) -> Result<()> {
-    let lockfile = fs::read(clients.join("package-lock.json"))
-        .map_err(|e| format!("cannot read {CLIENTS_DIR}/package-lock.json: {e}"))?;
-    let stamp = clients.join("node_modules").join(INSTALL_STAMP);
+/// Installs the npm packages of the project `relative` (to `root`: `tests/mcp-clients`,
+/// `tests/browser`) with `npm ci`, unless its `node_modules` was installed from the current
+/// lockfile (a copy of which is kept inside it).
+pub(crate) fn npm_ci(root: &Path, relative: &str) -> Result<()> {
+    let dir = root.join(relative);
+    let lockfile = fs::read(dir.join("package-lock.json"))
+        .map_err(|e| format!("cannot read {relative}/package-lock.json: {e}"))?;
+    let stamp = dir.join("node_modules").join(INSTALL_STAMP);
     if fs::read(&stamp).is_ok_and(|installed| installed == lockfile) {
         return Ok(());
     }
-    say(format_args!("npm ci --prefix {CLIENTS_DIR}"));
+    println!("xtask: npm ci --prefix {relative}");
     let status = Command::new("npm")
         .args(["ci", "--no-audit", "--no-fund", "--prefix"])
-        .arg(clients)
+        .arg(&dir)
         .stdin(Stdio::null())
         .status()
         .map_err(|e| format!("cannot run npm (Node.js and npm are needed): {e}"))?;
     if !status.success() {
-        return Err(format!("npm ci --prefix {CLIENTS_DIR} failed ({status})").into());
+        return Err(format!("npm ci --prefix {relative} failed ({status})").into());
     }
     fs::write(&stamp, lockfile).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     Ok(())

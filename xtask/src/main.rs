@@ -17,11 +17,14 @@
 //!   the `demo` module.
 //! - `clients`: the official MCP conformance suite and official MCP clients against the
 //!   conformance fixture server. See the `clients` module.
+//! - `browser`: the story-demo page in headless Chromium against the example's native host
+//!   and its Worker, with screenshots in `target/browser/`. See the `browser` module.
 //! - `sim`: the deterministic simulation of the engine (`tests/sim`) over many seeds, in
 //!   release: `sim --seeds N [--seed S]`. See the `sim` module.
 //! - `help`: prints the usage.
 
 mod bench;
+mod browser;
 mod checks;
 mod clients;
 mod demo;
@@ -44,6 +47,8 @@ commands:
   bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory;
            tasks/get throughput and latency over HTTP, host memory with 10,000 parked tasks;
            then the Cloudflare host under workerd (`bench worker` runs only that part)
+  browser  run the story-demo page in headless Chromium against the example's native host
+           and its Worker; screenshots in target/browser/
   sim      run the deterministic simulation: `sim --seeds N [--seed S]`; prints seeds run,
            events, faults injected and violations; fails on any violation
   help     print this message
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["test"] => checks::run(),
         ["clients"] => clients::run(),
+        ["browser"] => browser::run(),
         ["demo"] => demo::run(),
         ["bench"] => bench::run(),
         ["bench", "worker"] => worker_bench::run(),
