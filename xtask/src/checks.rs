@@ -57,7 +57,9 @@ pub fn run() -> Result<()> {
     crate::worker_tools::ensure()?;
     cargo(&["test", "--workspace", "--all-features"], &[])?;
     // Official MCP clients and the conformance suite against the fixture server.
-    crate::clients::run()
+    crate::clients::run()?;
+    // The story demo's page in headless Chromium, on both hosts.
+    crate::browser::run()
 }
 
 fn ensure_wasm_target() -> Result<()> {

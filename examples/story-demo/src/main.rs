@@ -53,16 +53,18 @@ mod native {
             }
         };
         println!("story-demo: the page is at http://127.0.0.1:{port}/");
+        // Found once: a rebuild while the demo runs replaces the file, and the link the
+        // system keeps to the running program would then name a deleted one.
+        let program = match std::env::current_exe() {
+            Ok(program) => program,
+            Err(error) => {
+                eprintln!("story-demo: cannot find this program to run the host: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
         loop {
-            let program = match std::env::current_exe() {
-                Ok(program) => program,
-                Err(error) => {
-                    eprintln!("story-demo: cannot find this program to run the host: {error}");
-                    return ExitCode::FAILURE;
-                }
-            };
             // The pipe stays open while `child` lives here; the host watches it.
-            let child = Command::new(program)
+            let child = Command::new(&program)
                 .env(CHILD_VAR, "1")
                 .env("PORT", port.to_string())
                 .stdin(Stdio::piped())

@@ -10,7 +10,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
 use crate::shelf;
-use crate::story::{ActionChoice, ActionSet, Answer, BeatMeta, Choice, Event, Walk, prng};
+use crate::story::{
+    ActionChoice, ActionSet, Answer, BeatMeta, Choice, Event, ValidStory, Walk, prng,
+};
 use crate::trail::{Entry, Kind, Trail};
 use crate::uri;
 
@@ -76,7 +78,7 @@ pub async fn start(cx: &TaskContext, input: Start) -> Result<String, TaskError> 
     let seed = input.seed.unwrap_or_else(|| prng::fnv1a(cx.task_id()));
     Teller {
         cx,
-        story: &story.id,
+        story,
         trail: Trail::default(),
         meta: None,
     }
@@ -87,7 +89,7 @@ pub async fn start(cx: &TaskContext, input: Start) -> Result<String, TaskError> 
 /// Performs a walk's events as task operations.
 struct Teller<'a> {
     cx: &'a TaskContext,
-    story: &'a str,
+    story: &'a ValidStory,
     trail: Trail,
     /// The picture state of the last beat, republished with the ending.
     meta: Option<BeatMeta>,
@@ -151,13 +153,14 @@ impl Teller<'_> {
 
     /// Publishes `text` with the picture state and the trail.
     async fn publish(&self, text: String, meta: &BeatMeta) {
+        let story = self.story.id.as_str();
         let status = StatusMeta {
-            story: self.story,
-            scene: uri::scene(self.story, &meta.scene),
+            story,
+            scene: uri::scene(story, &meta.scene),
             sprite: meta
                 .sprite
                 .as_deref()
-                .map(|sprite| uri::sprite(self.story, sprite)),
+                .map(|sprite| uri::sprite(story, sprite)),
             phase: meta.phase.as_deref(),
             progress: meta.progress,
             actions: meta.actions.as_ref(),
