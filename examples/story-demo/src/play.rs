@@ -212,8 +212,12 @@ impl Teller<'_> {
     /// The standing action a check found (any answer takes the offer, so it is made again).
     fn action(&mut self, response: &Value) -> Answer {
         let id = accepted(response, "action").unwrap_or_default();
-        self.trail
-            .push(Kind::Action, format!("took the action: {id}"));
+        let action = self.story.actions.iter().find(|action| action.id == id);
+        let entry = match action {
+            Some(action) => format!("took the action: {}", action.label),
+            None => format!("an answer naming no action ({id:?}): the actions are offered again"),
+        };
+        self.trail.push(Kind::Action, entry);
         Answer::Action(id.to_owned())
     }
 }

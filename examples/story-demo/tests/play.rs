@@ -217,6 +217,14 @@ fn a_fork_path_with_a_standing_action_reaches_the_good_ending() {
         .map(|entry| entry["kind"].as_str().unwrap())
         .collect();
     assert!(kinds.contains(&"action"), "{kinds:?}");
+    let texts: Vec<&str> = trail
+        .iter()
+        .map(|entry| entry["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        texts.contains(&"took the action: Read the map"),
+        "{texts:?}"
+    );
 }
 
 #[test]
