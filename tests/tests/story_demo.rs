@@ -71,6 +71,14 @@ fn serves_the_page_at_the_root_and_at_each_task() {
     assert_eq!(page(address, "GET", "/nothing-here").status, 404);
     let host = page(address, "GET", "/demo/host").json();
     assert_eq!(host, json!({ "host": "native", "restart": true }));
+
+    // Another site's page cannot press the restart button.
+    let holder = lock_holder(&server);
+    let restart = McpClient::new(&format!("http://{address}/demo/restart"));
+    let refused = restart.raw("POST", &[("Origin", "http://evil.example")], b"");
+    assert_eq!(refused.status, 403);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(lock_holder(&server), holder, "the host was restarted");
 }
 
 #[test]

@@ -123,7 +123,7 @@ pub struct NativeHost {
 }
 
 /// Answers requests outside the MCP endpoint: see [`NativeHost::pages`].
-type PageFn = dyn Fn(&str, &str) -> Option<HttpResponse>;
+type PageFn = dyn Fn(&str, &str, &Headers) -> Option<HttpResponse>;
 type Pages = Rc<PageFn>;
 
 impl std::fmt::Debug for NativeHost {
@@ -225,11 +225,16 @@ impl NativeHost {
         self
     }
 
-    /// Serves requests to paths other than `/mcp` with `pages`, which gets the method and
-    /// the path (without the query) and answers, or `None` for 404: a web page, its assets,
-    /// a health check. Without it every other path is 404.
+    /// Serves requests to paths other than `/mcp` with `pages`, which gets the method, the
+    /// path (without the query) and the headers, and answers, or `None` for 404: a web page,
+    /// its assets, a health check. Without it every other path is 404. The Host and Origin
+    /// checks of the MCP endpoint do not apply here: a page that changes anything must check
+    /// them itself.
     #[must_use]
-    pub fn pages(mut self, pages: impl Fn(&str, &str) -> Option<HttpResponse> + 'static) -> Self {
+    pub fn pages(
+        mut self,
+        pages: impl Fn(&str, &str, &Headers) -> Option<HttpResponse> + 'static,
+    ) -> Self {
         self.pages = Some(Rc::new(pages));
         self
     }
@@ -432,11 +437,6 @@ async fn answer(
     limit: usize,
     limits: &ConnectionLimits,
 ) -> hyper::Response<ResponseBody> {
-    let path = request.uri().path();
-    if path != "/mcp" {
-        let page = pages.and_then(|pages| pages(request.method().as_str(), path));
-        return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
-    }
     let method = request.method().as_str().to_owned();
     let headers = Headers::new(
         request
@@ -444,6 +444,11 @@ async fn answer(
             .iter()
             .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
     );
+    let path = request.uri().path();
+    if path != "/mcp" {
+        let page = pages.and_then(|pages| pages(&method, path, &headers));
+        return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
+    }
     let body = Limited::new(request.into_body(), limit).collect();
     let body = match tokio::time::timeout(limits.body_read_timeout, body).await {
         Ok(Ok(body)) => body.to_bytes().to_vec(),

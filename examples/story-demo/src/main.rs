@@ -24,7 +24,7 @@ mod native {
     use std::time::Duration;
 
     use durable_mcp::native::NativeHost;
-    use durable_mcp::rpc::HttpResponse;
+    use durable_mcp::rpc::{Headers, HttpResponse};
     use story_demo::pages::{self, Host, RESTART_PATH};
 
     /// Set in the child's environment: run the host, not the supervisor.
@@ -123,9 +123,15 @@ mod native {
     }
 
     /// The page, plus the restart button: answer, then exit at once, cutting short whatever
-    /// the host was doing, as a crash would.
-    fn answer_page(method: &str, path: &str) -> Option<HttpResponse> {
+    /// the host was doing, as a crash would. Only the page itself may press it: a form on
+    /// another site could otherwise post to it (browsers send such posts without asking).
+    fn answer_page(method: &str, path: &str, headers: &Headers) -> Option<HttpResponse> {
         if method == "POST" && path == RESTART_PATH {
+            if !from_this_host(headers) {
+                let refusal =
+                    serde_json::json!({ "error": "only this host's page may restart it" });
+                return Some(HttpResponse::json(403, &refusal));
+            }
             std::thread::spawn(|| {
                 std::thread::sleep(RESTART_GRACE);
                 std::process::exit(RESTART_EXIT_CODE);
@@ -134,6 +140,16 @@ mod native {
             return Some(HttpResponse::json(202, &body));
         }
         pages::page(method, path, Host::Native)
+    }
+
+    /// Whether a request came from this host's own page: no `Origin` (not a browser), or the
+    /// origin `http://<the Host header>`.
+    fn from_this_host(headers: &Headers) -> bool {
+        match (headers.get("origin"), headers.get("host")) {
+            (None, _) => true,
+            (Some(origin), Some(host)) => origin == format!("http://{host}"),
+            (Some(_), None) => false,
+        }
     }
 
     /// Exits when the supervisor's end of standard input closes (the supervisor is gone).
