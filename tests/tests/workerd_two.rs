@@ -94,11 +94,21 @@ fn two_runner_classes_in_one_worker_b_first() {
 }
 
 #[test]
-fn the_endpoints_answer_only_their_own_paths() {
+fn each_endpoint_answers_its_path_and_its_wake_path_only() {
     let _one = one_worker_at_a_time();
     let state = tempfile::tempdir().unwrap();
-    let worker = start(state.path());
+    let dir = build_worker_once(WORKER_CRATE);
+    let token = "two-servers-token";
+    let worker =
+        WorkerProcess::start_with_vars(&dir, state.path(), &[("DURABLE_MCP_ADMIN_TOKEN", token)]);
     assert_eq!(worker.get("/mcp").status, 404);
     assert_eq!(worker.get("/a/other").status, 404);
     assert_eq!(worker.get("/b/mcp/").status, 404);
+    // The wake path sits beside each endpoint's path.
+    assert_eq!(worker.post("/a/__durable-mcp/wake/x", &[]).status, 401);
+    let bearer = format!("Bearer {token}");
+    let woken = worker.post("/b/__durable-mcp/wake/x", &[("Authorization", &bearer)]);
+    assert_eq!(woken.status, 200);
+    assert_eq!(String::from_utf8_lossy(&woken.body), "woke x");
+    assert_eq!(worker.post("/b/x/__durable-mcp/wake/x", &[]).status, 404);
 }
