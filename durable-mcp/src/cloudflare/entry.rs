@@ -1,6 +1,7 @@
 //! The Worker's fetch handler: the router, with each task reached in its own Durable Object.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -44,14 +45,110 @@ pub const ALLOWED_HOSTS_VAR: &str = "DURABLE_MCP_ALLOWED_HOSTS";
 /// The largest request body the endpoint reads (the native host's limit too).
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
+/// The binding names, in wrangler.toml, of one TaskRunner class and of the TaskIndex class that
+/// lists its tasks. A Worker with one server uses [`Bindings::DEFAULT`] (`TASK_RUNNER` and
+/// `TASK_INDEX`); a Worker that serves two servers binds a runner class and an index class for
+/// each, and gives [`serve_with`] and [`task_runner!`](crate::task_runner) the same value:
+///
+/// ```ignore
+/// const BINDINGS_A: Bindings = Bindings::new("RUNNER_A", "INDEX_A");
+/// ```
+///
+/// Each server needs an index of its own: a listing asks the runner binding of its server for
+/// every task id its index holds, and forgets the ids that binding does not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bindings {
+    runner: &'static str,
+    index: &'static str,
+}
+
+impl Bindings {
+    /// [`TASK_RUNNER_BINDING`] and [`TASK_INDEX_BINDING`]: what [`serve`],
+    /// [`ObjectTasks::from_env`] and [`TaskRunner::new`](super::TaskRunner::new) use.
+    pub const DEFAULT: Bindings = Bindings::new(TASK_RUNNER_BINDING, TASK_INDEX_BINDING);
+
+    /// The TaskRunner namespace bound as `runner`, its TaskIndex namespace as `index`.
+    pub const fn new(runner: &'static str, index: &'static str) -> Self {
+        Bindings { runner, index }
+    }
+
+    /// The binding name of the TaskRunner namespace.
+    pub const fn runner(&self) -> &'static str {
+        self.runner
+    }
+
+    /// The binding name of the TaskIndex namespace. Without that binding, tasks are created
+    /// unlisted and `tasks/list` fails with an error naming it.
+    pub const fn index(&self) -> &'static str {
+        self.index
+    }
+}
+
+impl Default for Bindings {
+    fn default() -> Self {
+        Bindings::DEFAULT
+    }
+}
+
+/// One MCP endpoint of a Worker, for [`serve_with`]: the path it answers and the [`Bindings`]
+/// of the objects its tasks live in. [`serve`] is [`Endpoint::DEFAULT`].
+///
+/// ```ignore
+/// const A: Endpoint = Endpoint::new("/a/mcp", Bindings::new("RUNNER_A", "INDEX_A"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    path: &'static str,
+    bindings: Bindings,
+}
+
+impl Endpoint {
+    /// [`MCP_PATH`] with [`Bindings::DEFAULT`].
+    pub const DEFAULT: Endpoint = Endpoint::new(MCP_PATH, Bindings::DEFAULT);
+
+    /// The endpoint at `path` (such as `"/a/mcp"`), whose tasks live in the objects of
+    /// `bindings`.
+    pub const fn new(path: &'static str, bindings: Bindings) -> Self {
+        Endpoint { path, bindings }
+    }
+
+    /// The path of the MCP endpoint.
+    pub const fn path(&self) -> &'static str {
+        self.path
+    }
+
+    /// The bindings of the endpoint's task objects.
+    pub const fn bindings(&self) -> Bindings {
+        self.bindings
+    }
+
+    /// The endpoint's wake path: [`WAKE_PATH`] beside the endpoint's path, so
+    /// `/__durable-mcp/wake/` for `/mcp` and `/a/__durable-mcp/wake/` for `/a/mcp`.
+    pub fn wake_path(&self) -> String {
+        let parent = self.path.rsplit_once('/').map_or("", |(parent, _)| parent);
+        format!("{parent}{WAKE_PATH}")
+    }
+}
+
+impl Default for Endpoint {
+    fn default() -> Self {
+        Endpoint::DEFAULT
+    }
+}
+
+/// What a server is cached under in its isolate: its endpoint's path and runner binding, and
+/// the type name of its factory.
+type ServerKey = (&'static str, &'static str, &'static str);
+
 thread_local! {
-    /// The server, built once per isolate from the factory of the first request.
-    static SERVER: RefCell<Option<Rc<McpServer>>> = const { RefCell::new(None) };
+    /// The servers, each built once per isolate by the first request to its endpoint.
+    static SERVERS: RefCell<HashMap<ServerKey, Rc<McpServer>>> = RefCell::new(HashMap::new());
 }
 
 /// Answers one request to the Worker: the MCP endpoint at [`MCP_PATH`], with tasks in the
 /// Durable Objects bound as [`TASK_RUNNER_BINDING`]. `server` builds the server once per
 /// isolate; plain tools, resources and discovery are answered here without touching an object.
+/// [`serve_with`] with [`Endpoint::DEFAULT`].
 ///
 /// ```ignore
 /// #[event(fetch)]
@@ -59,17 +156,49 @@ thread_local! {
 ///     durable_mcp::cloudflare::serve(request, &env, server).await
 /// }
 /// ```
-pub async fn serve(
+pub async fn serve<F: FnOnce() -> McpServer>(
+    request: Request,
+    env: &Env,
+    server: F,
+) -> worker::Result<Response> {
+    serve_with(request, env, Endpoint::DEFAULT, server).await
+}
+
+/// Answers one request to the MCP endpoint `endpoint`: its path, with tasks in the objects of
+/// its bindings, and its [wake path](Endpoint::wake_path); every other path answers 404.
+/// A Worker serving two servers routes each endpoint's requests to its own call:
+///
+/// ```ignore
+/// const A: Endpoint = Endpoint::new("/a/mcp", Bindings::new("RUNNER_A", "INDEX_A"));
+/// const B: Endpoint = Endpoint::new("/b/mcp", Bindings::new("RUNNER_B", "INDEX_B"));
+///
+/// #[event(fetch)]
+/// async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
+///     if request.path().starts_with("/a/") {
+///         serve_with(request, &env, A, server_a).await
+///     } else {
+///         serve_with(request, &env, B, server_b).await
+///     }
+/// }
+/// ```
+///
+/// Each server is built once per isolate and kept under its endpoint's path, its runner
+/// binding and the type name of `server`: two factories of one endpoint get a server each,
+/// unless their type names are equal (two closures written in one function can share a name),
+/// in which case the second request's factory is not called and it gets the first one's
+/// server. Give such factories endpoints of their own.
+pub async fn serve_with<F: FnOnce() -> McpServer>(
     mut request: Request,
     env: &Env,
-    server: impl FnOnce() -> McpServer,
+    endpoint: Endpoint,
+    server: F,
 ) -> worker::Result<Response> {
     let path = request.path();
-    if let Some(task_id) = path.strip_prefix(WAKE_PATH) {
-        return wake(&request, env, task_id).await;
+    if let Some(task_id) = path.strip_prefix(endpoint.wake_path().as_str()) {
+        return wake(&request, env, endpoint, task_id).await;
     }
-    if path != MCP_PATH {
-        return Response::error("not found: the MCP endpoint is /mcp", 404);
+    if path != endpoint.path {
+        return not_found(endpoint);
     }
     let Some(body) = read_body(&mut request, BODY_LIMIT).await? else {
         return into_response(HttpResponse::too_large(BODY_LIMIT));
@@ -80,9 +209,16 @@ pub async fn serve(
         headers,
         body,
     };
-    let tasks = Rc::new(ObjectTasks::from_env(env)?);
-    let router = Router::with_tasks(shared_server(server, env), tasks);
+    let tasks = Rc::new(ObjectTasks::from_bindings(env, endpoint.bindings)?);
+    let router = Router::with_tasks(shared_server(endpoint, server, env), tasks);
     into_response(router.handle(http).await)
+}
+
+fn not_found(endpoint: Endpoint) -> worker::Result<Response> {
+    Response::error(
+        format!("not found: the MCP endpoint is {}", endpoint.path),
+        404,
+    )
 }
 
 /// The request's body, or `None` when it is longer than `limit`: refused on its
@@ -112,11 +248,16 @@ async fn read_body(request: &mut Request, limit: usize) -> worker::Result<Option
 }
 
 /// Runs the alarm handler of `task_id`'s object, for an operator holding the admin token.
-async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Response> {
+async fn wake(
+    request: &Request,
+    env: &Env,
+    endpoint: Endpoint,
+    task_id: &str,
+) -> worker::Result<Response> {
     // A Worker sees secrets and plain variables alike; docs/deploying.md says to set it as a
     // secret, which keeps it out of wrangler.toml and the dashboard.
     let Ok(token) = env.secret(ADMIN_TOKEN_VAR) else {
-        return Response::error("not found: the MCP endpoint is /mcp", 404);
+        return not_found(endpoint);
     };
     let presented = request.headers().get("authorization")?.unwrap_or_default();
     let expected = format!("Bearer {token}");
@@ -133,7 +274,7 @@ async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Res
     if request.method() != Method::Post {
         return Response::error("wake is a POST", 405);
     }
-    let tasks = ObjectTasks::from_env(env)?;
+    let tasks = ObjectTasks::from_bindings(env, endpoint.bindings)?;
     let call = ObjectCall::Wake {
         task_id: task_id.to_owned(),
     };
@@ -148,10 +289,21 @@ async fn wake(request: &Request, env: &Env, task_id: &str) -> worker::Result<Res
     }
 }
 
-fn shared_server(server: impl FnOnce() -> McpServer, env: &Env) -> Rc<McpServer> {
-    SERVER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let built = cell.get_or_insert_with(|| Rc::new(allow_hosts_from(env, server())));
+fn shared_server<F: FnOnce() -> McpServer>(
+    endpoint: Endpoint,
+    server: F,
+    env: &Env,
+) -> Rc<McpServer> {
+    let key = (
+        endpoint.path,
+        endpoint.bindings.runner,
+        std::any::type_name::<F>(),
+    );
+    SERVERS.with(|servers| {
+        let mut servers = servers.borrow_mut();
+        let built = servers
+            .entry(key)
+            .or_insert_with(|| Rc::new(allow_hosts_from(env, server())));
         Rc::clone(built)
     })
 }
@@ -207,13 +359,15 @@ fn into_response(response: HttpResponse) -> worker::Result<Response> {
 /// what [`serve`] hands the router; a Worker with routes of its own can use it directly.
 pub struct ObjectTasks {
     runners: ObjectClient,
-    /// `None` when the Worker has no [`TASK_INDEX_BINDING`].
+    /// `None` when the Worker has no binding named `bindings.index`.
     index: Option<ObjectClient>,
+    bindings: Bindings,
 }
 
 impl std::fmt::Debug for ObjectTasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ObjectTasks")
+            .field("bindings", &self.bindings)
             .field("lists", &self.index.is_some())
             .finish_non_exhaustive()
     }
@@ -228,21 +382,30 @@ impl ObjectTasks {
     /// The task service over the Worker's [`TASK_RUNNER_BINDING`] and, if bound,
     /// [`TASK_INDEX_BINDING`]. Fails only without a TaskRunner binding.
     pub fn from_env(env: &Env) -> worker::Result<Self> {
-        let runners = env.durable_object(TASK_RUNNER_BINDING)?;
-        let index = env.durable_object(TASK_INDEX_BINDING).ok();
+        Self::from_bindings(env, Bindings::DEFAULT)
+    }
+
+    /// The task service over the TaskRunner namespace bound as `bindings.runner()` and, if
+    /// bound, the TaskIndex namespace `bindings.index()`. Fails only without the runner
+    /// binding.
+    pub fn from_bindings(env: &Env, bindings: Bindings) -> worker::Result<Self> {
+        let runners = env.durable_object(bindings.runner)?;
+        let index = env.durable_object(bindings.index).ok();
         Ok(ObjectTasks {
             runners: ObjectClient::new(runners, "the task's Durable Object"),
             index: index.map(|index| ObjectClient::new(index, "the task index")),
+            bindings,
         })
     }
 
     /// The index, or the error that says how to add it.
     fn index(&self) -> Result<&ObjectClient, RpcError> {
         self.index.as_ref().ok_or_else(|| {
+            let binding = self.bindings.index;
             RpcError::internal(format!(
-                "tasks/list needs the Durable Object binding {TASK_INDEX_BINDING}, which this \
+                "tasks/list needs the Durable Object binding {binding}, which this \
                  Worker lacks: add to wrangler.toml a [[durable_objects.bindings]] with name = \
-                 \"{TASK_INDEX_BINDING}\" and class_name = \"TaskIndex\", and a [[migrations]] \
+                 \"{binding}\" and class_name = \"TaskIndex\", and a [[migrations]] \
                  entry with new_sqlite_classes = [\"TaskIndex\"] (see docs/deploying.md)"
             ))
         })
@@ -255,7 +418,8 @@ impl ObjectTasks {
             if !WARNED_UNLISTED.replace(true) {
                 worker::console_error!(
                     "durable-mcp: tasks are created without being listed: this Worker has no \
-                     {TASK_INDEX_BINDING} binding (see docs/deploying.md)"
+                     {} binding (see docs/deploying.md)",
+                    self.bindings.index
                 );
             }
             return Ok(());

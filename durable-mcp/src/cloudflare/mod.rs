@@ -51,8 +51,8 @@ mod sql_store;
 mod step_batch;
 
 pub use entry::{
-    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, MCP_PATH, ObjectTasks, TASK_INDEX_BINDING,
-    TASK_RUNNER_BINDING, WAKE_PATH, serve,
+    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, Bindings, Endpoint, MCP_PATH, ObjectTasks,
+    TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, serve, serve_with,
 };
 pub use index::TaskIndex;
 pub use ports::{AlarmScheduler, JsClock, JsTimer};
@@ -63,18 +63,28 @@ pub use sql_store::DurableObjectStore;
 /// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
 /// wraps [`TaskRunner`] and forwards `fetch` and `alarm` to it. `server` is called with the
 /// object's `&worker::Env` and returns the [`McpServer`](crate::McpServer) whose tasks it runs
-/// (once per isolate; the same server the fetch handler serves).
+/// (once per isolate for each class; the same server the fetch handler serves).
 ///
 /// It also declares the listing index, `TaskIndex`, with the same visibility (as
 /// [`task_index!`](crate::task_index) does), which wrangler.toml binds as
 /// [`TASK_INDEX`](crate::cloudflare::TASK_INDEX_BINDING). To name the index class otherwise,
 /// write `; index = Name` after the server.
 ///
+/// A Worker that serves two servers declares a runner class for each, with an index class
+/// each, and names the [`Bindings`] of each after the index (the same value its
+/// [`Endpoint`] names in [`serve_with`]): `; index = Name; bindings = BINDINGS`. Each class
+/// builds its task registry from its own `server`.
+///
 /// The crate using it depends on `worker` and `wasm-bindgen` (the expansion names both).
 ///
 /// ```ignore
 /// durable_mcp::task_runner!(pub struct TaskRunner => |_env| server());
 /// durable_mcp::task_runner!(pub struct Tasks => |_env| server(); index = TaskLists);
+///
+/// const BINDINGS_A: Bindings = Bindings::new("RUNNER_A", "INDEX_A");
+/// durable_mcp::task_runner!(
+///     pub struct RunnerA => |_env| server_a(); index = IndexA; bindings = BINDINGS_A
+/// );
 /// ```
 #[macro_export]
 macro_rules! task_runner {
@@ -84,8 +94,19 @@ macro_rules! task_runner {
     (
         $(#[$meta:meta])* $vis:vis struct $name:ident => $server:expr; index = $index:ident
     ) => {
+        $crate::task_runner!(
+            $(#[$meta])* $vis struct $name => $server;
+            index = $index;
+            bindings = $crate::cloudflare::Bindings::DEFAULT
+        );
+    };
+    (
+        $(#[$meta:meta])* $vis:vis struct $name:ident => $server:expr;
+        index = $index:ident;
+        bindings = $bindings:expr
+    ) => {
         $crate::task_index!(
-            /// The listing index of one scope of tasks, bound as `TASK_INDEX` in wrangler.toml.
+            /// The listing index of one scope of tasks (see `task_runner!`).
             $vis struct $index
         );
 
@@ -97,7 +118,13 @@ macro_rules! task_runner {
         impl ::worker::DurableObject for $name {
             fn new(state: ::worker::State, env: ::worker::Env) -> Self {
                 let server = $server;
-                Self($crate::cloudflare::TaskRunner::new(state, &env, || server(&env)))
+                Self($crate::cloudflare::TaskRunner::for_class(
+                    state,
+                    &env,
+                    ::core::stringify!($name),
+                    $bindings,
+                    || server(&env),
+                ))
             }
 
             async fn fetch(

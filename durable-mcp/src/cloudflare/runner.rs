@@ -2,6 +2,8 @@
 //! task's rows, its alarm fires the task's next wake-up, and the task body runs inside it, so
 //! every journal read and write is a local SQLite call.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::time::Duration;
@@ -9,7 +11,7 @@ use std::time::Duration;
 use worker::{Env, Request, Response, State};
 
 use super::client::ObjectClient;
-use super::entry::TASK_INDEX_BINDING;
+use super::entry::Bindings;
 use super::listing;
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{ObjectCall, ObjectReply, receive, respond};
@@ -53,8 +55,8 @@ struct Runner {
     alarm: Rc<AlarmScheduler>,
     engine: Engine,
     settings: Settings,
-    /// The listing indexes, told when a listed task is purged; `None` without a
-    /// [`TASK_INDEX_BINDING`].
+    /// The listing indexes, told when a listed task is purged; `None` without the binding
+    /// [`Bindings::index`] names.
     index: Option<ObjectClient>,
     /// Whether this instance has recovered the task from a dead instance's activation.
     recovered: std::cell::Cell<bool>,
@@ -71,8 +73,34 @@ impl std::fmt::Debug for TaskRunner {
 
 impl TaskRunner {
     /// The runner of the object `state`, running the tasks `server` registers. Reads its
-    /// [settings](super#settings) from `env`. Writes nothing.
-    pub fn new(state: State, env: &Env, server: impl FnOnce() -> McpServer) -> Self {
+    /// [settings](super#settings) from `env`. Writes nothing. Its purged tasks leave the index
+    /// bound as [`TASK_INDEX_BINDING`](super::TASK_INDEX_BINDING).
+    ///
+    /// The task registry is built once per isolate and kept under the type name of `server`:
+    /// two classes whose factories have one type name (the same fn, or closures in one
+    /// function) share the first one's tasks. [`for_class`](Self::for_class), which
+    /// [`task_runner!`](crate::task_runner) calls, keeps it under the class's name instead.
+    pub fn new<F: FnOnce() -> McpServer>(state: State, env: &Env, server: F) -> Self {
+        Self::for_class(
+            state,
+            env,
+            std::any::type_name::<F>(),
+            Bindings::DEFAULT,
+            server,
+        )
+    }
+
+    /// The runner of an object of the class `class` (its name, unique in the Worker), running
+    /// the tasks `server` registers; the index its listed tasks are in is bound as
+    /// `bindings.index()`. The task registry is built once per isolate for each class, so a
+    /// Worker may declare several runner classes, each with its own server.
+    pub fn for_class<F: FnOnce() -> McpServer>(
+        state: State,
+        env: &Env,
+        class: &'static str,
+        bindings: Bindings,
+        server: F,
+    ) -> Self {
         let settings = Settings::from_env(env);
         let storage = state.storage();
         let store = Rc::new(DurableObjectStore::open(storage));
@@ -83,13 +111,13 @@ impl TaskRunner {
             timer: Rc::new(JsTimer),
             scheduler: alarm.clone(),
         };
-        let engine = Engine::with_shared_registry(shared_registry(server), host)
+        let engine = Engine::with_shared_registry(shared_registry(class, server), host)
             .with_lease(settings.lease)
             .with_hand_off(settings.hand_off)
             // A cancelled alarm handler may be left unpolled, never dropped, in a live isolate.
             .expire_activations_with_their_lease();
         let index = env
-            .durable_object(TASK_INDEX_BINDING)
+            .durable_object(bindings.index())
             .ok()
             .map(|index| ObjectClient::new(index, "the task index"));
         TaskRunner {
@@ -248,16 +276,20 @@ impl Runner {
 }
 
 thread_local! {
-    /// The task registry, built once per isolate: every object the isolate hosts runs the same
-    /// tasks, and building a server (tool schemas included) for each would cost every new task.
-    static REGISTRY: std::cell::RefCell<Option<Rc<TaskRegistry>>> =
-        const { std::cell::RefCell::new(None) };
+    /// The task registries, one per runner class, each built once per isolate: every object of
+    /// a class runs the same tasks, and building a server (tool schemas included) for each
+    /// would cost every new task.
+    static REGISTRIES: RefCell<HashMap<&'static str, Rc<TaskRegistry>>> =
+        RefCell::new(HashMap::new());
 }
 
-fn shared_registry(server: impl FnOnce() -> McpServer) -> Rc<TaskRegistry> {
-    REGISTRY.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        Rc::clone(cell.get_or_insert_with(|| Rc::new(server().task_registry())))
+fn shared_registry(class: &'static str, server: impl FnOnce() -> McpServer) -> Rc<TaskRegistry> {
+    REGISTRIES.with(|registries| {
+        let mut registries = registries.borrow_mut();
+        let built = registries
+            .entry(class)
+            .or_insert_with(|| Rc::new(server().task_registry()));
+        Rc::clone(built)
     })
 }
 

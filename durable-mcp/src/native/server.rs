@@ -202,6 +202,8 @@ impl NativeHost {
     /// Closes a connection that waits longer than `timeout` for a complete request head:
     /// a new connection that sends nothing, one kept alive idle between requests, or one
     /// sending its head too slowly (default [`DEFAULT_HEADER_READ_TIMEOUT`], 10 s).
+    ///
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`]: super::DEFAULT_HEADER_READ_TIMEOUT
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.limits.header_read_timeout = timeout;
@@ -210,6 +212,8 @@ impl NativeHost {
 
     /// Answers HTTP 408 and closes the connection when a request body takes longer than
     /// `timeout` to arrive after its head (default [`DEFAULT_BODY_READ_TIMEOUT`], 30 s).
+    ///
+    /// [`DEFAULT_BODY_READ_TIMEOUT`]: super::DEFAULT_BODY_READ_TIMEOUT
     #[must_use]
     pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
         self.limits.body_read_timeout = timeout;
@@ -219,6 +223,8 @@ impl NativeHost {
     /// Keeps at most `connections` connections open (at least one; default
     /// [`DEFAULT_MAX_CONNECTIONS`], 256). At the cap the host accepts no new connection until
     /// one closes; the operating system queues them meanwhile.
+    ///
+    /// [`DEFAULT_MAX_CONNECTIONS`]: super::DEFAULT_MAX_CONNECTIONS
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.limits.max_connections = connections;

@@ -1,0 +1,114 @@
+//! Two MCP servers in one Worker, under workerd (`wrangler dev`), with the test Worker
+//! `tests/worker-two`: server A at `/a/mcp` with its tasks in the TaskRunner class `RunnerA`,
+//! server B at `/b/mcp` with `RunnerB`. The Worker's servers and the runners' task registries
+//! are built once per isolate; each endpoint and each class must get its own, whichever the
+//! isolate builds first.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use durable_mcp_tests::mcp::McpClient;
+use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
+use serde_json::{Value, json};
+
+/// The Worker crate.
+const WORKER_CRATE: &str = "tests/worker-two";
+
+fn start(state: &Path) -> WorkerProcess {
+    let dir = build_worker_once(WORKER_CRATE);
+    WorkerProcess::start(&dir, state)
+}
+
+/// A client of the endpoint at `path` (`/a/mcp`, `/b/mcp`).
+fn client(worker: &WorkerProcess, path: &str) -> McpClient {
+    McpClient::new(&format!("{}{path}", worker.url()))
+}
+
+/// The names of the endpoint's tools.
+fn tool_names(client: &McpClient) -> Vec<String> {
+    let listed = client.result("tools/list", json!({}));
+    listed["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {listed}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+/// Calls the task tool `tool` and follows its task to the end: the text of its result.
+fn run_task(client: &McpClient, tool: &str) -> String {
+    let created = client.result("tools/call", json!({ "name": tool, "arguments": {} }));
+    assert_eq!(created["resultType"], "task", "{tool}: {created}");
+    let id = created["taskId"].as_str().expect("taskId").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got: Value = client.result("tasks/get", json!({ "taskId": id }));
+        match got["status"].as_str() {
+            Some("completed") => {
+                return got["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{tool}: no text: {got}"))
+                    .to_owned();
+            }
+            Some("working") => {}
+            _ => panic!("{tool}: task {id} did not complete: {got}"),
+        }
+        assert!(Instant::now() < deadline, "{tool}: task {id} still {got}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Server `name` (`a` or `b`) at `/<name>/mcp`: lists only its own tool, and its task runs to
+/// completion in its own class.
+fn check(worker: &WorkerProcess, name: &str) {
+    let client = client(worker, &format!("/{name}/mcp"));
+    let tool = format!("only_{name}");
+    assert_eq!(tool_names(&client), [tool.as_str()], "/{name}/mcp");
+    let server = name.to_uppercase();
+    assert_eq!(
+        run_task(&client, &tool),
+        format!("server {server} ran {tool}")
+    );
+}
+
+/// Both servers, `first` then the other, on a fresh Worker (a fresh isolate), and `first`
+/// again once the other is built.
+fn both_servers_first(first: &str) {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let worker = start(state.path());
+    let second = if first == "a" { "b" } else { "a" };
+    check(&worker, first);
+    check(&worker, second);
+    check(&worker, first);
+}
+
+#[test]
+fn two_runner_classes_in_one_worker_a_first() {
+    both_servers_first("a");
+}
+
+#[test]
+fn two_runner_classes_in_one_worker_b_first() {
+    both_servers_first("b");
+}
+
+#[test]
+fn each_endpoint_answers_its_path_and_its_wake_path_only() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let dir = build_worker_once(WORKER_CRATE);
+    let token = "two-servers-token";
+    let worker =
+        WorkerProcess::start_with_vars(&dir, state.path(), &[("DURABLE_MCP_ADMIN_TOKEN", token)]);
+    assert_eq!(worker.get("/mcp").status, 404);
+    assert_eq!(worker.get("/a/other").status, 404);
+    assert_eq!(worker.get("/b/mcp/").status, 404);
+    // The wake path sits beside each endpoint's path.
+    assert_eq!(worker.post("/a/__durable-mcp/wake/x", &[]).status, 401);
+    let bearer = format!("Bearer {token}");
+    let woken = worker.post("/b/__durable-mcp/wake/x", &[("Authorization", &bearer)]);
+    assert_eq!(woken.status, 200);
+    assert_eq!(String::from_utf8_lossy(&woken.body), "woke x");
+    assert_eq!(worker.post("/b/x/__durable-mcp/wake/x", &[]).status, 404);
+}
