@@ -16,7 +16,7 @@ use std::cell::Cell;
 use std::time::Instant;
 
 use proptest::strategy::Strategy;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 
 /// The number of cases: `PROPTEST_CASES` if set, else `default`.
 pub fn cases(default: u32) -> u32 {
@@ -40,6 +40,9 @@ pub fn run<S: Strategy>(
     let config = Config {
         cases: cases(default_cases),
         source_file: Some(source_file),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
         // A long run must not stop at the rejection budget: strategies here never reject.
         max_global_rejects: u32::MAX,
         ..Config::default()
