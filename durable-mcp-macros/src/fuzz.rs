@@ -49,10 +49,31 @@ fn value() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(
             &[
-                "\"5m\"", "\"0ms\"", "\"1.5s\"", "\"forever\"", "\"100000001d\"", "\"\"",
-                "\"-1s\"", "\"exponential\"", "\"linear\"", "\"sideways\"", "\"a name\"",
-                "\"tool_name\"", "true", "false", "0", "5", "4294967296", "-1", "1.5",
-                "'c'", "b\"x\"", "::durable_mcp", "crate::x", "r\"raw\"", "\"\\u{0}\"",
+                "\"5m\"",
+                "\"0ms\"",
+                "\"1.5s\"",
+                "\"forever\"",
+                "\"100000001d\"",
+                "\"\"",
+                "\"-1s\"",
+                "\"exponential\"",
+                "\"linear\"",
+                "\"sideways\"",
+                "\"a name\"",
+                "\"tool_name\"",
+                "true",
+                "false",
+                "0",
+                "5",
+                "4294967296",
+                "-1",
+                "1.5",
+                "'c'",
+                "b\"x\"",
+                "::durable_mcp",
+                "crate::x",
+                "r\"raw\"",
+                "\"\\u{0}\"",
             ][..]
         )
         .prop_map(str::to_owned),
@@ -105,10 +126,14 @@ fn run(name: &str, default_cases: u32, test: impl Fn(TokenStream) -> TokenStream
         let Ok(args) = text.parse::<TokenStream>() else {
             return Ok(());
         };
-        let expanded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(args).to_string()))
-            .map_err(|_| TestCaseError::fail(format!("expanding ({text}) panicked")))?;
+        let expanded =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(args).to_string()))
+                .map_err(|_| TestCaseError::fail(format!("expanding ({text}) panicked")))?;
         let parsed = syn::parse_str::<syn::File>(&expanded);
-        prop_assert!(parsed.is_ok(), "({text}) expands to no Rust file: {expanded}");
+        prop_assert!(
+            parsed.is_ok(),
+            "({text}) expands to no Rust file: {expanded}"
+        );
         Ok(())
     });
     eprintln!(

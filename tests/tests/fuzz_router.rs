@@ -252,7 +252,9 @@ fn check(request: Request) -> Result<(), TestCaseError> {
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
                 .unwrap_or_default();
-            return Err(TestCaseError::fail(format!("the router panicked: {message}")));
+            return Err(TestCaseError::fail(format!(
+                "the router panicked: {message}"
+            )));
         }
     };
     let after = state(&world.harness);
@@ -260,11 +262,6 @@ fn check(request: Request) -> Result<(), TestCaseError> {
     let method = request_object
         .and_then(|o| o.get("method"))
         .and_then(Value::as_str)
-        .unwrap_or_default();
-    let params = request_object
-        .and_then(|o| o.get("params"))
-        .and_then(Value::as_object)
-        .cloned()
         .unwrap_or_default();
     let error_code = check_answer(
         &request,
@@ -300,11 +297,12 @@ fn check(request: Request) -> Result<(), TestCaseError> {
             "{method:?} created a task"
         );
         prop_assert!(
-            before.iter().all(|(id, _)| after.iter().any(|(new, _)| new == id)),
+            before
+                .iter()
+                .all(|(id, _)| after.iter().any(|(new, _)| new == id)),
             "a task vanished"
         );
     }
-    let _ = params;
     Ok(())
 }
 
@@ -325,7 +323,11 @@ fn check_answer(
     }
     if request.http_method != "POST" {
         prop_assert_eq!(status, 405);
-        prop_assert!(response_headers.iter().any(|(n, v)| *n == "allow" && v == "POST"));
+        prop_assert!(
+            response_headers
+                .iter()
+                .any(|(n, v)| *n == "allow" && v == "POST")
+        );
         return Ok(None);
     }
     if status == 202 {
@@ -385,7 +387,7 @@ fn check_answer(
         _ if legacy => &[200],
         -32601 => &[404],
         -32602 => &[200, 400],
-        -32020 | -32021 | -32022 => &[400],
+        -32022..=-32020 => &[400],
         -32603 => &[500],
         _ => &[],
     };
@@ -412,8 +414,8 @@ fn is_legacy(headers: &[(String, String)], parsed: Option<&Value>) -> bool {
         .filter(|(n, _)| n.eq_ignore_ascii_case("mcp-protocol-version"))
         .map(|(_, v)| v.as_str())
         .collect();
-    let header_legacy = versions.is_empty()
-        || (versions.len() == 1 && LEGACY.contains(&versions[0].trim()));
+    let header_legacy =
+        versions.is_empty() || (versions.len() == 1 && LEGACY.contains(&versions[0].trim()));
     !envelope && object.get("method") != Some(&json!("server/discover")) && header_legacy
 }
 
@@ -823,13 +825,19 @@ fn params_that_are_not_an_object_are_refused_as_the_era_of_the_request_refuses()
         assert_eq!(response.status, 200, "{params}");
         let error = &response.json_body()["error"];
         assert_eq!(error["code"], -32602);
-        assert!(!error["message"].as_str().unwrap().contains("_meta"), "{error}");
+        assert!(
+            !error["message"].as_str().unwrap().contains("_meta"),
+            "{error}"
+        );
 
         let body = format!(r#"{{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{params}}}"#);
         let response = post(&world.router, &[("MCP-Protocol-Version", MODERN)], &body);
         assert_eq!(response.status, 400, "{params}");
         let error = &response.json_body()["error"];
         assert_eq!(error["code"], -32602);
-        assert!(error["message"].as_str().unwrap().contains("_meta"), "{error}");
+        assert!(
+            error["message"].as_str().unwrap().contains("_meta"),
+            "{error}"
+        );
     }
 }

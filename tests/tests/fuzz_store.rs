@@ -70,14 +70,34 @@ fn sql_value() -> impl Strategy<Value = SqlValue> {
     prop_oneof![
         Just(SqlValue::Null),
         any::<i64>().prop_map(SqlValue::Integer),
-        prop_oneof![Just(-1i64), Just(0), Just(1), Just(i64::MAX), Just(i64::MIN),
-            Just(u32::MAX as i64 + 1), Just(8_640_000_000_000_001)]
-            .prop_map(SqlValue::Integer),
+        prop_oneof![
+            Just(-1i64),
+            Just(0),
+            Just(1),
+            Just(i64::MAX),
+            Just(i64::MIN),
+            Just(u32::MAX as i64 + 1),
+            Just(8_640_000_000_000_001)
+        ]
+        .prop_map(SqlValue::Integer),
         any::<f64>().prop_map(SqlValue::Real),
-        prop::sample::select(&[
-            "working", "input_required", "completed", "failed", "cancelled", "step", "sleep",
-            "pending", "done", "{}", "null", "", "WORKING",
-        ][..])
+        prop::sample::select(
+            &[
+                "working",
+                "input_required",
+                "completed",
+                "failed",
+                "cancelled",
+                "step",
+                "sleep",
+                "pending",
+                "done",
+                "{}",
+                "null",
+                "",
+                "WORKING",
+            ][..]
+        )
         .prop_map(|s| SqlValue::Text(s.to_owned())),
         any::<String>().prop_map(SqlValue::Text),
         prop::collection::vec(any::<u8>(), 0..16).prop_map(SqlValue::Blob),
