@@ -109,25 +109,44 @@ fn corruption() -> impl Strategy<Value = (usize, usize, SqlValue)> {
     (0usize..3, 0usize..22, sql_value())
 }
 
-/// A store with one task (a step and an input request in its journal), then `corruptions`
-/// written straight into its rows.
+/// A database holding one task (a step and an input request in its journal), made once: each
+/// case corrupts a copy of it.
+fn seed() -> &'static [u8] {
+    static SEED: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    SEED.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("tasks.db");
+        drop(SqliteStore::open(&path).expect("open"));
+        let connection = rusqlite::Connection::open(&path).expect("connect");
+        connection
+            .execute_batch(
+                "INSERT INTO task (task_id, tool_name, input, status, status_published, \
+                 created_at, last_updated_at, poll_interval_ms, cancel_requested, run_attempt, \
+                 generation, cut_next_sleep, version, list_scope) \
+                 VALUES ('t', 'tool', '{}', 'working', 0, 1, 1, 1000, 0, 1, 1, 0, 1, 'scope');
+                 INSERT INTO steps (task_id, step_key, kind, status, attempt, seq, created_at) \
+                 VALUES ('t', 'k', 'step', 'pending', 1, 1, 1);
+                 INSERT INTO input_requests (task_id, key, request, answered, timed_out, \
+                 blocking, consumed, seq, created_at) \
+                 VALUES ('t', 'q', '{}', 0, 0, 1, 0, 2, 1);
+                 PRAGMA journal_mode = DELETE;",
+            )
+            .expect("seed rows");
+        drop(connection);
+        std::fs::read(&path).expect("the seed database")
+    })
+}
+
+/// A copy of the seed database with `corruptions` written straight into its rows.
 fn corrupt(corruptions: &[(usize, usize, SqlValue)]) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("tasks.db");
-    drop(SqliteStore::open(&path).expect("open"));
-    let connection = rusqlite::Connection::open(&path).expect("connect");
+    std::fs::write(&path, seed()).expect("copy the seed");
+    let mut connection = rusqlite::Connection::open(&path).expect("connect");
     connection
-        .execute_batch(
-            "INSERT INTO task (task_id, tool_name, input, status, status_published, created_at, \
-             last_updated_at, poll_interval_ms, cancel_requested, run_attempt, generation, \
-             cut_next_sleep, version, list_scope) \
-             VALUES ('t', 'tool', '{}', 'working', 0, 1, 1, 1000, 0, 1, 1, 0, 1, 'scope');
-             INSERT INTO steps (task_id, step_key, kind, status, attempt, seq, created_at) \
-             VALUES ('t', 'k', 'step', 'pending', 1, 1, 1);
-             INSERT INTO input_requests (task_id, key, request, answered, timed_out, blocking, \
-             consumed, seq, created_at) VALUES ('t', 'q', '{}', 0, 0, 1, 0, 2, 1);",
-        )
-        .expect("seed rows");
+        .pragma_update(None, "synchronous", "OFF")
+        .expect("pragma");
+    let tx = connection.transaction().expect("transaction");
     for (table, column, value) in corruptions {
         let (table, columns) = match table {
             0 => ("task", TASK_COLUMNS),
@@ -136,15 +155,18 @@ fn corrupt(corruptions: &[(usize, usize, SqlValue)]) -> (tempfile::TempDir, Stri
         };
         let column = columns[column % columns.len()];
         // NOT NULL columns refuse a NULL: such a row cannot exist, and the update is skipped.
-        let _ = connection.execute(&format!("UPDATE {table} SET {column} = ?1"), [value]);
+        let _ = tx.execute(&format!("UPDATE {table} SET {column} = ?1"), [value]);
     }
+    tx.commit().expect("commit");
     (dir, "t".to_owned())
 }
 
 #[test]
 fn corrupt_rows_load_or_fail_with_a_store_error() {
     let corruptions = prop::collection::vec(corruption(), 1..6);
-    fuzzing::run("sqlite-rows", file!(), 100, corruptions, |corruptions| {
+    // A case costs a database file (about 25 ms): a long run does a twentieth of its cases.
+    let cases = fuzzing::cases(100, 20);
+    fuzzing::run_with("sqlite-rows", file!(), cases, corruptions, |corruptions| {
         let (dir, id) = corrupt(&corruptions);
         let outcome = std::panic::catch_unwind(|| {
             let store = SqliteStore::open(dir.path().join("tasks.db")).expect("reopen");

@@ -1,6 +1,7 @@
 //! `cargo xtask fuzz [--cases N]`: the fuzz targets (property tests, see
 //! `tests/tests/fuzzing/mod.rs`) run long, in release: `N` cases each (default 100,000) through
-//! `PROPTEST_CASES`. `cargo test` runs the same targets with a bounded number of cases.
+//! `PROPTEST_CASES`, except `sqlite-rows`, whose case costs a database file: it runs `N / 20`.
+//! `cargo test` runs the same targets with a bounded number of cases.
 //!
 //! Prints, per target, the executions (every call of the test body, the shrinking of a failure
 //! included) and the time, as each target reported them on stderr. Fails if any target found

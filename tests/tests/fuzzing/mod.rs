@@ -18,15 +18,16 @@ use std::time::Instant;
 use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 
-/// The number of cases: `PROPTEST_CASES` if set, else `default`.
-pub fn cases(default: u32) -> u32 {
+/// The number of cases: `PROPTEST_CASES` divided by `divisor` (at least 1) if set, else
+/// `default`. A target whose case costs a database file divides a long run's count.
+pub fn cases(default: u32, divisor: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(default)
+        .and_then(|cases| cases.parse::<u32>().ok())
+        .map_or(default, |cases| (cases / divisor.max(1)).max(1))
 }
 
-/// Runs the target `name`: `test` on values of `strategy`, `cases(default_cases)` times.
+/// Runs the target `name`: `test` on values of `strategy`, `cases(default_cases, 1)` times.
 /// Panics with the minimal failing value if a case fails (a panic in `test` is a failure).
 pub fn run<S: Strategy>(
     name: &str,
@@ -37,8 +38,21 @@ pub fn run<S: Strategy>(
 ) where
     S::Value: std::fmt::Debug,
 {
+    run_with(name, source_file, cases(default_cases, 1), strategy, test);
+}
+
+/// Runs the target `name`: `test` on values of `strategy`, `cases` times.
+pub fn run_with<S: Strategy>(
+    name: &str,
+    source_file: &'static str,
+    cases: u32,
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), TestCaseError>,
+) where
+    S::Value: std::fmt::Debug,
+{
     let config = Config {
-        cases: cases(default_cases),
+        cases,
         source_file: Some(source_file),
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
             "proptest-regressions",
