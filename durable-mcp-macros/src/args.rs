@@ -2,7 +2,43 @@
 //! validated beyond its Rust type: `model` turns these into checked values.
 
 use darling::FromMeta;
-use darling::util::{Flag, SpannedValue};
+use darling::util::SpannedValue;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+/// A bare word (`required`, `optional`), as darling's `Flag` reads it, but refusing a word
+/// with a value (`required()`, `optional = true`) with an error: `Flag` panics on an empty
+/// list (darling 0.23 unwraps the error of `()`, which accepts one).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Word(Option<Span>);
+
+impl Word {
+    /// Whether the word was written.
+    pub fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Where the word was written, or the call site.
+    pub fn span(&self) -> Span {
+        self.0.unwrap_or_else(Span::call_site)
+    }
+}
+
+impl FromMeta for Word {
+    fn from_none() -> Option<Self> {
+        Some(Word(None))
+    }
+
+    fn from_meta(meta: &syn::Meta) -> darling::Result<Self> {
+        match meta {
+            syn::Meta::Path(path) => Ok(Word(Some(path.span()))),
+            other => Err(darling::Error::custom(
+                "this option takes no value: write the word alone, as in `#[mcp_task(optional)]`",
+            )
+            .with_span(other)),
+        }
+    }
+}
 
 /// `#[mcp_task(...)]`.
 #[derive(Debug, Default, FromMeta)]
@@ -22,9 +58,9 @@ pub struct TaskArgs {
     /// The default per-attempt timeout of the task's steps.
     pub timeout: Option<SpannedValue<String>>,
     /// Clients without the Tasks extension get -32021 (the default).
-    pub required: Flag,
+    pub required: Word,
     /// Clients without the Tasks extension may call it; it then runs inline.
-    pub optional: Flag,
+    pub optional: Word,
     /// Tool annotations.
     pub annotations: Option<AnnotationArgs>,
     /// The path of the durable-mcp crate (default `::durable_mcp`).

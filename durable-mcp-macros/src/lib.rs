@@ -8,6 +8,8 @@
 mod args;
 mod duration;
 mod expand;
+#[cfg(test)]
+mod fuzz;
 mod model;
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,9 @@
 //!   and its Worker, with screenshots in `target/browser/`. See the `browser` module.
 //! - `sim`: the deterministic simulation of the engine (`tests/sim`) over many seeds, in
 //!   release: `sim --seeds N [--seed S]`. See the `sim` module.
+//! - `fuzz`: the fuzz targets (property tests of the router, the duration grammar, the SQLite
+//!   rows and the macros' arguments) in release, `fuzz --cases N` (default 100,000) each;
+//!   prints the executions and time per target. See the `fuzz` module.
 //! - `help`: prints the usage.
 
 mod bench;
@@ -28,6 +31,7 @@ mod browser;
 mod checks;
 mod clients;
 mod demo;
+mod fuzz;
 mod http_bench;
 mod load;
 mod sim;
@@ -51,6 +55,8 @@ commands:
            and its Worker; screenshots in target/browser/
   sim      run the deterministic simulation: `sim --seeds N [--seed S]`; prints seeds run,
            events, faults injected and violations; fails on any violation
+  fuzz     run the fuzz targets long, in release: `fuzz [--cases N]` (default 100000 each);
+           prints the executions and time per target; fails on any failing case
   help     print this message
 ";
 
@@ -65,6 +71,7 @@ fn main() -> ExitCode {
         ["bench"] => bench::run(),
         ["bench", "worker"] => worker_bench::run(),
         ["sim", args @ ..] => sim::run(args),
+        ["fuzz", args @ ..] => fuzz::run(args),
         // Internal: one measurement in a process of its own (see `bench`).
         ["bench-child", kind, args @ ..] => bench::child(kind, args),
         [] | ["help" | "--help" | "-h"] => {

@@ -99,7 +99,17 @@ impl Router {
             Ok(Parsed::Notification) => return HttpResponse::empty(202),
             Err((id, error)) => return respond(id.as_ref(), Err(error)),
         };
-        if is_legacy(&request.headers, &message) {
+        let legacy = is_legacy(&request.headers, &message);
+        if message.params_malformed {
+            // A 2025 client reads its errors only from a 200, and knows no envelope.
+            let error = if legacy {
+                RpcError::invalid_params("Invalid params: params must be an object")
+            } else {
+                RpcError::envelope("params must be an object")
+            };
+            return respond(Some(&message.id), Err(error));
+        }
+        if legacy {
             return self.handle_legacy(&request, &message).await;
         }
         let outcome = self.call(&request, &message).await;
@@ -248,6 +258,8 @@ struct Message {
     id: RequestId,
     method: String,
     params: Map<String, Value>,
+    /// `params` was present but not an object (refused once the request's era is known).
+    params_malformed: bool,
 }
 
 /// What a POST carried.
@@ -295,12 +307,17 @@ fn parse_message(body: &[u8]) -> Result<Parsed, (Option<RequestId>, RpcError)> {
     let Some(id) = id else {
         return Ok(Parsed::Notification);
     };
-    let params = match object.remove("params") {
-        None => Map::new(),
-        Some(Value::Object(params)) => params,
-        Some(_) => return Err((Some(id), RpcError::envelope("params must be an object"))),
+    let (params, params_malformed) = match object.remove("params") {
+        None => (Map::new(), false),
+        Some(Value::Object(params)) => (params, false),
+        Some(_) => (Map::new(), true),
     };
-    Ok(Parsed::Request(Message { id, method, params }))
+    Ok(Parsed::Request(Message {
+        id,
+        method,
+        params,
+        params_malformed,
+    }))
 }
 
 fn invalid(reason: &str) -> RpcError {
