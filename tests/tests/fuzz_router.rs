@@ -39,6 +39,7 @@ use durable_mcp::Router;
 use durable_mcp::core::LoadScope;
 use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
 use durable_mcp::testing::Harness;
+use durable_mcp_tests::mcp::routed_name;
 use futures_util::Stream;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -612,16 +613,6 @@ fn header() -> impl Strategy<Value = Header> {
         2 => Just(Header::Absent),
         1 => Just(Header::Random),
     ]
-}
-
-fn routed_name(method: &str, params: &Value) -> Option<String> {
-    let field = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
-        _ => return None,
-    };
-    params[field].as_str().map(str::to_owned)
 }
 
 /// A JSON-RPC request built from mutated fields, with its headers.

@@ -15,6 +15,25 @@ fn create(client: &McpClient, seconds: f64) -> String {
     created["taskId"].as_str().unwrap().to_owned()
 }
 
+/// Polls `slow_compute` task `id` until it completes with "computed later" (30 s at most);
+/// it must be working until then.
+fn completes_computing_later(client: &McpClient, id: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let task = client.result("tasks/get", json!({ "taskId": id }));
+        if task["status"] == "completed" {
+            assert_eq!(task["result"]["content"][0]["text"], "computed later");
+            return;
+        }
+        assert_eq!(task["status"], "working", "{task}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never completed: {task}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn sigterm_stops_the_host_cleanly_and_a_restart_finishes_the_sleeping_task() {
     let dir = tempfile::tempdir().unwrap();
@@ -34,20 +53,7 @@ fn sigterm_stops_the_host_cleanly_and_a_restart_finishes_the_sleeping_task() {
 
     let server = ServerProcess::start("conformance-server", dir.path(), &[]);
     let client = McpClient::new(server.url());
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let task = client.result("tasks/get", json!({ "taskId": id }));
-        if task["status"] == "completed" {
-            assert_eq!(task["result"]["content"][0]["text"], "computed later");
-            break;
-        }
-        assert_eq!(task["status"], "working", "{task}");
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never completed: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    completes_computing_later(&client, &id);
 }
 
 #[test]
@@ -150,18 +156,5 @@ fn an_inline_run_past_its_deadline_answers_and_the_task_goes_on() {
         .as_str()
         .expect("the task's id");
 
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let task = client.result("tasks/get", json!({ "taskId": id }));
-        if task["status"] == "completed" {
-            assert_eq!(task["result"]["content"][0]["text"], "computed later");
-            break;
-        }
-        assert_eq!(task["status"], "working", "{task}");
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never completed: {task}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    completes_computing_later(&client, id);
 }
