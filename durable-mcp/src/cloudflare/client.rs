@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use worker::wasm_bindgen::JsValue;
-use worker::{Delay, Method, ObjectNamespace, Request, RequestInit, js_sys};
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{Delay, ObjectNamespace, js_sys};
 
-use super::protocol::{CALL_HEADER, OBJECT_URL, REPLY_HEADER, fits_a_header};
+use super::object_rpc::CallTarget;
 use crate::rpc::RpcError;
 
 /// How many times an internal call is sent when the platform says the failure is retryable.
@@ -40,7 +41,7 @@ impl ObjectClient {
         loop {
             match self.send(name, &body).await {
                 Ok(reply) => return Ok(reply),
-                Err(error) if attempt < CALL_ATTEMPTS && is_retryable(&error) => {
+                Err(error) if attempt < CALL_ATTEMPTS && error.is_retryable() => {
                     Delay::from(pause).await;
                     pause *= 4;
                     attempt += 1;
@@ -52,46 +53,60 @@ impl ObjectClient {
         }
     }
 
-    async fn send<R: DeserializeOwned>(&self, name: &str, body: &str) -> worker::Result<R> {
-        let stub = self.namespace.get_by_name(name)?;
-        let mut init = RequestInit::new();
-        if fits_a_header(body) {
-            let headers = worker::Headers::new();
-            headers.set(CALL_HEADER, body)?;
-            init.with_method(Method::Get).with_headers(headers);
-        } else {
-            init.with_method(Method::Post)
-                .with_body(Some(JsValue::from_str(body)));
-        }
-        let request = Request::new_with_init(OBJECT_URL, &init)?;
-        let mut response = stub.fetch_with_request(request).await?;
-        if response.status_code() != 200 {
-            let text = response.text().await.unwrap_or_default();
-            return Err(worker::Error::RustError(format!(
-                "HTTP {}: {text}",
-                response.status_code()
-            )));
-        }
-        match response.headers().get(REPLY_HEADER)? {
-            Some(reply) => serde_json::from_str(&reply).map_err(worker::Error::from),
-            None => response.json().await,
-        }
+    /// One attempt: a Durable Object RPC call on a fresh stub of the object named `name`.
+    async fn send<R: DeserializeOwned>(&self, name: &str, call: &str) -> Result<R, CallError> {
+        let stub = self
+            .namespace
+            .get_by_name(name)
+            .map_err(CallError::Worker)?;
+        let target: CallTarget = stub.into_rpc();
+        let promise = target.durable_mcp_call(call).map_err(CallError::Js)?;
+        let reply = JsFuture::from(promise).await.map_err(CallError::Js)?;
+        let reply = reply
+            .as_string()
+            .ok_or_else(|| CallError::Reply(format!("a reply that is not text: {reply:?}")))?;
+        serde_json::from_str(&reply).map_err(|error| CallError::Reply(error.to_string()))
     }
 }
 
-/// Whether the platform marked the failure of a Durable Object call as safe to retry: its
-/// JavaScript error has `retryable` set and not `overloaded` (more load would not help).
-fn is_retryable(error: &worker::Error) -> bool {
-    let worker::Error::UnknownJsError { original, .. } = error else {
-        return false;
-    };
-    let flag = |name: &str| {
-        js_sys::Reflect::get(original, &JsValue::from_str(name))
-            .ok()
-            .and_then(|value| value.as_bool())
-            .unwrap_or(false)
-    };
-    flag("retryable") && !flag("overloaded")
+/// Why one attempt at an internal call failed.
+enum CallError {
+    /// The binding refused to make a stub.
+    Worker(worker::Error),
+    /// The call was rejected: the platform's error, or the object's.
+    Js(JsValue),
+    /// The reply was not the JSON of the expected type.
+    Reply(String),
+}
+
+impl CallError {
+    /// Whether the platform marked the failure as safe to retry: its JavaScript error has
+    /// `retryable` set and not `overloaded` (more load would not help).
+    fn is_retryable(&self) -> bool {
+        let CallError::Js(error) = self else {
+            return false;
+        };
+        let flag = |name: &str| {
+            js_sys::Reflect::get(error, &JsValue::from_str(name))
+                .ok()
+                .and_then(|value| value.as_bool())
+                .unwrap_or(false)
+        };
+        flag("retryable") && !flag("overloaded")
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Worker(error) => error.fmt(f),
+            CallError::Js(error) => match error.dyn_ref::<js_sys::Error>() {
+                Some(error) => f.write_str(&String::from(error.message())),
+                None => write!(f, "{error:?}"),
+            },
+            CallError::Reply(error) => write!(f, "unreadable reply: {error}"),
+        }
+    }
 }
 
 /// An internal error: `what` failed because of `error`.

@@ -10,32 +10,20 @@
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 
+use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response, State};
 
 use super::ports::JsClock;
-use super::protocol::{IndexCall, IndexReply, receive, respond};
+use super::protocol::{IndexCall, IndexReply, answer_text, js_error, refuse_fetch};
 use super::sql::Sql;
 use crate::core::ListPosition;
 use crate::core::schema;
 use crate::runtime::{Clock, StoreError};
 
-/// The body of a user's TaskIndex Durable Object: forward `fetch` to it.
-/// [`task_runner!`](crate::task_runner) declares one for you (see also
-/// [`task_index!`](crate::task_index)):
-///
-/// ```ignore
-/// #[durable_object]
-/// pub struct TaskIndex(durable_mcp::cloudflare::TaskIndex);
-///
-/// impl DurableObject for TaskIndex {
-///     fn new(state: State, _env: Env) -> Self {
-///         Self(durable_mcp::cloudflare::TaskIndex::new(state))
-///     }
-///     async fn fetch(&self, request: Request) -> Result<Response> {
-///         self.0.fetch(request).await
-///     }
-/// }
-/// ```
+/// The body of a user's TaskIndex Durable Object. [`task_runner!`](crate::task_runner)
+/// declares one for you (see also [`task_index!`](crate::task_index)): a `#[durable_object]`
+/// struct wrapping this, whose Durable Object RPC method `durableMcpCall` calls
+/// [`call`](Self::call).
 pub struct TaskIndex {
     // A Worker built with `--panic-unwind` requires its objects to be unwind safe; the object
     // keeps nothing in memory but whether its table exists.
@@ -69,19 +57,23 @@ impl TaskIndex {
         }
     }
 
-    /// Answers one internal call from the Worker or a TaskRunner.
-    pub async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        let call = match receive::<IndexCall>(&mut request).await? {
-            Ok(call) => call,
-            Err(refusal) => return Ok(refusal),
-        };
-        match self.inner.answer(call).await {
-            Ok(reply) => respond(&reply),
-            Err(error) => {
+    /// Answers one internal call from the Worker or a TaskRunner, given as JSON text, with the
+    /// reply's JSON text. Refuses (`Err`, a JavaScript error) a text that is no call, and fails
+    /// the same way when the storage fails.
+    pub async fn call(&self, call: String) -> Result<String, JsValue> {
+        answer_text(&call, |call| async {
+            self.inner.answer(call).await.map_err(|error| {
                 worker::console_error!("durable-mcp: task index: {error}");
-                Response::error(format!("task index: {error}"), 500)
-            }
-        }
+                js_error(&format!("task index: {error}"))
+            })
+        })
+        .await
+    }
+
+    /// A `fetch` to the object: refused with 404, since it is reached only through
+    /// [`call`](Self::call).
+    pub fn fetch(&self, request: Request) -> worker::Result<Response> {
+        refuse_fetch(&request, "TaskIndex")
     }
 }
 

@@ -3,8 +3,8 @@
 //! Every task lives in its own Durable Object, the TaskRunner, named by the task id: its
 //! SQLite storage holds the task's rows (the same tables as the native host), its one alarm
 //! fires the task's next wake-up, and the task body runs inside it. The Worker's fetch handler
-//! runs the router and reaches each task's object through `fetch` with a small internal JSON
-//! protocol; plain tools and discovery never touch an object. `tasks/list` reads the
+//! runs the router and reaches each task's object through Durable Object RPC with a small
+//! internal JSON protocol; plain tools and discovery never touch an object. `tasks/list` reads the
 //! TaskIndex object of the caller's listing scope (one per scope, named by it), which lists
 //! the scope's task ids, and asks each listed task's object for its snapshot.
 //!
@@ -25,8 +25,9 @@
 //!
 //! [`task_runner!`](crate::task_runner) declares the object, and the `TaskIndex` object
 //! beside it (see [`task_index!`](crate::task_index)); written out, each is a
-//! `#[worker::durable_object]` struct wrapping [`TaskRunner`] (forwarding `fetch` and `alarm`)
-//! or [`TaskIndex`] (forwarding `fetch`). wrangler.toml binds them as `TASK_RUNNER` and
+//! `#[worker::durable_object]` struct wrapping [`TaskRunner`] or [`TaskIndex`], with a Durable
+//! Object RPC method that forwards the Worker's calls (and, for the TaskRunner, an `alarm` that
+//! forwards the alarm). wrangler.toml binds them as `TASK_RUNNER` and
 //! `TASK_INDEX`.
 //!
 //! # Settings
@@ -42,6 +43,7 @@ mod client;
 mod entry;
 mod index;
 mod listing;
+mod object_rpc;
 mod ports;
 mod protocol;
 mod runner;
@@ -61,7 +63,7 @@ pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
 pub use sql_store::DurableObjectStore;
 
 /// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
-/// wraps [`TaskRunner`] and forwards `fetch` and `alarm` to it. `server` is called with the
+/// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC) and `alarm` to it. `server` is called with the
 /// object's `&worker::Env` and returns the [`McpServer`](crate::McpServer) whose tasks it runs
 /// (once per isolate for each class; the same server the fetch handler serves).
 ///
@@ -111,9 +113,11 @@ macro_rules! task_runner {
         );
 
         $(#[$meta])*
-        #[::worker::durable_object]
+        #[::worker::durable_object(alarm)]
         #[derive(Debug)]
         $vis struct $name($crate::cloudflare::TaskRunner);
+
+        $crate::object_rpc_method!($name);
 
         impl ::worker::DurableObject for $name {
             fn new(state: ::worker::State, env: ::worker::Env) -> Self {
@@ -131,7 +135,7 @@ macro_rules! task_runner {
                 &self,
                 request: ::worker::Request,
             ) -> ::worker::Result<::worker::Response> {
-                self.0.fetch(request).await
+                self.0.fetch(request)
             }
 
             async fn alarm(&self) -> ::worker::Result<::worker::Response> {
@@ -142,7 +146,8 @@ macro_rules! task_runner {
 }
 
 /// Declares a Worker's TaskIndex Durable Object: a `#[worker::durable_object]` struct that
-/// wraps [`TaskIndex`](crate::cloudflare::TaskIndex) and forwards `fetch` to it.
+/// wraps [`TaskIndex`](crate::cloudflare::TaskIndex) and forwards the calls of the Worker and
+/// of TaskRunners (Durable Object RPC) to it.
 /// [`task_runner!`](crate::task_runner) invokes it; call it yourself only for a TaskRunner
 /// declared without that macro.
 ///
@@ -153,9 +158,11 @@ macro_rules! task_runner {
 macro_rules! task_index {
     ($(#[$meta:meta])* $vis:vis struct $name:ident) => {
         $(#[$meta])*
-        #[::worker::durable_object]
+        #[::worker::durable_object(fetch)]
         #[derive(Debug)]
         $vis struct $name($crate::cloudflare::TaskIndex);
+
+        $crate::object_rpc_method!($name);
 
         impl ::worker::DurableObject for $name {
             fn new(state: ::worker::State, _env: ::worker::Env) -> Self {
@@ -166,8 +173,41 @@ macro_rules! task_index {
                 &self,
                 request: ::worker::Request,
             ) -> ::worker::Result<::worker::Response> {
-                self.0.fetch(request).await
+                self.0.fetch(request)
             }
         }
+    };
+}
+
+/// Gives a durable-mcp object class (`struct $name(inner)`, `inner` a
+/// [`TaskRunner`] or [`TaskIndex`]) the Durable Object RPC method the Worker calls,
+/// `durableMcpCall`, forwarding it to `inner.call`. [`task_runner!`](crate::task_runner) and
+/// [`task_index!`](crate::task_index) invoke it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! object_rpc_method {
+    ($name:ident) => {
+        const _: () = {
+            use ::worker::wasm_bindgen::prelude::wasm_bindgen;
+
+            #[wasm_bindgen(
+                        wasm_bindgen = ::worker::wasm_bindgen,
+                        wasm_bindgen_futures = ::worker::wasm_bindgen_futures,
+                        js_sys = ::worker::js_sys
+                    )]
+            impl $name {
+                /// One internal call from the Worker, as JSON text; the reply's JSON text.
+                #[wasm_bindgen(js_name = durableMcpCall)]
+                pub async fn durable_mcp_call(
+                    &self,
+                    call: ::std::string::String,
+                ) -> ::std::result::Result<::std::string::String, ::worker::wasm_bindgen::JsValue>
+                {
+                    // Unwinding builds require exported futures to be unwind safe; a panic
+                    // here leaves only caches behind, as in `fetch` and `alarm`.
+                    ::std::panic::AssertUnwindSafe(async move { self.0.call(call).await }).await
+                }
+            }
+        };
     };
 }

@@ -1,30 +1,18 @@
 //! The internal protocol between the Worker and its Durable Objects (a task's TaskRunner, a
-//! scope's TaskIndex): one JSON request per `fetch`, one JSON reply. Every call is
-//! idempotent, so the Worker may send it again.
+//! scope's TaskIndex): one JSON call per Durable Object RPC call (see [`super::object_rpc`]),
+//! one JSON reply. Every call is idempotent, so the Worker may send it again.
+
+use std::future::Future;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response};
 
 use crate::core::{ListPosition, TaskSnapshot};
 use crate::rpc::RpcError;
 use crate::wire::ErrorObject;
-
-/// The URL internal calls are sent to. The object sees only the request, never the network,
-/// so the host is a placeholder.
-pub(crate) const OBJECT_URL: &str = "https://task-runner.invalid/call";
-
-/// The header that carries a small call, instead of a body: reading a request body in an
-/// object is a stream read, which costs about a millisecond per call under workerd.
-pub(crate) const CALL_HEADER: &str = "x-durable-mcp-call";
-
-/// The header that carries a small reply, for the same reason as [`CALL_HEADER`].
-pub(crate) const REPLY_HEADER: &str = "x-durable-mcp-reply";
-
-/// The largest call sent in [`CALL_HEADER`] (or reply in [`REPLY_HEADER`]); a larger one (an update with long answers, a
-/// creation with a large input) goes in the body.
-const CALL_HEADER_LIMIT: usize = 4096;
 
 /// What the Worker asks a task's object.
 #[derive(Debug, Serialize, Deserialize)]
@@ -103,41 +91,42 @@ pub(crate) enum IndexReply {
     Done,
 }
 
-/// Reads the call a request carries, in [`CALL_HEADER`] or the body. A request that carries
-/// none is answered at once (`Err`), with HTTP 400: only the Worker calls these objects.
-pub(crate) async fn receive<T: DeserializeOwned>(
-    request: &mut Request,
-) -> worker::Result<Result<T, Response>> {
-    let call = match request.headers().get(CALL_HEADER)? {
-        Some(text) => serde_json::from_str(&text).map_err(worker::Error::from),
-        None => request.json::<T>().await,
-    };
-    match call {
-        Ok(call) => Ok(Ok(call)),
-        Err(error) => {
-            let message =
-                format!("not an internal call ({error}); only the Worker calls this object");
-            Response::error(message, 400).map(Err)
-        }
-    }
+/// Answers one call, given as JSON text, with the JSON text of `answer`'s reply. A text that
+/// is no call is refused with a JavaScript error (only the Worker calls these objects), as is
+/// a call `answer` fails.
+pub(crate) async fn answer_text<C, R, F>(
+    text: &str,
+    answer: impl FnOnce(C) -> F,
+) -> Result<String, JsValue>
+where
+    C: DeserializeOwned,
+    R: Serialize,
+    F: Future<Output = Result<R, JsValue>>,
+{
+    let call = serde_json::from_str(text).map_err(|error| {
+        js_error(&format!(
+            "not an internal call ({error}); only the Worker calls this object"
+        ))
+    })?;
+    serde_json::to_string(&answer(call).await?)
+        .map_err(|error| js_error(&format!("encoding a reply: {error}")))
 }
 
-/// The response that carries `reply`: in [`REPLY_HEADER`] when it fits, else as the body.
-pub(crate) fn respond<T: Serialize>(reply: &T) -> worker::Result<Response> {
-    let reply = serde_json::to_string(reply)?;
-    if fits_a_header(&reply) {
-        let response = Response::empty()?;
-        response.headers().set(REPLY_HEADER, &reply)?;
-        return Ok(response);
-    }
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    Ok(Response::ok(reply)?.with_headers(headers))
+/// The answer to a `fetch` sent to a durable-mcp object (`class` names it): 404, since the
+/// Worker reaches its objects only through Durable Object RPC.
+pub(crate) fn refuse_fetch(request: &Request, class: &str) -> worker::Result<Response> {
+    let message = format!(
+        "{class} objects answer only the Worker's Durable Object RPC calls, not fetch \
+         ({} {})",
+        request.method(),
+        request.path()
+    );
+    Response::error(message, 404)
 }
 
-/// `text` fits in a header: short, and visible ASCII (JSON text escapes control characters).
-pub(crate) fn fits_a_header(text: &str) -> bool {
-    text.len() <= CALL_HEADER_LIMIT && text.is_ascii()
+/// A JavaScript `Error` with `message`: what a rejected RPC call carries to the caller.
+pub(crate) fn js_error(message: &str) -> JsValue {
+    worker::js_sys::Error::new(message).into()
 }
 
 impl From<RpcError> for ObjectReply {

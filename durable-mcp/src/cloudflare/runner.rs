@@ -8,13 +8,15 @@ use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::time::Duration;
 
+use worker::wasm_bindgen::JsValue;
 use worker::{Env, Request, Response, State};
 
 use super::client::ObjectClient;
 use super::entry::Bindings;
 use super::listing;
+use super::object_rpc::check_rpc_target;
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
-use super::protocol::{ObjectCall, ObjectReply, receive, respond};
+use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
 use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
 use crate::Engine;
@@ -23,25 +25,10 @@ use crate::core::{EngineError, LoadScope};
 use crate::rpc::{McpServer, RpcError, TaskService};
 use crate::runtime::{Clock, CreateTask, Host, Store, TaskRegistry};
 
-/// The body of a user's TaskRunner Durable Object: forward `fetch` and `alarm` to it.
-/// [`task_runner!`](crate::task_runner) writes this for you:
-///
-/// ```ignore
-/// #[durable_object]
-/// pub struct TaskRunner(durable_mcp::cloudflare::TaskRunner);
-///
-/// impl DurableObject for TaskRunner {
-///     fn new(state: State, env: Env) -> Self {
-///         Self(durable_mcp::cloudflare::TaskRunner::new(state, &env, server))
-///     }
-///     async fn fetch(&self, request: Request) -> Result<Response> {
-///         self.0.fetch(request).await
-///     }
-///     async fn alarm(&self) -> Result<Response> {
-///         self.0.alarm().await
-///     }
-/// }
-/// ```
+/// The body of a user's TaskRunner Durable Object. [`task_runner!`](crate::task_runner)
+/// declares the object: a `#[durable_object]` struct wrapping this, whose `alarm` calls
+/// [`alarm`](Self::alarm), and whose Durable Object RPC method `durableMcpCall` calls
+/// [`call`](Self::call) (the Worker reaches the object only through that method).
 pub struct TaskRunner {
     // A Worker built with `--panic-unwind` requires its objects to be unwind safe. A panic in a
     // task body is caught by the driver; one that unwinds out of a handler leaves only caches
@@ -116,6 +103,7 @@ impl TaskRunner {
             .with_hand_off(settings.hand_off)
             // A cancelled alarm handler may be left unpolled, never dropped, in a live isolate.
             .expire_activations_with_their_lease();
+        check_rpc_target(class);
         let index = env
             .durable_object(bindings.index())
             .ok()
@@ -138,9 +126,16 @@ impl TaskRunner {
         &self.inner.engine
     }
 
-    /// Answers one internal call from the Worker (see [`super::serve`]).
-    pub async fn fetch(&self, request: Request) -> worker::Result<Response> {
-        self.inner.fetch(request).await
+    /// Answers one internal call from the Worker (see [`super::serve`]), given as JSON text,
+    /// with the reply's JSON text. Refuses (`Err`, a JavaScript error) a text that is no call.
+    pub async fn call(&self, call: String) -> Result<String, JsValue> {
+        answer_text(&call, |call| async { Ok(self.inner.answer(call).await) }).await
+    }
+
+    /// A `fetch` to the object: refused with 404, since the Worker reaches it only through
+    /// [`call`](Self::call).
+    pub fn fetch(&self, request: Request) -> worker::Result<Response> {
+        refuse_fetch(&request, "TaskRunner")
     }
 
     /// The alarm: runs whatever is due for the task. Never fails: a failure is logged and the
@@ -151,13 +146,6 @@ impl TaskRunner {
 }
 
 impl Runner {
-    async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
-        match receive::<ObjectCall>(&mut request).await? {
-            Ok(call) => respond(&self.answer(call).await),
-            Err(refusal) => Ok(refusal),
-        }
-    }
-
     async fn answer(&self, call: ObjectCall) -> ObjectReply {
         let outcome = match call {
             ObjectCall::Create {

@@ -1,0 +1,63 @@
+//! Durable Object RPC between the Worker and its objects: the Worker calls one method,
+//! [`CALL_METHOD`], on an object's stub, with the call's JSON text; the object answers with the
+//! reply's JSON text. An RPC call costs about half a `fetch` round trip under workerd.
+//!
+//! The runtime serves RPC only to classes that extend `DurableObject` from
+//! `cloudflare:workers`, and the classes wasm-bindgen exports extend nothing. The module below,
+//! bundled into the Worker by worker-build, makes every exported class that has the
+//! [`CALL_METHOD`] method extend `DurableObject`. The runtime reads the classes once the
+//! script's top level and its queued microtasks have run, so the change is queued as a
+//! microtask: at the module's own evaluation, wasm-bindgen's glue (`index.js`, which imports
+//! it) has not defined the classes yet.
+
+use worker::js_sys::Promise;
+use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
+
+/// The JavaScript name of the method the Worker calls on a durable-mcp object.
+pub(crate) const CALL_METHOD: &str = "durableMcpCall";
+
+#[wasm_bindgen(inline_js = r#"
+import { DurableObject } from "cloudflare:workers";
+import * as glue from "../../index.js";
+
+let extended = 0;
+queueMicrotask(() => {
+  for (const value of Object.values(glue)) {
+    const callable = typeof value === "function" && value.prototype
+      && typeof value.prototype.durableMcpCall === "function";
+    if (callable && !(value.prototype instanceof DurableObject)) {
+      Object.setPrototypeOf(value.prototype, DurableObject.prototype);
+      Object.setPrototypeOf(value, DurableObject);
+      extended += 1;
+    }
+  }
+});
+
+export function extended_classes() {
+  return extended;
+}
+"#)]
+extern "C" {
+    /// How many classes the module made extend `DurableObject`.
+    fn extended_classes() -> u32;
+
+    /// A stub of a durable-mcp object, as the Worker calls it.
+    pub(crate) type CallTarget;
+
+    /// Sends one call, as JSON text; resolves to the reply's JSON text.
+    #[wasm_bindgen(method, catch, js_name = durableMcpCall)]
+    pub(crate) fn durable_mcp_call(this: &CallTarget, call: &str) -> Result<Promise, JsValue>;
+}
+
+/// Logs, from a new object, when no class could be made an RPC target: the Worker's calls to
+/// it would then fail, and the log says why. Declaring the classes with
+/// [`task_runner!`](crate::task_runner) is what gives them the method.
+pub(crate) fn check_rpc_target(class: &str) {
+    if extended_classes() == 0 {
+        worker::console_error!(
+            "durable-mcp: no Durable Object class of this Worker answers RPC, so the Worker \
+             cannot reach {class}; declare it with durable_mcp::task_runner! (or give it the \
+             `{CALL_METHOD}` method that macro writes), built with worker-build"
+        );
+    }
+}
