@@ -12,6 +12,10 @@
 //! own. Only this instance writes the object's storage, so the task row's guard columns are
 //! kept in memory from the last read until a write changes the row, and the row is added to
 //! the turn's [`StepBatch`].
+//!
+//! For the same reason a task's control state (the task row, its pending steps and its input
+//! rows: what `tasks/get` reads) is kept from the last read until the next write of any kind,
+//! so that the polls of an unchanged task run no SQL.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -38,6 +42,8 @@ pub struct DurableObjectStore {
     tables: Cell<bool>,
     /// A task's id and its row's guard columns as last read, until a write changes the row.
     guard_columns: RefCell<Option<(String, GuardColumns)>>,
+    /// A task's control state as last read ([`LoadScope::Control`]), until the next write.
+    control_state: RefCell<Option<TaskState>>,
     steps: StepBatch,
 }
 
@@ -66,6 +72,7 @@ impl DurableObjectStore {
             sql,
             tables: Cell::new(false),
             guard_columns: RefCell::default(),
+            control_state: RefCell::default(),
         }
     }
 
@@ -73,7 +80,15 @@ impl DurableObjectStore {
     pub fn forget_tables(&self) {
         self.tables.set(false);
         self.guard_columns.take();
+        self.control_state.take();
         self.steps.discard();
+    }
+
+    /// The control state of `task_id` kept since its last read, if no write came after it.
+    fn kept_control_state(&self, task_id: &str, scope: LoadScope) -> Option<TaskState> {
+        let kept = self.control_state.borrow();
+        let state = kept.as_ref()?;
+        (scope == LoadScope::Control && state.task.task_id == task_id).then(|| state.clone())
     }
 
     /// The guard columns of `task_id`'s row, from memory when this instance read them since
@@ -235,6 +250,7 @@ impl Store for DurableObjectStore {
     fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
         self.steps.write()?;
         self.guard_columns.take();
+        self.control_state.take();
         self.create_tables()?;
         self.sql
             .execute(schema::INSERT_TASK, schema::task_params(task))?;
@@ -243,6 +259,10 @@ impl Store for DurableObjectStore {
     }
 
     fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
+        // Kept only while nothing was written since, so no step is waiting in the batch either.
+        if let Some(state) = self.kept_control_state(task_id, scope) {
+            return Ok(Some(state));
+        }
         self.steps.write()?;
         if !self.has_tables()? {
             return Ok(None);
@@ -265,11 +285,15 @@ impl Store for DurableObjectStore {
             let input = schema::input_from_row(&row).map_err(row_error)?;
             inputs.insert(input.key.clone(), input);
         }
-        Ok(Some(TaskState {
+        let state = TaskState {
             task,
             steps,
             inputs,
-        }))
+        };
+        if scope == LoadScope::Control {
+            *self.control_state.borrow_mut() = Some(state.clone());
+        }
+        Ok(Some(state))
     }
 
     fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
@@ -285,6 +309,7 @@ impl Store for DurableObjectStore {
     }
 
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
+        self.control_state.take();
         if !self.has_tables()? {
             return Ok(Applied::Stale);
         }
@@ -314,6 +339,7 @@ impl Store for DurableObjectStore {
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {
         self.steps.write()?;
         self.guard_columns.take();
+        self.control_state.take();
         if !self.has_tables()? {
             return Ok(());
         }
