@@ -8,11 +8,19 @@
 //! - `POST /floor/echo/<name>`: the object reads the JSON body and answers it back.
 //! - `POST /floor/read/<name>`: the Worker reads the JSON body, makes the round trip of `ping`,
 //!   and answers the body back: what a `tasks/get` pays at least, besides the round trip.
+//! - `GET /floor/rpc-ping/<name>`: the Worker calls the object through Durable Object RPC, as
+//!   it reaches a task's object, and the object answers at once: the hop of a poll.
+//! - `GET /floor/rpc-sql/<name>`: the same call, and the object runs three reads by primary
+//!   key, as many as a task's control state takes: what a poll would pay for SQL.
+//! - `GET /floor/none`: the Worker answers at once, touching no object.
 
 // The Worker's exports come from `#[durable_object]` and `#[event]` in a private module (the
 // generated items carry no docs).
 #[cfg(target_arch = "wasm32")]
 mod worker {
+    use worker::js_sys::Promise;
+    use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
+    use worker::wasm_bindgen_futures::JsFuture;
     use worker::{Context, DurableObject, Env, Request, Response, Result, State};
 
     durable_mcp::task_runner!(
@@ -51,11 +59,7 @@ mod worker {
                 .find(|(key, _)| key == "n")
                 .and_then(|(_, value)| value.parse().ok())
                 .unwrap_or(0);
-            let sql = self.state.storage().sql();
-            sql.exec(
-                "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
-                None,
-            )?;
+            let sql = self.rows_table()?;
             // About the size of a no-op step's row.
             let body = "x".repeat(120);
             for _ in 0..n {
@@ -77,6 +81,66 @@ mod worker {
         }
     }
 
+    impl Floor {
+        fn rows_table(&self) -> Result<worker::SqlStorage> {
+            let sql = self.state.storage().sql();
+            sql.exec(
+                "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+                None,
+            )?;
+            Ok(sql)
+        }
+
+        /// Three reads by primary key, each row brought back: as many statements as a task's
+        /// control state (its row, its pending steps, its inputs) takes.
+        fn three_reads(&self) -> Result<()> {
+            let sql = self.rows_table()?;
+            sql.exec(
+                "INSERT OR IGNORE INTO rows (id, body) VALUES (1, ?)",
+                vec!["x".repeat(400).into()],
+            )?;
+            for _ in 0..3 {
+                let rows: Vec<serde_json::Value> = sql
+                    .exec("SELECT * FROM rows WHERE id = 1", None)?
+                    .to_array()?;
+                drop(rows);
+            }
+            Ok(())
+        }
+    }
+
+    // The floor answers the RPC method durable-mcp's objects have, so that the framework makes
+    // its class an RPC target as it does theirs.
+    #[wasm_bindgen(wasm_bindgen_futures = worker::wasm_bindgen_futures)]
+    impl Floor {
+        /// `ping` answers at once; `sql` makes [`Floor::three_reads`] first.
+        #[wasm_bindgen(js_name = durableMcpCall)]
+        pub async fn durable_mcp_call(&self, call: String) -> std::result::Result<String, JsValue> {
+            if call == "sql" {
+                self.three_reads()
+                    .map_err(|error| JsValue::from_str(&error.to_string()))?;
+            }
+            Ok(String::new())
+        }
+    }
+
+    #[wasm_bindgen]
+    extern "C" {
+        /// A stub of the floor, called through Durable Object RPC.
+        type FloorStub;
+
+        #[wasm_bindgen(method, catch, js_name = durableMcpCall)]
+        fn durable_mcp_call(this: &FloorStub, call: &str) -> std::result::Result<Promise, JsValue>;
+    }
+
+    /// One RPC call to the floor `name`.
+    async fn rpc(env: &Env, name: &str, call: &str) -> Result<Response> {
+        let stub: FloorStub = env.durable_object("FLOOR")?.get_by_name(name)?.into_rpc();
+        let promise = stub.durable_mcp_call(call).map_err(worker::Error::from)?;
+        JsFuture::from(promise).await.map_err(worker::Error::from)?;
+        Response::ok("")
+    }
+
     #[worker::event(fetch)]
     async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
         let path = request.path();
@@ -84,6 +148,15 @@ mod worker {
             return durable_mcp::cloudflare::serve(request, &env, conformance_server::server).await;
         };
         let name = rest.rsplit('/').next().unwrap_or_default().to_owned();
+        if rest == "none" {
+            return Response::ok("");
+        }
+        if rest.starts_with("rpc-ping/") {
+            return rpc(&env, &name, "ping").await;
+        }
+        if rest.starts_with("rpc-sql/") {
+            return rpc(&env, &name, "sql").await;
+        }
         let stub = env.durable_object("FLOOR")?.get_by_name(&name)?;
         if rest.starts_with("read/") {
             let mut request = request;
