@@ -191,10 +191,10 @@ macro_rules! object_rpc_method {
             use ::worker::wasm_bindgen::prelude::wasm_bindgen;
 
             #[wasm_bindgen(
-                                wasm_bindgen = ::worker::wasm_bindgen,
-                                wasm_bindgen_futures = ::worker::wasm_bindgen_futures,
-                                js_sys = ::worker::js_sys
-                            )]
+                                        wasm_bindgen = ::worker::wasm_bindgen,
+                                        wasm_bindgen_futures = ::worker::wasm_bindgen_futures,
+                                        js_sys = ::worker::js_sys
+                                    )]
             impl $name {
                 /// One internal call from the Worker, as JSON text; the reply's JSON text.
                 #[wasm_bindgen(js_name = durableMcpCall)]

@@ -111,7 +111,10 @@ mod worker {
 
     // The floor answers the RPC method durable-mcp's objects have, so that the framework makes
     // its class an RPC target as it does theirs.
-    #[wasm_bindgen(wasm_bindgen_futures = worker::wasm_bindgen_futures)]
+    #[wasm_bindgen(
+        wasm_bindgen_futures = worker::wasm_bindgen_futures,
+        js_sys = worker::js_sys
+    )]
     impl Floor {
         /// `ping` answers at once; `sql` makes [`Floor::three_reads`] first.
         #[wasm_bindgen(js_name = durableMcpCall)]
