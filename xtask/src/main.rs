@@ -8,7 +8,9 @@
 //!   through the native host over HTTP, `tasks/get` throughput and p50/p99 latency under 32
 //!   keep-alive connections, and the host's memory with 10,000 parked tasks; prints tables.
 //!   Then the Cloudflare host under workerd: `tasks/get` and task creation latency next to a
-//!   bare Durable Object round trip, a step's cost next to a bare insert in an object, the
+//!   bare Durable Object round trip and to a JavaScript floor (a JS Worker calling a JS SQLite
+//!   object through RPC), `tasks/get` throughput under 16 clients against that floor's RPC
+//!   insert, a step's cost next to a bare insert in an object, the
 //!   slowest `tasks/get` during a 10,000-step run, and the deployed wasm's size (`bench worker`
 //!   runs only this part). See the `bench`, `http_bench` and `worker_bench` modules.
 //! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests,

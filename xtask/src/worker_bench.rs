@@ -2,7 +2,11 @@
 //! 4.86.0), measured in one run against floors measured in the same run.
 //!
 //! The bench Worker (`xtask/bench-worker`) serves the conformance fixtures through durable-mcp
-//! beside `Floor`, a bare Durable Object. From one keep-alive connection, in order:
+//! beside `Floor`, a bare Durable Object. Beside it runs the **JavaScript floor**
+//! (`xtask/bench-floor-js`, plain JS served without a build), what the TypeScript reference
+//! stands on: a JS Worker calling a JS SQLite Durable Object (`extends DurableObject`) through
+//! RPC, `ping()` that returns at once and `insert(body)` that inserts one 120-byte row. From
+//! one keep-alive connection to each Worker, in order:
 //!
 //! - **floor**: `GET /floor/ping/<name>`, a Worker-to-object round trip that does nothing;
 //! - **tasks/get**: on one completed task, through the router and the task's object;
@@ -15,14 +19,22 @@
 //!   sent to a bare object and back, a `tasks/get` body read by the Worker around the floor's
 //!   round trip and answered back (what a `tasks/get` pays besides the round trip), a round
 //!   trip to a new object, and a new object that creates a table, inserts a row and sets its
-//!   alarm (what a durable creation pays at least).
+//!   alarm (what a durable creation pays at least);
+//! - **JS floor**: `GET /ping/<name>` and `POST /insert/<name>` on the JavaScript floor, the
+//!   RPC ping and the RPC insert, which `tasks/get`'s p50 and p90 should not exceed;
+//! - **throughput** (after the latencies, before the per-step runs): [`CLIENTS`] concurrent
+//!   clients, each on its own keep-alive connection, sending `tasks/get` of one completed task,
+//!   then the JS floor's RPC insert into one object, then its RPC ping, for [`ROUND`] each,
+//!   over [`ROUNDS`] rounds summed: requests per second, and `tasks/get` against the insert
+//!   (at least [`TARGET_THROUGHPUT_RATIO`]).
 //!
-//! Each latency is sampled [`SAMPLES`] times, interleaved with the floor; each per-step figure
-//! is the median of [`STEP_RUNS`] runs, after one unmeasured run. Then the wasm size of
-//! `examples/report-task` (the Worker the root `wrangler.toml` deploys), raw and gzipped.
-//! Targets are printed next to the figures, never enforced.
+//! Each latency is sampled [`SAMPLES`] times, interleaved with the floors (p50, p90, p99); each
+//! per-step figure is the median of [`STEP_RUNS`] runs, after one unmeasured run. Then the
+//! wasm size of `examples/report-task` (the Worker the root `wrangler.toml` deploys), raw and
+//! gzipped. Targets are printed next to the figures, never enforced.
 
 use std::error::Error;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -46,6 +58,14 @@ const STEPS: u64 = 1_000;
 const INSERTS: u64 = 20_000;
 /// Steps of the task polled during the responsiveness measurement.
 const LONG_RUN: u64 = 10_000;
+/// The JavaScript floor: a plain-JS Worker and SQLite Durable Object, served without a build.
+const JS_FLOOR: &str = "xtask/bench-floor-js";
+/// Concurrent clients of the throughput measurement, each on its own keep-alive connection.
+const CLIENTS: usize = 16;
+/// Rounds of the throughput measurement; each drives every request kind once, in turn.
+const ROUNDS: usize = 2;
+/// How long each request kind is driven per round.
+const ROUND: Duration = Duration::from_secs(5);
 
 /// `tasks/get` p50 may exceed the floor's by this fraction.
 const TARGET_GET_OVERHEAD: f64 = 0.05;
@@ -59,20 +79,29 @@ const TARGET_STEP: Duration = Duration::from_micros(50);
 const TARGET_RESPONSIVE: Duration = Duration::from_millis(50);
 /// The deployed Worker's gzipped wasm.
 const TARGET_GZIP_BYTES: u64 = 400 * 1000;
+/// `tasks/get` throughput under [`CLIENTS`] clients, at least this fraction of the JS floor's
+/// RPC insert.
+const TARGET_THROUGHPUT_RATIO: f64 = 0.9;
 
-/// Builds the bench Worker and report-task, runs every measurement, prints the table.
+/// Builds the bench Worker and report-task, starts them and the JS floor, runs every
+/// measurement, prints the tables.
 pub fn run() -> Result<()> {
     let root = workspace_root();
     eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
     let worker = crate::worker_target::start(&root, "xtask/bench-worker")?;
     build(&root.join("examples/report-task"))?;
-    let mut bench = Bench::new(worker.process())?;
+    eprintln!("bench: starting the JavaScript floor ({JS_FLOOR}, no build)");
+    let js_floor = crate::worker_target::start_js(&root, JS_FLOOR)?;
+    let mut bench = Bench::new(worker.process(), js_floor.process())?;
 
     let latencies = bench.latencies()?;
+    let throughput = bench.throughput()?;
     let (step, insert) = bench.per_step()?;
     let slowest = bench.slowest_get_during_long_run()?;
     let (raw, gzipped) = wasm_size(&root.join("examples/report-task/build/index_bg.wasm"))?;
-    print_table(&latencies, step, insert, slowest, raw, gzipped);
+    print_latencies(&latencies);
+    print_throughput(&throughput);
+    print_others(step, insert, slowest, raw, gzipped);
     Ok(())
 }
 
@@ -81,17 +110,31 @@ fn build(dir: &Path) -> Result<()> {
         .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
 }
 
-/// A keep-alive connection to the bench Worker and the MCP request shapes.
+/// A keep-alive connection to the bench Worker and the MCP request shapes, and one to the
+/// JavaScript floor.
 struct Bench {
     connection: Connection,
     client: McpClient,
+    js: Connection,
+    js_address: SocketAddr,
 }
 
 impl Bench {
-    fn new(worker: &WorkerProcess) -> Result<Bench> {
+    fn new(worker: &WorkerProcess, js_floor: &WorkerProcess) -> Result<Bench> {
         let client = McpClient::new(&worker.mcp_url());
         let connection = Connection::open(client.address())?;
-        Ok(Bench { connection, client })
+        let js_address = js_floor
+            .url()
+            .strip_prefix("http://")
+            .ok_or("the JS floor's URL is not http://")?
+            .parse()?;
+        let js = Connection::open(js_address)?;
+        Ok(Bench {
+            connection,
+            client,
+            js,
+            js_address,
+        })
     }
 
     /// One MCP request on the kept connection; its `result`.
@@ -101,9 +144,10 @@ impl Bench {
             .iter()
             .map(|(name, value)| (name.as_str(), value.as_str()))
             .collect();
-        let response =
-            self.connection
-                .request("POST", "/mcp", &headers, body.to_string().as_bytes())?;
+        let response = self
+            .connection
+            .request("POST", "/mcp", &headers, body.to_string().as_bytes())
+            .map_err(|error| format!("{method}: {error}"))?;
         let answer = response.json();
         answer
             .get("result")
@@ -116,11 +160,7 @@ impl Bench {
     }
 
     fn floor_with(&mut self, path: &str, method: &str, body: &[u8]) -> Result<()> {
-        let response = self.connection.request(method, path, &[], body)?;
-        if response.status != 200 {
-            return Err(format!("{method} {path} answered {}", response.status).into());
-        }
-        Ok(())
+        expect_ok(&mut self.connection, method, path, body)
     }
 
     fn create(&mut self, count: u64) -> Result<String> {
@@ -143,8 +183,13 @@ impl Bench {
     /// `lastUpdatedAt`, in milliseconds): polling from here neither adds to it nor slows it much.
     fn run_to_completion(&mut self, count: u64) -> Result<Duration> {
         let id = self.create(count)?;
+        self.wait_completed(&id)
+    }
+
+    /// Waits until the task `id` is completed; see [`run_to_completion`](Self::run_to_completion).
+    fn wait_completed(&mut self, id: &str) -> Result<Duration> {
         loop {
-            let task = self.get(&id)?;
+            let task = self.get(id)?;
             match task["status"].as_str() {
                 Some("completed") => {
                     let at = |field: &str| {
@@ -175,7 +220,11 @@ impl Bench {
             .build("tasks/get", json!({ "taskId": id }), true)
             .0
             .to_string();
-        let mut samples: [Vec<Duration>; 8] = Default::default();
+        // The JS floor's objects exist before they are timed, as the task's object does.
+        for n in 0..8 {
+            js_call(&mut self.js, JsCall::Ping, &format!("js-{n}"))?;
+        }
+        let mut samples: [Vec<Duration>; 10] = Default::default();
         for i in 0..SAMPLES {
             let timed = |bench: &mut Bench, probe: usize| -> Result<Duration> {
                 let started = Instant::now();
@@ -195,7 +244,9 @@ impl Bench {
                         "POST",
                         get_body.as_bytes(),
                     )?,
-                    _ => bench.floor(&format!("/floor/insert/created-{i}?n=1&alarm=1"), "POST")?,
+                    7 => bench.floor(&format!("/floor/insert/created-{i}?n=1&alarm=1"), "POST")?,
+                    8 => js_call(&mut bench.js, JsCall::Ping, &format!("js-{}", i % 8))?,
+                    _ => js_call(&mut bench.js, JsCall::Insert, &format!("js-{}", i % 8))?,
                 }
                 Ok(started.elapsed())
             };
@@ -203,8 +254,18 @@ impl Bench {
                 sample.push(timed(self, probe)?);
             }
         }
-        let [floor, worker, get, create, fresh, echo, read, fresh_insert] =
-            samples.map(Latency::of);
+        let [
+            floor,
+            worker,
+            get,
+            create,
+            fresh,
+            echo,
+            read,
+            fresh_insert,
+            js_ping,
+            js_insert,
+        ] = samples.map(Latency::of);
         Ok(Latencies {
             floor,
             worker,
@@ -214,6 +275,57 @@ impl Bench {
             echo,
             read,
             fresh_insert,
+            js_ping,
+            js_insert,
+        })
+    }
+
+    /// Requests per second under [`CLIENTS`] concurrent clients: `tasks/get` of one completed
+    /// task, the JS floor's RPC insert and its RPC ping (each into one object), in turn for
+    /// [`ROUNDS`] rounds of [`ROUND`] each, so that a slow patch of the machine touches each
+    /// alike.
+    fn throughput(&mut self) -> Result<Throughput> {
+        let id = self.create(0)?;
+        self.wait_completed(&id)?;
+        let (body, headers) = self
+            .client
+            .build("tasks/get", json!({ "taskId": id }), true);
+        let body = body.to_string();
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        let get = |connection: &mut Connection| -> Result<()> {
+            let response = connection
+                .request("POST", "/mcp", &headers, body.as_bytes())
+                .map_err(|error| format!("tasks/get: {error}"))?;
+            let answer: Value = serde_json::from_slice(&response.body)?;
+            if answer["result"]["status"] != "completed" {
+                return Err(format!("tasks/get answered {answer}").into());
+            }
+            Ok(())
+        };
+        let insert = |connection: &mut Connection| js_call(connection, JsCall::Insert, "clients");
+        let ping = |connection: &mut Connection| js_call(connection, JsCall::Ping, "clients");
+        let (rust, js) = (self.client.address(), self.js_address);
+        let kinds: [(SocketAddr, &Request<'_>); 3] = [(rust, &get), (js, &insert), (js, &ping)];
+        let mut totals = [(0, Duration::ZERO); 3];
+        for _ in 0..ROUNDS {
+            for ((address, request), total) in kinds.iter().zip(&mut totals) {
+                let (done, took) = drive(*address, *request)?;
+                total.0 += done;
+                total.1 += took;
+            }
+        }
+        // wrangler dev closes a keep-alive connection left idle for about 5 s, as the kept ones
+        // were while the clients ran: open them again.
+        self.connection = Connection::open(rust)?;
+        self.js = Connection::open(js)?;
+        let [get, js_insert, js_ping] = totals.map(|(done, took)| Rate { done, took });
+        Ok(Throughput {
+            get,
+            js_insert,
+            js_ping,
         })
     }
 
@@ -266,6 +378,86 @@ impl Bench {
     }
 }
 
+/// A request that one client sends back to back on its connection.
+type Request<'a> = dyn Fn(&mut Connection) -> Result<()> + Sync + 'a;
+
+/// [`CLIENTS`] clients, each on its own keep-alive connection to `address`, sending `request`
+/// back to back for [`ROUND`]: the requests completed and the time until the last one was.
+fn drive(address: SocketAddr, request: &Request<'_>) -> Result<(u64, Duration)> {
+    let started = Instant::now();
+    let deadline = started + ROUND;
+    let client = || -> Result<u64, String> {
+        let mut connection = Connection::open(address).map_err(|error| error.to_string())?;
+        let mut done = 0;
+        while Instant::now() < deadline {
+            request(&mut connection).map_err(|error| error.to_string())?;
+            done += 1;
+        }
+        Ok(done)
+    };
+    let done = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..CLIENTS).map(|_| scope.spawn(client)).collect();
+        clients
+            .into_iter()
+            .map(|handle| handle.join().map_err(|_| "a client panicked".to_owned())?)
+            .sum::<Result<u64, String>>()
+    })?;
+    Ok((done, started.elapsed()))
+}
+
+/// A call of the JS floor's Durable Object, through its Worker.
+#[derive(Clone, Copy)]
+enum JsCall {
+    /// `ping()`, which returns at once.
+    Ping,
+    /// `insert(body)` of a 120-byte text: one row, one statement.
+    Insert,
+}
+
+/// The text the JS floor inserts per call: about the size of a no-op step's row.
+const JS_ROW: [u8; 120] = [b'x'; 120];
+
+/// One call of the JS floor's object `name` on `connection`.
+fn js_call(connection: &mut Connection, call: JsCall, name: &str) -> Result<()> {
+    match call {
+        JsCall::Ping => expect_ok(connection, "GET", &format!("/ping/{name}"), b""),
+        JsCall::Insert => expect_ok(connection, "POST", &format!("/insert/{name}"), &JS_ROW),
+    }
+}
+
+/// One request on `connection`; an error unless it is answered 200.
+fn expect_ok(connection: &mut Connection, method: &str, path: &str, body: &[u8]) -> Result<()> {
+    let response = connection
+        .request(method, path, &[], body)
+        .map_err(|error| format!("{method} {path}: {error}"))?;
+    if response.status != 200 {
+        return Err(format!("{method} {path} answered {}", response.status).into());
+    }
+    Ok(())
+}
+
+/// The requests [`CLIENTS`] clients completed over the [`ROUNDS`] rounds, and the time they took.
+struct Rate {
+    done: u64,
+    took: Duration,
+}
+
+impl Rate {
+    fn per_second(&self) -> f64 {
+        self.done as f64 / self.took.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Every throughput measured.
+struct Throughput {
+    /// `tasks/get` of one completed task.
+    get: Rate,
+    /// The JS floor's RPC insert into one object.
+    js_insert: Rate,
+    /// The JS floor's RPC ping of one object.
+    js_ping: Rate,
+}
+
 /// Every latency measured.
 struct Latencies {
     /// A round trip to an existing bare object.
@@ -286,6 +478,11 @@ struct Latencies {
     /// A round trip to a new bare object that creates a table, inserts one row and sets its
     /// alarm: the least a durable creation does.
     fresh_insert: Latency,
+    /// The JS floor: its Worker calls `ping()` on an existing JS SQLite object through RPC.
+    js_ping: Latency,
+    /// The JS floor: its Worker calls `insert(body)` on an existing JS SQLite object through
+    /// RPC, which inserts one row.
+    js_insert: Latency,
 }
 
 /// Milliseconds since the epoch of an RFC 3339 UTC time with milliseconds, as the wire
@@ -308,9 +505,10 @@ fn epoch_millis(text: &str) -> Option<u64> {
     u64::try_from(seconds * 1000 + millis.parse::<i64>().ok()?).ok()
 }
 
-/// The p50 and p99 of a set of samples.
+/// The p50, p90 and p99 of a set of samples.
 struct Latency {
     p50: Duration,
+    p90: Duration,
     p99: Duration,
 }
 
@@ -320,6 +518,7 @@ impl Latency {
         let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
         Latency {
             p50: at(0.5),
+            p90: at(0.9),
             p99: at(0.99),
         }
     }
@@ -348,14 +547,12 @@ fn us(duration: Duration) -> String {
     format!("{:.1} us", duration.as_secs_f64() * 1e6)
 }
 
-fn print_table(
-    latencies: &Latencies,
-    step: Duration,
-    insert: Duration,
-    slowest: Option<Duration>,
-    raw: u64,
-    gzipped: u64,
-) {
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
+}
+
+/// The latency table, and the targets against the floors.
+fn print_latencies(latencies: &Latencies) {
     let Latencies {
         floor,
         worker,
@@ -365,14 +562,14 @@ fn print_table(
         echo,
         read,
         fresh_insert,
+        js_ping,
+        js_insert,
     } = latencies;
-    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
-    let step_ratio = ratio(step, insert);
     println!();
     println!("Cloudflare host under workerd (wrangler dev), {SAMPLES} samples per latency");
-    println!("| measurement | p50 | p99 | vs floor p50 | target | verdict |");
-    println!("| --- | --- | --- | --- | --- | --- |");
-    // One row: p50, p99, the p50 against the floor's, and the target and verdict if any.
+    println!("| measurement | p50 | p90 | p99 | vs floor p50 | target | verdict |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    // One row: the percentiles, the p50 against the floor's, and the target and verdict if any.
     let row = |what: &str, latency: &Latency, target: Option<(f64, &str)>| {
         let against = ratio(latency.p50, floor.p50);
         let (target, outcome) = match target {
@@ -380,8 +577,9 @@ fn print_table(
             None => (String::new(), ""),
         };
         println!(
-            "| {what} | {} | {} | {against:.2}x | {target} | {outcome} |",
+            "| {what} | {} | {} | {} | {against:.2}x | {target} | {outcome} |",
             ms(latency.p50),
+            ms(latency.p90),
             ms(latency.p99)
         );
     };
@@ -393,6 +591,16 @@ fn print_table(
     row("floor: bare fetch to a new object", fresh, None);
     let creation_floor = "floor: a new object creates a table, inserts a row, sets its alarm";
     row(creation_floor, fresh_insert, None);
+    row(
+        "JS floor: JS Worker -> JS SQLite object, RPC ping",
+        js_ping,
+        None,
+    );
+    row(
+        "JS floor: JS Worker -> JS SQLite object, RPC insert",
+        js_insert,
+        None,
+    );
     let most_get = 1.0 + TARGET_GET_OVERHEAD;
     let shown_get = format!("{most_get:.2}x");
     row(
@@ -411,6 +619,71 @@ fn print_table(
         ratio(get.p50, read.p50),
         ratio(create.p50, fresh_insert.p50)
     );
+    print_against_js_floor(get, js_insert);
+}
+
+/// `tasks/get` against the JS floor's RPC insert: at most its p50 and its p90.
+fn print_against_js_floor(get: &Latency, js_insert: &Latency) {
+    println!();
+    println!(
+        "| tasks/get vs JS floor RPC insert | tasks/get | JS RPC insert | ratio | target | verdict |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let pairs = [
+        ("p50", get.p50, js_insert.p50),
+        ("p90", get.p90, js_insert.p90),
+    ];
+    for (name, ours, floor) in pairs {
+        println!(
+            "| {name} | {} | {} | {:.2}x | <= 1.00x | {} |",
+            ms(ours),
+            ms(floor),
+            ratio(ours, floor),
+            verdict(ours <= floor)
+        );
+    }
+}
+
+/// The throughput table: `tasks/get` against the JS floor's RPC insert (and ping).
+fn print_throughput(throughput: &Throughput) {
+    let Throughput {
+        get,
+        js_insert,
+        js_ping,
+    } = throughput;
+    let against = get.per_second() / js_insert.per_second().max(1e-9);
+    println!();
+    println!(
+        "{CLIENTS} concurrent clients, each on its own keep-alive connection; {ROUNDS} rounds of \
+         {} s per measurement, interleaved, summed",
+        ROUND.as_secs()
+    );
+    println!("| measurement | requests | requests/s | vs JS RPC insert | target | verdict |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let row = |what: &str, rate: &Rate, target: &str, outcome: &str| {
+        println!(
+            "| {what} | {} | {:.0} | {:.2}x | {target} | {outcome} |",
+            crate::bench::thousands(rate.done),
+            rate.per_second(),
+            rate.per_second() / js_insert.per_second().max(1e-9)
+        );
+    };
+    let target = format!(">= {TARGET_THROUGHPUT_RATIO}x");
+    let outcome = verdict(against >= TARGET_THROUGHPUT_RATIO);
+    row("tasks/get of one completed task", get, &target, outcome);
+    row("JS floor: RPC insert into one object", js_insert, "", "");
+    row("JS floor: RPC ping of one object", js_ping, "", "");
+}
+
+/// The per-step, responsiveness and size table.
+fn print_others(
+    step: Duration,
+    insert: Duration,
+    slowest: Option<Duration>,
+    raw: u64,
+    gzipped: u64,
+) {
+    let step_ratio = ratio(step, insert);
     println!();
     println!("| measurement | figure | target | verdict |");
     println!("| --- | --- | --- | --- |");

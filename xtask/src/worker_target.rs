@@ -1,6 +1,7 @@
 //! A Worker crate of the workspace built with worker-build and served by `wrangler dev --local`
 //! on a free loopback port with a fresh state directory: the conformance fixtures for
-//! `cargo xtask clients`, the bench Worker for `cargo xtask bench`.
+//! `cargo xtask clients`, the bench Worker for `cargo xtask bench`; or a plain-JS Worker served
+//! the same way without a build (the bench's JavaScript floor).
 
 use std::error::Error;
 use std::path::Path;
@@ -33,11 +34,23 @@ impl Worker {
 
 /// Builds the Worker crate `relative` (to `root`) and starts it under `wrangler dev`.
 pub fn start(root: &Path, relative: &str) -> Result<Worker> {
+    launch(root, relative, true)
+}
+
+/// Starts the plain-JS Worker `relative` (to `root`; its `wrangler.toml`'s `main` is a module
+/// wrangler bundles itself) under `wrangler dev`, with no build step.
+pub fn start_js(root: &Path, relative: &str) -> Result<Worker> {
+    launch(root, relative, false)
+}
+
+fn launch(root: &Path, relative: &str, build: bool) -> Result<Worker> {
     let dir = root.join(relative);
     let state = tempfile::tempdir()?;
     // The helpers are the tests' own and report a failure by panicking.
     let process = std::panic::catch_unwind(|| {
-        build_worker(&dir);
+        if build {
+            build_worker(&dir);
+        }
         WorkerProcess::start(&dir, state.path())
     })
     .map_err(|panic| {
