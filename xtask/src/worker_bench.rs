@@ -15,6 +15,10 @@
 //!   says completed, less the same for 0 steps, over 1,000; next to the bare object inserting
 //!   20,000 rows (one statement each) less inserting none, over 20,000;
 //! - **responsiveness**: the slowest `tasks/get` of a task while it runs 10,000 no-op steps;
+//! - **the poll's parts**: `GET /floor/none` (the Worker answers at once), `GET
+//!   /floor/rpc-ping/<name>` (a Durable Object RPC call to the bare object, the hop `tasks/get`
+//!   takes) and `GET /floor/rpc-sql/<name>` (the same, the object making three reads by key),
+//!   from which the breakdown of a poll is printed (Worker, hop, object, SQL);
 //! - **context**, printed beside the floor: `server/discover` (the Worker alone), a JSON body
 //!   sent to a bare object and back, a `tasks/get` body read by the Worker around the floor's
 //!   round trip and answered back (what a `tasks/get` pays besides the round trip), a round
@@ -224,7 +228,7 @@ impl Bench {
         for n in 0..8 {
             js_call(&mut self.js, JsCall::Ping, &format!("js-{n}"))?;
         }
-        let mut samples: [Vec<Duration>; 10] = Default::default();
+        let mut samples: [Vec<Duration>; 13] = Default::default();
         for i in 0..SAMPLES {
             let timed = |bench: &mut Bench, probe: usize| -> Result<Duration> {
                 let started = Instant::now();
@@ -246,7 +250,10 @@ impl Bench {
                     )?,
                     7 => bench.floor(&format!("/floor/insert/created-{i}?n=1&alarm=1"), "POST")?,
                     8 => js_call(&mut bench.js, JsCall::Ping, &format!("js-{}", i % 8))?,
-                    _ => js_call(&mut bench.js, JsCall::Insert, &format!("js-{}", i % 8))?,
+                    9 => js_call(&mut bench.js, JsCall::Insert, &format!("js-{}", i % 8))?,
+                    10 => bench.floor("/floor/none", "GET")?,
+                    11 => bench.floor(&format!("/floor/rpc-ping/floor-{}", i % 8), "GET")?,
+                    _ => bench.floor(&format!("/floor/rpc-sql/floor-{}", i % 8), "GET")?,
                 }
                 Ok(started.elapsed())
             };
@@ -265,6 +272,9 @@ impl Bench {
             fresh_insert,
             js_ping,
             js_insert,
+            none,
+            rpc_ping,
+            rpc_sql,
         ] = samples.map(Latency::of);
         Ok(Latencies {
             floor,
@@ -277,6 +287,9 @@ impl Bench {
             fresh_insert,
             js_ping,
             js_insert,
+            none,
+            rpc_ping,
+            rpc_sql,
         })
     }
 
@@ -483,6 +496,13 @@ struct Latencies {
     /// The JS floor: its Worker calls `insert(body)` on an existing JS SQLite object through
     /// RPC, which inserts one row.
     js_insert: Latency,
+    /// A request the bench Worker answers at once, touching no object.
+    none: Latency,
+    /// The bench Worker calls a bare Rust object through Durable Object RPC, as it reaches a
+    /// task's object; the object answers at once.
+    rpc_ping: Latency,
+    /// The same call, the object running three reads by primary key first.
+    rpc_sql: Latency,
 }
 
 /// Milliseconds since the epoch of an RFC 3339 UTC time with milliseconds, as the wire
@@ -564,6 +584,9 @@ fn print_latencies(latencies: &Latencies) {
         fresh_insert,
         js_ping,
         js_insert,
+        none,
+        rpc_ping,
+        rpc_sql,
     } = latencies;
     println!();
     println!("Cloudflare host under workerd (wrangler dev), {SAMPLES} samples per latency");
@@ -584,6 +607,21 @@ fn print_latencies(latencies: &Latencies) {
         );
     };
     row("floor: bare Durable Object fetch", floor, None);
+    row(
+        "floor: bare Durable Object RPC call (the hop tasks/get takes)",
+        rpc_ping,
+        None,
+    );
+    row(
+        "floor: the same RPC call, three reads by key in the object",
+        rpc_sql,
+        None,
+    );
+    row(
+        "floor: the Worker answers at once (HTTP in and out)",
+        none,
+        None,
+    );
     row("server/discover (the Worker alone)", worker, None);
     row("floor: a JSON body to a bare object and back", echo, None);
     let body_floor = "floor: the Worker reads a tasks/get body, a bare fetch, the body back";
@@ -620,6 +658,51 @@ fn print_latencies(latencies: &Latencies) {
         ratio(create.p50, fresh_insert.p50)
     );
     print_against_js_floor(get, js_insert);
+    print_poll_breakdown(latencies);
+}
+
+/// Where a poll's time goes, from differences of p50s measured in the same run (the runtime's
+/// clock does not advance while a request computes, so nothing can be timed from inside).
+fn print_poll_breakdown(latencies: &Latencies) {
+    let Latencies {
+        worker,
+        get,
+        none,
+        rpc_ping,
+        rpc_sql,
+        ..
+    } = latencies;
+    let minus = |a: &Latency, b: &Latency| a.p50.saturating_sub(b.p50);
+    let router = minus(worker, none);
+    let hop = minus(rpc_ping, none);
+    let object = get.p50.saturating_sub(rpc_ping.p50 + router);
+    println!();
+    println!(
+        "Where a tasks/get's p50 goes (differences of p50s; {} in all)",
+        ms(get.p50)
+    );
+    println!("| part | p50 | from |");
+    println!("| --- | --- | --- |");
+    println!(
+        "| HTTP in and out, the Worker's entry | {} | the Worker answering at once |",
+        ms(none.p50)
+    );
+    println!(
+        "| the Worker's router | {} | server/discover less the Worker answering at once |",
+        ms(router)
+    );
+    println!(
+        "| the hop to the object and back (RPC) | {} | the RPC floor less the Worker answering at once |",
+        ms(hop)
+    );
+    println!(
+        "| the object: the call decoded, the task read, the reply encoded | {} | tasks/get less the RPC floor and the router |",
+        ms(object)
+    );
+    println!(
+        "| SQL of an unchanged task's read | 0 (kept in memory; {} if read) | the RPC floor with three reads less without |",
+        ms(minus(rpc_sql, rpc_ping))
+    );
 }
 
 /// `tasks/get` against the JS floor's RPC insert: at most its p50 and its p90.
