@@ -19,7 +19,8 @@
 //!
 //! Each latency is sampled [`SAMPLES`] times, interleaved with the floor; each per-step figure
 //! is the median of [`STEP_RUNS`] runs, after one unmeasured run. Then the wasm size of
-//! `examples/report-task` (the Worker the root `wrangler.toml` deploys), raw and gzipped.
+//! `examples/report-task` (the Worker the root `wrangler.toml` deploys), raw and gzipped, built
+//! as deployed: with wasm-opt (`cargo xtask size` says where its bytes go).
 //! Targets are printed next to the figures, never enforced.
 
 use std::error::Error;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::mcp::McpClient;
-use durable_mcp_tests::workerd::{WorkerProcess, build_worker, workspace_root};
+use durable_mcp_tests::workerd::{WorkerProcess, build_worker_optimized, workspace_root};
 use serde_json::{Value, json};
 
 use crate::bench::verdict;
@@ -63,6 +64,7 @@ const TARGET_GZIP_BYTES: u64 = 400 * 1000;
 /// Builds the bench Worker and report-task, runs every measurement, prints the table.
 pub fn run() -> Result<()> {
     let root = workspace_root();
+    crate::worker_tools::ensure_wasm_opt()?;
     eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
     let worker = crate::worker_target::start(&root, "xtask/bench-worker")?;
     build(&root.join("examples/report-task"))?;
@@ -77,7 +79,7 @@ pub fn run() -> Result<()> {
 }
 
 fn build(dir: &Path) -> Result<()> {
-    std::panic::catch_unwind(|| build_worker(dir))
+    std::panic::catch_unwind(|| build_worker_optimized(dir))
         .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
 }
 
@@ -331,7 +333,7 @@ fn median(mut values: Vec<Duration>) -> Duration {
 }
 
 /// The module's size, raw and gzipped (`gzip -9`).
-fn wasm_size(path: &Path) -> Result<(u64, u64)> {
+pub(crate) fn wasm_size(path: &Path) -> Result<(u64, u64)> {
     let raw = std::fs::metadata(path)?.len();
     let gzipped = Command::new("gzip").arg("-9c").arg(path).output()?;
     if !gzipped.status.success() {
