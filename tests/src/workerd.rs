@@ -31,11 +31,21 @@ fn tool(relative: &str) -> PathBuf {
 /// panic in a task fails that task instead of the instance.
 pub const WORKER_BUILD_ARGS: [&str; 4] = ["--profile", "worker", "--no-opt", "--panic-unwind"];
 
-/// Builds the Worker crate in `dir` with [`WORKER_BUILD_ARGS`] into `dir/build/`.
-pub fn build_worker(dir: &Path) {
+/// [`WORKER_BUILD_ARGS`] with wasm-opt, as the crate's `[package.metadata.wasm-pack.profile.
+/// custom]` says: the deployed build, measured by `cargo xtask bench worker`. wasm-opt runs a
+/// minute or two, so the tests build without it.
+pub const OPTIMIZED_WORKER_BUILD_ARGS: [&str; 3] = ["--profile", "worker", "--panic-unwind"];
+
+/// binaryen's wasm-opt (version 132, as worker-build expects), installed from npm by
+/// `cargo xtask bench worker` and `cargo xtask size`.
+pub const WASM_OPT: &str = "tests/binaryen/node_modules/.bin/wasm-opt";
+
+/// worker-build in `dir` with the tools' paths set, so that it downloads nothing: add the
+/// arguments.
+pub fn worker_build(dir: &Path) -> Command {
     let root = workspace_root();
-    let status = Command::new(tool("target/worker-tools/bin/worker-build"))
-        .args(WORKER_BUILD_ARGS)
+    let mut command = Command::new(tool("target/worker-tools/bin/worker-build"));
+    command
         .current_dir(dir)
         .env(
             "WASM_BINDGEN_BIN",
@@ -45,7 +55,31 @@ pub fn build_worker(dir: &Path) {
             "ESBUILD_BIN",
             tool("tests/workerd/node_modules/.bin/esbuild"),
         )
-        .env("CARGO_TARGET_DIR", root.join("target/workers"))
+        .env("CARGO_TARGET_DIR", root.join("target/workers"));
+    command
+}
+
+/// Builds the Worker crate in `dir` with [`WORKER_BUILD_ARGS`] into `dir/build/`.
+pub fn build_worker(dir: &Path) {
+    let status = worker_build(dir)
+        .args(WORKER_BUILD_ARGS)
+        .status()
+        .expect("run worker-build");
+    assert!(status.success(), "worker-build failed in {}", dir.display());
+}
+
+/// Builds the Worker crate in `dir` with [`OPTIMIZED_WORKER_BUILD_ARGS`] into `dir/build/`,
+/// running [`WASM_OPT`] (worker-build would download binaryen if it were missing; it must not
+/// be).
+pub fn build_worker_optimized(dir: &Path) {
+    let wasm_opt = workspace_root().join(WASM_OPT);
+    assert!(
+        wasm_opt.exists(),
+        "{WASM_OPT} is missing: `cargo xtask bench worker` installs it"
+    );
+    let status = worker_build(dir)
+        .args(OPTIMIZED_WORKER_BUILD_ARGS)
+        .env("WASM_OPT_BIN", wasm_opt)
         .status()
         .expect("run worker-build");
     assert!(status.success(), "worker-build failed in {}", dir.display());

@@ -26,6 +26,9 @@
 //! - `fuzz`: the fuzz targets (property tests of the router, the duration grammar, the SQLite
 //!   rows and the macros' arguments) in release, `fuzz --cases N` (default 100,000) each;
 //!   prints the executions and time per target. See the `fuzz` module.
+//! - `size`: the deployed Worker's wasm size, and where its bytes go (code by crate, by the
+//!   workspace's items, the largest functions) from a build that keeps the names. See the `size`
+//!   module.
 //! - `help`: prints the usage.
 
 mod bench;
@@ -37,6 +40,7 @@ mod fuzz;
 mod http_bench;
 mod load;
 mod sim;
+mod size;
 mod worker_bench;
 mod worker_target;
 mod worker_tools;
@@ -59,6 +63,8 @@ commands:
            events, faults injected and violations; fails on any violation
   fuzz     run the fuzz targets long, in release: `fuzz [--cases N]` (default 100000 each);
            prints the executions and time per target; fails on any failing case
+  size     build examples/report-task as deployed and print its wasm size, then where the bytes
+           go (code by crate and by workspace item, largest functions) from a build with names
   help     print this message
 ";
 
@@ -72,6 +78,7 @@ fn main() -> ExitCode {
         ["demo"] => demo::run(),
         ["bench"] => bench::run(),
         ["bench", "worker"] => worker_bench::run(),
+        ["size"] => size::run(),
         ["sim", args @ ..] => sim::run(args),
         ["fuzz", args @ ..] => fuzz::run(args),
         // Internal: one measurement in a process of its own (see `bench`).

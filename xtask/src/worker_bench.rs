@@ -35,7 +35,8 @@
 //! Each latency is sampled [`SAMPLES`] times, interleaved with the floors (p50, p90, p99); each
 //! per-step figure is the median of [`STEP_RUNS`] runs, after one unmeasured run. Then the
 //! wasm size of `examples/report-task` (the Worker the root `wrangler.toml` deploys), raw and
-//! gzipped. Targets are printed next to the figures, never enforced.
+//! gzipped, built as deployed: with wasm-opt (`cargo xtask size` says where its bytes go).
+//! Targets are printed next to the figures, never enforced.
 
 use std::error::Error;
 use std::net::SocketAddr;
@@ -45,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::mcp::McpClient;
-use durable_mcp_tests::workerd::{WorkerProcess, build_worker, workspace_root};
+use durable_mcp_tests::workerd::{WorkerProcess, build_worker_optimized, workspace_root};
 use serde_json::{Value, json};
 
 use crate::bench::verdict;
@@ -91,6 +92,7 @@ const TARGET_THROUGHPUT_RATIO: f64 = 0.9;
 /// measurement, prints the tables.
 pub fn run() -> Result<()> {
     let root = workspace_root();
+    crate::worker_tools::ensure_wasm_opt()?;
     eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
     let worker = crate::worker_target::start(&root, "xtask/bench-worker")?;
     build(&root.join("examples/report-task"))?;
@@ -110,7 +112,7 @@ pub fn run() -> Result<()> {
 }
 
 fn build(dir: &Path) -> Result<()> {
-    std::panic::catch_unwind(|| build_worker(dir))
+    std::panic::catch_unwind(|| build_worker_optimized(dir))
         .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
 }
 
@@ -550,7 +552,7 @@ fn median(mut values: Vec<Duration>) -> Duration {
 }
 
 /// The module's size, raw and gzipped (`gzip -9`).
-fn wasm_size(path: &Path) -> Result<(u64, u64)> {
+pub(crate) fn wasm_size(path: &Path) -> Result<(u64, u64)> {
     let raw = std::fs::metadata(path)?.len();
     let gzipped = Command::new("gzip").arg("-9c").arg(path).output()?;
     if !gzipped.status.success() {

@@ -9,7 +9,10 @@
 //!
 //! worker-build would otherwise download wasm-bindgen, binaryen and esbuild from outside the
 //! package registries; the tests point it at these through `WASM_BINDGEN_BIN` and
-//! `ESBUILD_BIN`, and the test Worker disables wasm-opt.
+//! `ESBUILD_BIN`, and build with `--no-opt`. The optimised build of `examples/report-task`
+//! (the bench, `cargo xtask size`) runs binaryen's `wasm-opt` from npm (`binaryen@132.0.0`,
+//! installed into `tests/binaryen/node_modules/` by [`ensure_wasm_opt`]) through
+//! `WASM_OPT_BIN`.
 
 use std::error::Error;
 use std::path::Path;
@@ -25,6 +28,8 @@ const WASM_BINDGEN: &str = "0.2.130";
 pub const TOOLS_ROOT: &str = "target/worker-tools";
 /// The npm package holding wrangler, relative to the workspace root.
 const WORKERD_DIR: &str = "tests/workerd";
+/// The npm package holding binaryen (wasm-opt), relative to the workspace root.
+const BINARYEN_DIR: &str = "tests/binaryen";
 /// A copy of the lockfile `npm ci` last installed from.
 const INSTALL_STAMP: &str = "node_modules/.xtask-installed-package-lock.json";
 
@@ -40,8 +45,15 @@ pub fn ensure() -> Result<()> {
         "wasm-bindgen",
         false,
     )?;
-    install_wrangler(&root.join(WORKERD_DIR))?;
+    install_npm(&root, WORKERD_DIR, "wrangler")?;
     ensure_nightly_rust_src()
+}
+
+/// [`ensure`], and binaryen's `wasm-opt` for the optimised Worker build (the tests do not use
+/// it).
+pub fn ensure_wasm_opt() -> Result<()> {
+    ensure()?;
+    install_npm(&crate::clients::workspace_root(), BINARYEN_DIR, "binaryen")
 }
 
 /// Adds nightly's `rust-src` (std's sources, for `-Z build-std`) when it is missing.
@@ -111,18 +123,20 @@ fn install_crate(
     Ok(())
 }
 
-fn install_wrangler(dir: &Path) -> Result<()> {
+/// `npm ci` in `relative` unless its `node_modules` was installed from the same lockfile.
+fn install_npm(root: &Path, relative: &str, what: &str) -> Result<()> {
+    let dir = root.join(relative);
     let lockfile = std::fs::read(dir.join("package-lock.json"))?;
     if std::fs::read(dir.join(INSTALL_STAMP)).is_ok_and(|stamp| stamp == lockfile) {
         return Ok(());
     }
-    println!("xtask: npm ci in {WORKERD_DIR} (wrangler)");
+    println!("xtask: npm ci in {relative} ({what})");
     let status = Command::new("npm")
         .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(dir)
+        .current_dir(&dir)
         .status()?;
     if !status.success() {
-        return Err(format!("npm ci in {WORKERD_DIR} failed ({status})").into());
+        return Err(format!("npm ci in {relative} failed ({status})").into());
     }
     std::fs::write(dir.join(INSTALL_STAMP), lockfile)?;
     Ok(())

@@ -21,7 +21,7 @@ use super::relay::{Awaited, CALL_REQUEST_PREFIX};
 use super::request::{Handler, Outcome, Request};
 use super::service::TaskService;
 use crate::runtime::{LocalBoxFuture, new_task_id};
-use crate::wire::{ErrorObject, InputRequiredResult, code};
+use crate::wire::{ClientCapabilities, ErrorObject, InputRequiredResult, code};
 
 /// The client capability a server-to-client request needs.
 fn required_capability(method: &str) -> &str {
@@ -172,44 +172,15 @@ impl<A: Clone, T> Run<A, T> {
     /// Queues the input requests for the client, each with an id its answer comes back with.
     fn ask(&mut self, input: InputRequiredResult) -> Result<(), RpcError> {
         self.rounds += 1;
-        if self.rounds > MAX_ROUNDS || input.input_requests.is_empty() {
-            return Err(RpcError::internal(format!(
-                "the tool asked for input {} times without finishing",
-                self.rounds
-            )));
+        match ask(self.rounds, &self.exchange.call.client_capabilities, input)? {
+            Asked::Undeclared(reason) => self
+                .queued
+                .push_back(Emit::Done((self.shape.undeclared)(reason))),
+            Asked::Requests(requests, waiting) => {
+                self.queued.extend(requests.into_iter().map(Emit::Message));
+                self.waiting = Some(waiting);
+            }
         }
-        let capabilities = &self.exchange.call.client_capabilities;
-        let undeclared = input.input_requests.values().find_map(|request| {
-            let method = request["method"].as_str().unwrap_or_default();
-            let capability = required_capability(method);
-            (!capabilities.other.contains_key(capability)).then_some((method, capability))
-        });
-        if let Some((method, capability)) = undeclared {
-            let reason = format!(
-                "needs the client to answer {method}, and this client did not declare the \
-                 {capability} capability; call it from a client that supports it"
-            );
-            self.queued
-                .push_back(Emit::Done((self.shape.undeclared)(reason)));
-            return Ok(());
-        }
-        let nonce = new_task_id().map_err(RpcError::from_engine)?;
-        let mut keys = Vec::new();
-        let mut ids = Vec::new();
-        for (key, request) in input.input_requests {
-            let id = format!("{CALL_REQUEST_PREFIX}{nonce}/{key}");
-            let mut request = request;
-            request["jsonrpc"] = json!("2.0");
-            request["id"] = json!(id);
-            self.queued.push_back(Emit::Message(request));
-            keys.push(key);
-            ids.push(id);
-        }
-        self.waiting = Some(Waiting {
-            awaited: Awaited::new(ids),
-            keys,
-            request_state: input.request_state,
-        });
         Ok(())
     }
 
@@ -239,4 +210,56 @@ impl<A: Clone, T> Run<A, T> {
         self.running = Some((self.exchange.handler)(call));
         Ok(())
     }
+}
+
+/// What asking the client for input comes to.
+enum Asked {
+    /// The client did not declare a capability the input needs: why.
+    Undeclared(String),
+    /// The requests to send, and what to wait for.
+    Requests(Vec<Value>, Waiting),
+}
+
+/// The input requests of round `rounds` for a client with `capabilities` (outside [`Run`], so
+/// that it is compiled once rather than for every handler type).
+fn ask(
+    rounds: usize,
+    capabilities: &ClientCapabilities,
+    input: InputRequiredResult,
+) -> Result<Asked, RpcError> {
+    if rounds > MAX_ROUNDS || input.input_requests.is_empty() {
+        return Err(RpcError::internal(format!(
+            "the tool asked for input {rounds} times without finishing"
+        )));
+    }
+    let undeclared = input.input_requests.values().find_map(|request| {
+        let method = request["method"].as_str().unwrap_or_default();
+        let capability = required_capability(method);
+        (!capabilities.other.contains_key(capability)).then_some((method, capability))
+    });
+    if let Some((method, capability)) = undeclared {
+        return Ok(Asked::Undeclared(format!(
+            "needs the client to answer {method}, and this client did not declare the \
+             {capability} capability; call it from a client that supports it"
+        )));
+    }
+    let nonce = new_task_id().map_err(RpcError::from_engine)?;
+    let mut keys = Vec::new();
+    let mut ids = Vec::new();
+    let mut requests = Vec::new();
+    for (key, request) in input.input_requests {
+        let id = format!("{CALL_REQUEST_PREFIX}{nonce}/{key}");
+        let mut request = request;
+        request["jsonrpc"] = json!("2.0");
+        request["id"] = json!(id);
+        requests.push(request);
+        keys.push(key);
+        ids.push(id);
+    }
+    let waiting = Waiting {
+        awaited: Awaited::new(ids),
+        keys,
+        request_state: input.request_state,
+    };
+    Ok(Asked::Requests(requests, waiting))
 }

@@ -274,7 +274,10 @@ enum Parsed {
 
 /// Reads a JSON-RPC message.
 fn parse_message(body: &[u8]) -> Result<Parsed, (Option<RequestId>, RpcError)> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| (None, RpcError::parse(e)))?;
+    // from_str, as everywhere in the Worker: one JSON reader instead of two. A body that is
+    // not UTF-8 is a parse error either way.
+    let text = std::str::from_utf8(body).map_err(|e| (None, RpcError::parse(e)))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| (None, RpcError::parse(e)))?;
     let Value::Object(mut object) = value else {
         let what = if value.is_array() {
             "batches are not supported; send one request per POST"

@@ -53,7 +53,12 @@ impl Upstream {
     pub async fn fetch_report(&self, to: &str) -> Result<Report, StepError> {
         let path = format!("/data?to={}", percent_encode(to));
         let body = transport::call(&self.base, "GET", &path, &[], Vec::new()).await?;
-        serde_json::from_slice(&body).map_err(|error| {
+        // from_str: the journal reads reports with it too, so the Worker has one JSON reader.
+        let report = match std::str::from_utf8(&body) {
+            Ok(text) => serde_json::from_str(text).map_err(|error| error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        report.map_err(|error| {
             StepError::non_retryable(format!(
                 "GET /data answered something not a report: {error}"
             ))
