@@ -63,9 +63,10 @@ pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
 pub use sql_store::DurableObjectStore;
 
 /// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
-/// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC) and `alarm` to it. `server` is called with the
-/// object's `&worker::Env` and returns the [`McpServer`](crate::McpServer) whose tasks it runs
-/// (once per isolate for each class; the same server the fetch handler serves).
+/// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC) and `alarm` to it.
+/// `server` is called with the object's `&worker::Env` and returns the
+/// [`McpServer`](crate::McpServer) whose tasks it runs (once per isolate for each class; the
+/// same server the fetch handler serves).
 ///
 /// It also declares the listing index, `TaskIndex`, with the same visibility (as
 /// [`task_index!`](crate::task_index) does), which wrangler.toml binds as
