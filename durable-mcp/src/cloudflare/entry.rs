@@ -1,15 +1,18 @@
 //! The Worker's fetch handler: the router, with each task reached in its own Durable Object.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::Value;
-use worker::{Delay, Env, Method, Request, Response};
+use worker::js_sys::Uint8Array;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{ByteStream, Delay, Env, Method, Request, Response, web_sys};
 
 use super::client::ObjectClient;
 use super::listing;
+use super::platform_http::{request_headers, whole_response};
 use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::rpc::{
@@ -151,16 +154,22 @@ thread_local! {
 /// [`serve_with`] with [`Endpoint::DEFAULT`].
 ///
 /// ```ignore
+/// use worker::{Context, Env, Response, Result, event, web_sys};
+///
 /// #[event(fetch)]
-/// async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
+/// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
 ///     durable_mcp::cloudflare::serve(request, &env, server).await
 /// }
 /// ```
-pub async fn serve<F: FnOnce() -> McpServer>(
-    request: Request,
-    env: &Env,
-    server: F,
-) -> worker::Result<Response> {
+///
+/// The handler may take worker's [`Request`] and answer worker's [`Response`] instead, at a
+/// little more cost per request (see [`IncomingRequest`] and [`OutgoingResponse`]).
+pub async fn serve<R, O, F>(request: R, env: &Env, server: F) -> worker::Result<O>
+where
+    R: IncomingRequest,
+    O: OutgoingResponse,
+    F: FnOnce() -> McpServer,
+{
     serve_with(request, env, Endpoint::DEFAULT, server).await
 }
 
@@ -173,8 +182,8 @@ pub async fn serve<F: FnOnce() -> McpServer>(
 /// const B: Endpoint = Endpoint::new("/b/mcp", Bindings::new("RUNNER_B", "INDEX_B"));
 ///
 /// #[event(fetch)]
-/// async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
-///     if request.path().starts_with("/a/") {
+/// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+///     if request.url().contains("/a/") {
 ///         serve_with(request, &env, A, server_a).await
 ///     } else {
 ///         serve_with(request, &env, B, server_b).await
@@ -187,31 +196,126 @@ pub async fn serve<F: FnOnce() -> McpServer>(
 /// unless their type names are equal (two closures written in one function can share a name),
 /// in which case the second request's factory is not called and it gets the first one's
 /// server. Give such factories endpoints of their own.
-pub async fn serve_with<F: FnOnce() -> McpServer>(
-    mut request: Request,
+pub async fn serve_with<R, O, F>(
+    request: R,
     env: &Env,
     endpoint: Endpoint,
     server: F,
-) -> worker::Result<Response> {
-    let path = request.path();
-    if let Some(task_id) = path.strip_prefix(endpoint.wake_path().as_str()) {
-        return wake(&request, env, endpoint, task_id).await;
-    }
+) -> worker::Result<O>
+where
+    R: IncomingRequest,
+    O: OutgoingResponse,
+    F: FnOnce() -> McpServer,
+{
+    let request = request.into_platform_request();
+    let url = request.url();
+    let path = url_path(&url);
     if path != endpoint.path {
-        return not_found(endpoint);
+        let answer = match path.strip_prefix(endpoint.wake_path().as_str()) {
+            Some(task_id) => wake(&Request::from(request), env, endpoint, task_id).await,
+            None => not_found(endpoint),
+        };
+        return answer.map(O::from_worker);
     }
-    let Some(body) = read_body(&mut request, BODY_LIMIT).await? else {
-        return into_response(HttpResponse::too_large(BODY_LIMIT));
+    let headers = request_headers(&request);
+    let Some(body) = read_body(&request, &headers, BODY_LIMIT).await? else {
+        return O::from_http(HttpResponse::too_large(BODY_LIMIT));
     };
-    let headers = Headers::new(request.headers().entries());
     let http = HttpRequest {
-        method: request.method().to_string(),
+        method: request.method(),
         headers,
         body,
     };
     let tasks = Rc::new(ObjectTasks::from_bindings(env, endpoint.bindings)?);
     let router = Router::with_tasks(shared_server(endpoint, server, env), tasks);
-    into_response(router.handle(http).await)
+    O::from_http(router.handle(http).await)
+}
+
+/// A request as a Worker's fetch handler receives it, which [`serve`] and [`serve_with`]
+/// answer: the platform's own `web_sys::Request`, or worker's [`Request`].
+///
+/// Prefer the first, declaring the handler as `async fn fetch(request: web_sys::Request, ...)`
+/// (`use worker::web_sys;`): building worker's `Request` reads the request's `cf` properties
+/// from the platform, a cost on every request that the endpoint has no use for.
+pub trait IncomingRequest: sealed::Sealed {
+    /// The platform's request.
+    fn into_platform_request(self) -> web_sys::Request;
+}
+
+impl IncomingRequest for web_sys::Request {
+    fn into_platform_request(self) -> web_sys::Request {
+        self
+    }
+}
+
+impl IncomingRequest for Request {
+    fn into_platform_request(self) -> web_sys::Request {
+        // `Clone::clone` copies the reference; the inherent `clone` would tee the body.
+        Clone::clone(self.inner())
+    }
+}
+
+/// What [`serve`] and [`serve_with`] answer with, as the fetch handler declares it: the
+/// platform's own `web_sys::Response`, or worker's [`Response`].
+///
+/// Prefer the first, declaring the handler as `async fn fetch(...) -> Result<web_sys::Response>`:
+/// it is built with one JavaScript call, where worker's `Response` is built part by part and
+/// then converted.
+pub trait OutgoingResponse: sealed::Sealed + Sized {
+    /// The response of the router's answer.
+    #[doc(hidden)]
+    fn from_http(response: HttpResponse) -> worker::Result<Self>;
+
+    /// The same response as worker's `response`.
+    #[doc(hidden)]
+    fn from_worker(response: Response) -> Self;
+}
+
+impl OutgoingResponse for web_sys::Response {
+    fn from_http(response: HttpResponse) -> worker::Result<Self> {
+        if response.events.is_some() {
+            return into_response(response).map(web_sys::Response::from);
+        }
+        Ok(whole_response(
+            &response.body,
+            response.status,
+            &response.headers,
+        ))
+    }
+
+    fn from_worker(response: Response) -> Self {
+        response.into()
+    }
+}
+
+impl OutgoingResponse for Response {
+    fn from_http(response: HttpResponse) -> worker::Result<Self> {
+        into_response(response)
+    }
+
+    fn from_worker(response: Response) -> Self {
+        response
+    }
+}
+
+mod sealed {
+    /// Only the platform's request and response types and worker's are
+    /// [`super::IncomingRequest`]s and [`super::OutgoingResponse`]s.
+    pub trait Sealed {}
+
+    impl Sealed for worker::web_sys::Request {}
+    impl Sealed for worker::Request {}
+    impl Sealed for worker::web_sys::Response {}
+    impl Sealed for worker::Response {}
+}
+
+/// The path of an absolute URL as the platform writes it (`http://host:port/path?query`),
+/// without reparsing it: the first `/` after the host begins the path, and a `?` or `#` in
+/// the path itself would be percent-encoded.
+fn url_path(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(url, |at| &url[at + 3..]);
+    let path = after_scheme.find('/').map_or("/", |at| &after_scheme[at..]);
+    path.split(['?', '#']).next().unwrap_or(path)
 }
 
 fn not_found(endpoint: Endpoint) -> worker::Result<Response> {
@@ -224,19 +328,26 @@ fn not_found(endpoint: Endpoint) -> worker::Result<Response> {
 /// The request's body, or `None` when it is longer than `limit`: refused on its
 /// `Content-Length` before a byte is read, and otherwise read only up to the limit, so that
 /// a huge body never fills the isolate's memory.
-async fn read_body(request: &mut Request, limit: usize) -> worker::Result<Option<Vec<u8>>> {
-    let declared = request.headers().get("content-length")?;
+async fn read_body(
+    request: &web_sys::Request,
+    headers: &Headers,
+    limit: usize,
+) -> worker::Result<Option<Vec<u8>>> {
+    let declared = headers.get("content-length");
     match declared.and_then(|length| length.trim().parse::<u64>().ok()) {
         Some(length) if length > limit as u64 => return Ok(None),
         // The runtime holds the body to its declared length: read it in one call, which
         // costs less than a stream's read per chunk.
-        Some(_) => return request.bytes().await.map(Some),
+        Some(_) => {
+            let buffer = JsFuture::from(request.array_buffer()?).await?;
+            return Ok(Some(Uint8Array::new(&buffer).to_vec()));
+        }
         None => {}
     }
-    let Ok(mut chunks) = request.stream() else {
-        // No body at all.
+    let Some(stream) = request.body() else {
         return Ok(Some(Vec::new()));
     };
+    let mut chunks = ByteStream::from(stream);
     let mut body = Vec::new();
     while let Some(chunk) = futures_util::StreamExt::next(&mut chunks).await {
         let chunk = chunk?;
@@ -360,8 +471,10 @@ fn into_response(response: HttpResponse) -> worker::Result<Response> {
 /// what [`serve`] hands the router; a Worker with routes of its own can use it directly.
 pub struct ObjectTasks {
     runners: ObjectClient,
-    /// `None` when the Worker has no binding named `bindings.index`.
-    index: Option<ObjectClient>,
+    env: Env,
+    /// The index client, looked up on first use (creations and listings, not polls); `None`
+    /// inside when the Worker has no binding named `bindings.index`.
+    index: OnceCell<Option<ObjectClient>>,
     bindings: Bindings,
 }
 
@@ -369,7 +482,6 @@ impl std::fmt::Debug for ObjectTasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ObjectTasks")
             .field("bindings", &self.bindings)
-            .field("lists", &self.index.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -391,17 +503,27 @@ impl ObjectTasks {
     /// binding.
     pub fn from_bindings(env: &Env, bindings: Bindings) -> worker::Result<Self> {
         let runners = env.durable_object(bindings.runner)?;
-        let index = env.durable_object(bindings.index).ok();
         Ok(ObjectTasks {
             runners: ObjectClient::new(runners, "the task's Durable Object"),
-            index: index.map(|index| ObjectClient::new(index, "the task index")),
+            env: env.clone(),
+            index: OnceCell::new(),
             bindings,
         })
     }
 
+    /// The index's client, or `None` without its binding.
+    fn bound_index(&self) -> Option<&ObjectClient> {
+        self.index
+            .get_or_init(|| {
+                let index = self.env.durable_object(self.bindings.index).ok()?;
+                Some(ObjectClient::new(index, "the task index"))
+            })
+            .as_ref()
+    }
+
     /// The index, or the error that says how to add it.
     fn index(&self) -> Result<&ObjectClient, RpcError> {
-        self.index.as_ref().ok_or_else(|| {
+        self.bound_index().ok_or_else(|| {
             let binding = self.bindings.index;
             RpcError::internal(format!(
                 "tasks/list needs the Durable Object binding {binding}, which this \
@@ -415,7 +537,7 @@ impl ObjectTasks {
     /// Records a new task in its scope's index before it is created: a crash in between
     /// leaves at most an id whose task does not exist, which listing skips and forgets.
     async fn register(&self, scope: &str, task_id: &str) -> Result<(), RpcError> {
-        let Some(index) = &self.index else {
+        let Some(index) = self.bound_index() else {
             if !WARNED_UNLISTED.replace(true) {
                 worker::console_error!(
                     "durable-mcp: tasks are created without being listed: this Worker has no \

@@ -9,10 +9,12 @@
 
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
 
 use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response, State};
 
+use super::object_rpc::answer_now_or_later;
 use super::ports::JsClock;
 use super::protocol::{IndexCall, IndexReply, answer_text, js_error, refuse_fetch};
 use super::sql::Sql;
@@ -26,8 +28,8 @@ use crate::runtime::{Clock, StoreError};
 /// [`call`](Self::call).
 pub struct TaskIndex {
     // A Worker built with `--panic-unwind` requires its objects to be unwind safe; the object
-    // keeps nothing in memory but whether its table exists.
-    inner: AssertUnwindSafe<Index>,
+    // keeps nothing in memory but whether its table exists. Shared with the calls in flight.
+    inner: AssertUnwindSafe<Rc<Index>>,
 }
 
 struct Index {
@@ -49,25 +51,29 @@ impl TaskIndex {
     pub fn new(state: State) -> Self {
         let sql = Sql::new(&state.storage().sql());
         TaskIndex {
-            inner: AssertUnwindSafe(Index {
+            inner: AssertUnwindSafe(Rc::new(Index {
                 state,
                 sql,
                 table: Cell::new(false),
-            }),
+            })),
         }
     }
 
     /// Answers one internal call from the Worker or a TaskRunner, given as JSON text, with the
-    /// reply's JSON text. Refuses (`Err`, a JavaScript error) a text that is no call, and fails
-    /// the same way when the storage fails.
-    pub async fn call(&self, call: String) -> Result<String, JsValue> {
-        answer_text(&call, |call| async {
-            self.inner.answer(call).await.map_err(|error| {
-                worker::console_error!("durable-mcp: task index: {error}");
-                js_error(&format!("task index: {error}"))
+    /// reply's JSON text (itself, or a promise of it when the answer has to wait). Refuses
+    /// (`Err`, a JavaScript error) a text that is no call, and fails the same way when the
+    /// storage fails.
+    pub fn call(&self, call: String) -> Result<JsValue, JsValue> {
+        let index = Rc::clone(&self.inner);
+        answer_now_or_later(async move {
+            answer_text(&call, |call| async {
+                index.answer(call).await.map_err(|error| {
+                    worker::console_error!("durable-mcp: task index: {error}");
+                    js_error(&format!("task index: {error}"))
+                })
             })
+            .await
         })
-        .await
     }
 
     /// A `fetch` to the object: refused with 404, since it is reached only through

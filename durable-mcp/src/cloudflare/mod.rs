@@ -11,17 +11,21 @@
 //! A Worker's glue is three items: the server factory, the object, and the fetch handler.
 //!
 //! ```ignore
-//! use worker::{Context, Env, Request, Response, Result};
+//! use worker::{Context, Env, Result, web_sys};
 //!
 //! fn server() -> durable_mcp::McpServer { /* tools and tasks */ }
 //!
 //! durable_mcp::task_runner!(pub struct TaskRunner => |_env: &Env| server());
 //!
 //! #[worker::event(fetch)]
-//! async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
+//! async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
 //!     durable_mcp::cloudflare::serve(request, &env, server).await
 //! }
 //! ```
+//!
+//! The handler takes and answers the platform's own request and response types, which cost
+//! the least per request; worker's `Request` and `Response` work too (see [`IncomingRequest`]
+//! and [`OutgoingResponse`]), for a Worker that routes other paths with them.
 //!
 //! [`task_runner!`](crate::task_runner) declares the object, and the `TaskIndex` object
 //! beside it (see [`task_index!`](crate::task_index)); written out, each is a
@@ -44,6 +48,7 @@ mod entry;
 mod index;
 mod listing;
 mod object_rpc;
+mod platform_http;
 mod ports;
 mod protocol;
 mod runner;
@@ -53,8 +58,9 @@ mod sql_store;
 mod step_batch;
 
 pub use entry::{
-    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, Bindings, Endpoint, MCP_PATH, ObjectTasks,
-    TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, serve, serve_with,
+    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH,
+    ObjectTasks, OutgoingResponse, TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, serve,
+    serve_with,
 };
 pub use index::TaskIndex;
 pub use ports::{AlarmScheduler, JsClock, JsTimer};
@@ -191,22 +197,19 @@ macro_rules! object_rpc_method {
         const _: () = {
             use ::worker::wasm_bindgen::prelude::wasm_bindgen;
 
-            #[wasm_bindgen(
-                                        wasm_bindgen = ::worker::wasm_bindgen,
-                                        wasm_bindgen_futures = ::worker::wasm_bindgen_futures,
-                                        js_sys = ::worker::js_sys
-                                    )]
+            #[wasm_bindgen(wasm_bindgen = ::worker::wasm_bindgen)]
             impl $name {
-                /// One internal call from the Worker, as JSON text; the reply's JSON text.
+                /// One internal call from the Worker, as JSON text; the reply's JSON text, or a
+                /// promise of it.
                 #[wasm_bindgen(js_name = durableMcpCall)]
-                pub async fn durable_mcp_call(
+                pub fn durable_mcp_call(
                     &self,
                     call: ::std::string::String,
-                ) -> ::std::result::Result<::std::string::String, ::worker::wasm_bindgen::JsValue>
-                {
-                    // Unwinding builds require exported futures to be unwind safe; a panic
-                    // here leaves only caches behind, as in `fetch` and `alarm`.
-                    ::std::panic::AssertUnwindSafe(async move { self.0.call(call).await }).await
+                ) -> ::std::result::Result<
+                    ::worker::wasm_bindgen::JsValue,
+                    ::worker::wasm_bindgen::JsValue,
+                > {
+                    self.0.call(call)
                 }
             }
         };

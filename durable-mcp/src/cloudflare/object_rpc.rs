@@ -11,8 +11,17 @@
 //! microtask: at the module's own evaluation, wasm-bindgen's glue (`index.js`, which imports
 //! it) has not defined the classes yet.
 
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::task::{Context, Poll, Waker};
+
+use futures_util::FutureExt;
 use worker::js_sys::Promise;
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
+use worker::wasm_bindgen_futures::future_to_promise;
+
+use super::protocol::js_error;
 
 /// The JavaScript name of the method the Worker calls on a durable-mcp object.
 pub(crate) const CALL_METHOD: &str = "durableMcpCall";
@@ -61,4 +70,43 @@ pub(crate) fn check_rpc_target(class: &str) {
              `{CALL_METHOD}` method that macro writes), built with worker-build"
         );
     }
+}
+
+/// What an object's [`CALL_METHOD`] returns for the reply `answer` resolves to: the reply's
+/// text itself when `answer` is ready at its first poll (a poll of an unchanged task touches
+/// no storage), else a promise of it. The runtime accepts either from an RPC method, and the
+/// first spares the common call a promise and a microtask turn.
+///
+/// A panic in `answer` rejects the call with a JavaScript error, as a panic in an exported
+/// `async fn` does.
+pub(crate) fn answer_now_or_later<F>(answer: F) -> Result<JsValue, JsValue>
+where
+    F: Future<Output = Result<String, JsValue>> + 'static,
+{
+    let mut answer = Box::pin(AssertUnwindSafe(answer).catch_unwind());
+    // The future keeps the waker of its latest poll only, so the promise's executor, which
+    // polls it again at once, is the one woken.
+    match answer
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(outcome) => settle(outcome).map(JsValue::from),
+        Poll::Pending => {
+            Ok(future_to_promise(async move { settle(answer.await).map(JsValue::from) }).into())
+        }
+    }
+}
+
+/// The reply, or the JavaScript error of the call's failure or panic.
+fn settle(
+    outcome: Result<Result<String, JsValue>, Box<dyn Any + Send>>,
+) -> Result<String, JsValue> {
+    outcome.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic");
+        Err(js_error(&format!("durable-mcp object panicked: {message}")))
+    })
 }

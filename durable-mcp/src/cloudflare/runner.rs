@@ -14,7 +14,7 @@ use worker::{Env, Request, Response, State};
 use super::client::ObjectClient;
 use super::entry::Bindings;
 use super::listing;
-use super::object_rpc::check_rpc_target;
+use super::object_rpc::{answer_now_or_later, check_rpc_target};
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
 use super::settings::Settings;
@@ -33,7 +33,8 @@ pub struct TaskRunner {
     // A Worker built with `--panic-unwind` requires its objects to be unwind safe. A panic in a
     // task body is caught by the driver; one that unwinds out of a handler leaves only caches
     // behind (the rows are the truth, and the in-flight mark is dropped on the way out).
-    inner: AssertUnwindSafe<Runner>,
+    // Shared with the calls in flight, which may outlive the RPC method that started them.
+    inner: AssertUnwindSafe<Rc<Runner>>,
 }
 
 struct Runner {
@@ -109,7 +110,7 @@ impl TaskRunner {
             .ok()
             .map(|index| ObjectClient::new(index, "the task index"));
         TaskRunner {
-            inner: AssertUnwindSafe(Runner {
+            inner: AssertUnwindSafe(Rc::new(Runner {
                 state,
                 store,
                 alarm,
@@ -117,7 +118,7 @@ impl TaskRunner {
                 settings,
                 index,
                 recovered: std::cell::Cell::new(false),
-            }),
+            })),
         }
     }
 
@@ -127,9 +128,13 @@ impl TaskRunner {
     }
 
     /// Answers one internal call from the Worker (see [`super::serve`]), given as JSON text,
-    /// with the reply's JSON text. Refuses (`Err`, a JavaScript error) a text that is no call.
-    pub async fn call(&self, call: String) -> Result<String, JsValue> {
-        answer_text(&call, |call| async { Ok(self.inner.answer(call).await) }).await
+    /// with the reply's JSON text: the text itself when the answer needs no waiting (a poll),
+    /// else a promise of it. Refuses (`Err`, a JavaScript error) a text that is no call.
+    pub fn call(&self, call: String) -> Result<JsValue, JsValue> {
+        let runner = Rc::clone(&self.inner);
+        answer_now_or_later(async move {
+            answer_text(&call, |call| async { Ok(runner.answer(call).await) }).await
+        })
     }
 
     /// A `fetch` to the object: refused with 404, since the Worker reaches it only through

@@ -21,7 +21,7 @@ mod worker {
     use worker::js_sys::Promise;
     use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
     use worker::wasm_bindgen_futures::JsFuture;
-    use worker::{Context, DurableObject, Env, Request, Response, Result, State};
+    use worker::{Context, DurableObject, Env, Request, Response, Result, State, web_sys};
 
     durable_mcp::task_runner!(
         /// The fixtures' TaskRunner.
@@ -145,21 +145,29 @@ mod worker {
     }
 
     #[worker::event(fetch)]
-    async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
-        let path = request.path();
+    async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+        let url = request.url();
+        let path = url.split_once("://").map_or("", |(_, rest)| rest);
+        let path = path.find('/').map_or("/", |at| &path[at..]);
+        let path = path.split('?').next().unwrap_or(path);
         let Some(rest) = path.strip_prefix("/floor/") else {
             return durable_mcp::cloudflare::serve(request, &env, conformance_server::server).await;
         };
+        floor(rest, request, &env).await.map(Into::into)
+    }
+
+    async fn floor(rest: &str, request: web_sys::Request, env: &Env) -> Result<Response> {
         let name = rest.rsplit('/').next().unwrap_or_default().to_owned();
         if rest == "none" {
             return Response::ok("");
         }
         if rest.starts_with("rpc-ping/") {
-            return rpc(&env, &name, "ping").await;
+            return rpc(env, &name, "ping").await;
         }
         if rest.starts_with("rpc-sql/") {
-            return rpc(&env, &name, "sql").await;
+            return rpc(env, &name, "sql").await;
         }
+        let request = Request::from(request);
         let stub = env.durable_object("FLOOR")?.get_by_name(&name)?;
         if rest.starts_with("read/") {
             let mut request = request;
