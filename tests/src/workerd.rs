@@ -189,6 +189,16 @@ impl WorkerProcess {
         format!("{}/mcp", self.url)
     }
 
+    /// The port the Worker answers on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process group of wrangler and the processes it runs (workerd among them).
+    pub fn process_group(&self) -> u32 {
+        self.child.id()
+    }
+
     /// A POST of `path` with `headers` and no body.
     pub fn post(&self, path: &str, headers: &[(&str, &str)]) -> crate::http::Response {
         Connection::open(([127, 0, 0, 1], self.port).into())

@@ -44,6 +44,7 @@ mod size;
 mod worker_bench;
 mod worker_target;
 mod worker_tools;
+mod workerd_cpu;
 
 use std::process::ExitCode;
 

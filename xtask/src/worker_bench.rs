@@ -26,6 +26,12 @@
 //!   alarm (what a durable creation pays at least);
 //! - **JS floor**: `GET /ping/<name>` and `POST /insert/<name>` on the JavaScript floor, the
 //!   RPC ping and the RPC insert, which `tasks/get`'s p50 and p90 should not exceed;
+//! - **workerd CPU per request** (after the latencies): the CPU time, read from `/proc`, of the
+//!   workerd process that runs each Worker and its objects (not wrangler's proxy, not the
+//!   bench) per `tasks/get`, JS RPC insert, JS RPC ping, bench Worker answering at once, and its
+//!   RPC call to a bare object, over [`CPU_ROUNDS`] interleaved rounds of [`CPU_REQUESTS`]:
+//!   unlike latency it does not grow with the machine's other load, and it is what the
+//!   throughput under many clients comes down to;
 //! - **throughput** (after the latencies, before the per-step runs): [`CLIENTS`] concurrent
 //!   clients, each on its own keep-alive connection, sending `tasks/get` of one completed task,
 //!   then the JS floor's RPC insert into one object, then its RPC ping, for [`ROUND`] each,
@@ -50,6 +56,7 @@ use durable_mcp_tests::workerd::{WorkerProcess, build_worker_optimized, workspac
 use serde_json::{Value, json};
 
 use crate::bench::verdict;
+use crate::workerd_cpu::Runtime;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
@@ -99,13 +106,21 @@ pub fn run() -> Result<()> {
     eprintln!("bench: starting the JavaScript floor ({JS_FLOOR}, no build)");
     let js_floor = crate::worker_target::start_js(&root, JS_FLOOR)?;
     let mut bench = Bench::new(worker.process(), js_floor.process())?;
+    let runtime =
+        |process: &WorkerProcess| Runtime::of_group(process.process_group(), process.port());
+    let runtimes = runtime(worker.process()).zip(runtime(js_floor.process()));
 
     let latencies = bench.latencies()?;
+    let cpu = match &runtimes {
+        Some((rust, js)) => Some(bench.cpu_per_request(rust, js)?),
+        None => None,
+    };
     let throughput = bench.throughput()?;
     let (step, insert) = bench.per_step()?;
     let slowest = bench.slowest_get_during_long_run()?;
     let (raw, gzipped) = wasm_size(&root.join("examples/report-task/build/index_bg.wasm"))?;
     print_latencies(&latencies);
+    print_cpu(cpu.as_ref());
     print_throughput(&throughput);
     print_others(step, insert, slowest, raw, gzipped);
     Ok(())
@@ -295,6 +310,41 @@ impl Bench {
         })
     }
 
+    /// What a request of each [`CPU_PROBES`] kind costs the workerd process that runs its
+    /// Worker, in CPU time: [`CPU_ROUNDS`] rounds of [`CPU_REQUESTS`] sequential requests of
+    /// each kind in turn, summed. `None` for a kind whose process could not be read.
+    fn cpu_per_request(&mut self, rust: &Runtime, js: &Runtime) -> Result<CpuCosts> {
+        let id = self.create(0)?;
+        self.wait_completed(&id)?;
+        let mut totals = [Some(Duration::ZERO); CPU_PROBES.len()];
+        for _ in 0..CPU_ROUNDS {
+            for ((probe, _), total) in CPU_PROBES.iter().zip(&mut totals) {
+                let runtime = match probe {
+                    CpuProbe::JsInsert | CpuProbe::JsPing => js,
+                    _ => rust,
+                };
+                let before = runtime.cpu();
+                for _ in 0..CPU_REQUESTS {
+                    match probe {
+                        CpuProbe::Get => drop(self.get(&id)?),
+                        CpuProbe::JsInsert => js_call(&mut self.js, JsCall::Insert, "cpu")?,
+                        CpuProbe::JsPing => js_call(&mut self.js, JsCall::Ping, "cpu")?,
+                        CpuProbe::None => self.floor("/floor/none", "GET")?,
+                        CpuProbe::RpcPing => self.floor("/floor/rpc-ping/cpu", "GET")?,
+                    }
+                }
+                let used = before
+                    .zip(runtime.cpu())
+                    .map(|(from, to)| to.saturating_sub(from));
+                *total = total.zip(used).map(|(sum, used)| sum + used);
+            }
+        }
+        let requests = u32::try_from(CPU_ROUNDS)? * CPU_REQUESTS;
+        Ok(CpuCosts(
+            totals.map(|total| total.map(|total| total / requests)),
+        ))
+    }
+
     /// Requests per second under [`CLIENTS`] concurrent clients: `tasks/get` of one completed
     /// task, the JS floor's RPC insert and its RPC ping (each into one object), in turn for
     /// [`ROUNDS`] rounds of [`ROUND`] each, so that a slow patch of the machine touches each
@@ -450,6 +500,41 @@ fn expect_ok(connection: &mut Connection, method: &str, path: &str, body: &[u8])
     }
     Ok(())
 }
+
+/// Sequential requests of each kind per round of the CPU measurement.
+const CPU_REQUESTS: u32 = 300;
+/// Rounds of the CPU measurement; each drives every kind once, in turn.
+const CPU_ROUNDS: usize = 3;
+
+/// The requests whose CPU cost is measured.
+#[derive(Clone, Copy)]
+enum CpuProbe {
+    /// `tasks/get` of a completed task, through the router and the task's object.
+    Get,
+    /// The JS floor's RPC insert.
+    JsInsert,
+    /// The JS floor's RPC ping.
+    JsPing,
+    /// The bench Worker answering at once.
+    None,
+    /// The bench Worker's RPC call to a bare object that answers at once.
+    RpcPing,
+}
+
+/// The kinds in the order they are measured and printed, with their rows' labels.
+const CPU_PROBES: [(CpuProbe, &str); 5] = [
+    (CpuProbe::Get, "tasks/get of a completed task"),
+    (CpuProbe::JsInsert, "JS floor: RPC insert"),
+    (CpuProbe::JsPing, "JS floor: RPC ping"),
+    (CpuProbe::None, "floor: the bench Worker answers at once"),
+    (
+        CpuProbe::RpcPing,
+        "floor: the bench Worker's RPC call to a bare object",
+    ),
+];
+
+/// The CPU time one request of each of [`CPU_PROBES`] cost its Worker's runtime.
+struct CpuCosts([Option<Duration>; CPU_PROBES.len()]);
 
 /// The requests [`CLIENTS`] clients completed over the [`ROUNDS`] rounds, and the time they took.
 struct Rate {
@@ -730,6 +815,30 @@ fn print_against_js_floor(get: &Latency, js_insert: &Latency) {
 }
 
 /// The throughput table: `tasks/get` against the JS floor's RPC insert (and ping).
+fn print_cpu(costs: Option<&CpuCosts>) {
+    println!();
+    let Some(CpuCosts(costs)) = costs else {
+        println!(
+            "workerd CPU per request: not measured (no /proc, or wrangler's processes not found)"
+        );
+        return;
+    };
+    println!(
+        "workerd CPU per request: the process that runs the Worker and its objects, not wrangler's \
+         proxy; {CPU_ROUNDS} rounds of {CPU_REQUESTS} sequential requests per kind, interleaved"
+    );
+    println!("| request | CPU per request | vs JS RPC insert |");
+    println!("| --- | --- | --- |");
+    let insert = costs[1];
+    for ((_, what), cost) in CPU_PROBES.iter().zip(costs) {
+        let figure = cost.map_or("n/a".to_owned(), ms);
+        let against = cost.zip(insert).map_or("n/a".to_owned(), |(cost, insert)| {
+            format!("{:.2}x", ratio(cost, insert))
+        });
+        println!("| {what} | {figure} | {against} |");
+    }
+}
+
 fn print_throughput(throughput: &Throughput) {
     let Throughput {
         get,

@@ -110,15 +110,13 @@ mod worker {
     }
 
     // The floor answers the RPC method durable-mcp's objects have, so that the framework makes
-    // its class an RPC target as it does theirs.
-    #[wasm_bindgen(
-        wasm_bindgen_futures = worker::wasm_bindgen_futures,
-        js_sys = worker::js_sys
-    )]
+    // its class an RPC target as it does theirs. Like a TaskRunner answering a poll, it answers
+    // synchronously, with no promise.
+    #[wasm_bindgen]
     impl Floor {
         /// `ping` answers at once; `sql` makes [`Floor::three_reads`] first.
         #[wasm_bindgen(js_name = durableMcpCall)]
-        pub async fn durable_mcp_call(&self, call: String) -> std::result::Result<String, JsValue> {
+        pub fn durable_mcp_call(&self, call: String) -> std::result::Result<String, JsValue> {
             if call == "sql" {
                 self.three_reads()
                     .map_err(|error| JsValue::from_str(&error.to_string()))?;
