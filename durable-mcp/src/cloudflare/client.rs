@@ -1,19 +1,40 @@
 //! The Worker's side of the internal protocol: one retrying helper that sends a call to a
 //! named Durable Object (a task's TaskRunner, a scope's TaskIndex) and reads its reply.
 
+use std::cell::RefCell;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{Delay, ObjectNamespace, js_sys};
+use worker::{Delay, Env, ObjectNamespace, js_sys};
 
 use super::object_rpc::CallTarget;
 use crate::rpc::RpcError;
 
 /// How many times an internal call is sent when the platform says the failure is retryable.
 const CALL_ATTEMPTS: u32 = 3;
+
+thread_local! {
+    /// The bindings this isolate has found to be Durable Object namespaces.
+    static NAMESPACES: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The Durable Object namespace bound as `binding`. worker's `Env::durable_object` checks the
+/// binding's class by name on every call, three JavaScript calls a request; a binding does not
+/// change class within an isolate, so this checks each once.
+pub(crate) fn bound_namespace(env: &Env, binding: &'static str) -> worker::Result<ObjectNamespace> {
+    if NAMESPACES.with(|checked| checked.borrow().contains(&binding)) {
+        let value = js_sys::Reflect::get(env, &JsValue::from_str(binding))?;
+        if !value.is_undefined() {
+            return Ok(value.unchecked_into());
+        }
+    }
+    let namespace = env.durable_object(binding)?;
+    NAMESPACES.with(|checked| checked.borrow_mut().push(binding));
+    Ok(namespace)
+}
 
 /// The objects of one Durable Object namespace, reached by name.
 pub(crate) struct ObjectClient {

@@ -10,9 +10,8 @@ use worker::js_sys::Uint8Array;
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{ByteStream, Delay, Env, Method, Request, Response, web_sys};
 
-use super::client::ObjectClient;
+use super::client::{ObjectClient, bound_namespace};
 use super::listing;
-use super::platform_http::{request_headers, whole_response};
 use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::rpc::{
@@ -157,17 +156,16 @@ thread_local! {
 /// use worker::{Context, Env, Response, Result, event, web_sys};
 ///
 /// #[event(fetch)]
-/// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+/// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
 ///     durable_mcp::cloudflare::serve(request, &env, server).await
 /// }
 /// ```
 ///
-/// The handler may take worker's [`Request`] and answer worker's [`Response`] instead, at a
-/// little more cost per request (see [`IncomingRequest`] and [`OutgoingResponse`]).
-pub async fn serve<R, O, F>(request: R, env: &Env, server: F) -> worker::Result<O>
+/// The handler may take worker's [`Request`] instead, at a little more cost per request (see
+/// [`IncomingRequest`]).
+pub async fn serve<R, F>(request: R, env: &Env, server: F) -> worker::Result<Response>
 where
     R: IncomingRequest,
-    O: OutgoingResponse,
     F: FnOnce() -> McpServer,
 {
     serve_with(request, env, Endpoint::DEFAULT, server).await
@@ -182,7 +180,7 @@ where
 /// const B: Endpoint = Endpoint::new("/b/mcp", Bindings::new("RUNNER_B", "INDEX_B"));
 ///
 /// #[event(fetch)]
-/// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+/// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
 ///     if request.url().contains("/a/") {
 ///         serve_with(request, &env, A, server_a).await
 ///     } else {
@@ -196,39 +194,36 @@ where
 /// unless their type names are equal (two closures written in one function can share a name),
 /// in which case the second request's factory is not called and it gets the first one's
 /// server. Give such factories endpoints of their own.
-pub async fn serve_with<R, O, F>(
+pub async fn serve_with<R, F>(
     request: R,
     env: &Env,
     endpoint: Endpoint,
     server: F,
-) -> worker::Result<O>
+) -> worker::Result<Response>
 where
     R: IncomingRequest,
-    O: OutgoingResponse,
     F: FnOnce() -> McpServer,
 {
     let request = request.into_platform_request();
     let url = request.url();
     let path = url_path(&url);
     if path != endpoint.path {
-        let answer = match path.strip_prefix(endpoint.wake_path().as_str()) {
+        return match path.strip_prefix(endpoint.wake_path().as_str()) {
             Some(task_id) => wake(&Request::from(request), env, endpoint, task_id).await,
             None => not_found(endpoint),
         };
-        return answer.map(O::from_worker);
     }
-    let headers = request_headers(&request);
-    let Some(body) = read_body(&request, &headers, BODY_LIMIT).await? else {
-        return O::from_http(HttpResponse::too_large(BODY_LIMIT));
+    let Some(body) = read_body(&request, BODY_LIMIT).await? else {
+        return into_response(HttpResponse::too_large(BODY_LIMIT));
     };
     let http = HttpRequest {
         method: request.method(),
-        headers,
+        headers: Headers::new(worker::Headers(request.headers()).entries()),
         body,
     };
     let tasks = Rc::new(ObjectTasks::from_bindings(env, endpoint.bindings)?);
     let router = Router::with_tasks(shared_server(endpoint, server, env), tasks);
-    O::from_http(router.handle(http).await)
+    into_response(router.handle(http).await)
 }
 
 /// A request as a Worker's fetch handler receives it, which [`serve`] and [`serve_with`]
@@ -255,58 +250,12 @@ impl IncomingRequest for Request {
     }
 }
 
-/// What [`serve`] and [`serve_with`] answer with, as the fetch handler declares it: the
-/// platform's own `web_sys::Response`, or worker's [`Response`].
-///
-/// Prefer the first, declaring the handler as `async fn fetch(...) -> Result<web_sys::Response>`:
-/// it is built with one JavaScript call, where worker's `Response` is built part by part and
-/// then converted.
-pub trait OutgoingResponse: sealed::Sealed + Sized {
-    /// The response of the router's answer.
-    #[doc(hidden)]
-    fn from_http(response: HttpResponse) -> worker::Result<Self>;
-
-    /// The same response as worker's `response`.
-    #[doc(hidden)]
-    fn from_worker(response: Response) -> Self;
-}
-
-impl OutgoingResponse for web_sys::Response {
-    fn from_http(response: HttpResponse) -> worker::Result<Self> {
-        if response.events.is_some() {
-            return into_response(response).map(web_sys::Response::from);
-        }
-        Ok(whole_response(
-            &response.body,
-            response.status,
-            &response.headers,
-        ))
-    }
-
-    fn from_worker(response: Response) -> Self {
-        response.into()
-    }
-}
-
-impl OutgoingResponse for Response {
-    fn from_http(response: HttpResponse) -> worker::Result<Self> {
-        into_response(response)
-    }
-
-    fn from_worker(response: Response) -> Self {
-        response
-    }
-}
-
 mod sealed {
-    /// Only the platform's request and response types and worker's are
-    /// [`super::IncomingRequest`]s and [`super::OutgoingResponse`]s.
+    /// Only the platform's request type and worker's are [`super::IncomingRequest`]s.
     pub trait Sealed {}
 
     impl Sealed for worker::web_sys::Request {}
     impl Sealed for worker::Request {}
-    impl Sealed for worker::web_sys::Response {}
-    impl Sealed for worker::Response {}
 }
 
 /// The path of an absolute URL as the platform writes it (`http://host:port/path?query`),
@@ -328,12 +277,8 @@ fn not_found(endpoint: Endpoint) -> worker::Result<Response> {
 /// The request's body, or `None` when it is longer than `limit`: refused on its
 /// `Content-Length` before a byte is read, and otherwise read only up to the limit, so that
 /// a huge body never fills the isolate's memory.
-async fn read_body(
-    request: &web_sys::Request,
-    headers: &Headers,
-    limit: usize,
-) -> worker::Result<Option<Vec<u8>>> {
-    let declared = headers.get("content-length");
+async fn read_body(request: &web_sys::Request, limit: usize) -> worker::Result<Option<Vec<u8>>> {
+    let declared = request.headers().get("content-length")?;
     match declared.and_then(|length| length.trim().parse::<u64>().ok()) {
         Some(length) if length > limit as u64 => return Ok(None),
         // The runtime holds the body to its declared length: read it in one call, which
@@ -502,7 +447,7 @@ impl ObjectTasks {
     /// bound, the TaskIndex namespace `bindings.index()`. Fails only without the runner
     /// binding.
     pub fn from_bindings(env: &Env, bindings: Bindings) -> worker::Result<Self> {
-        let runners = env.durable_object(bindings.runner)?;
+        let runners = bound_namespace(env, bindings.runner)?;
         Ok(ObjectTasks {
             runners: ObjectClient::new(runners, "the task's Durable Object"),
             env: env.clone(),
@@ -515,7 +460,7 @@ impl ObjectTasks {
     fn bound_index(&self) -> Option<&ObjectClient> {
         self.index
             .get_or_init(|| {
-                let index = self.env.durable_object(self.bindings.index).ok()?;
+                let index = bound_namespace(&self.env, self.bindings.index).ok()?;
                 Some(ObjectClient::new(index, "the task index"))
             })
             .as_ref()

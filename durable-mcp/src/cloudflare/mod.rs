@@ -11,21 +11,21 @@
 //! A Worker's glue is three items: the server factory, the object, and the fetch handler.
 //!
 //! ```ignore
-//! use worker::{Context, Env, Result, web_sys};
+//! use worker::{Context, Env, Response, Result, web_sys};
 //!
 //! fn server() -> durable_mcp::McpServer { /* tools and tasks */ }
 //!
 //! durable_mcp::task_runner!(pub struct TaskRunner => |_env: &Env| server());
 //!
 //! #[worker::event(fetch)]
-//! async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+//! async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
 //!     durable_mcp::cloudflare::serve(request, &env, server).await
 //! }
 //! ```
 //!
-//! The handler takes and answers the platform's own request and response types, which cost
-//! the least per request; worker's `Request` and `Response` work too (see [`IncomingRequest`]
-//! and [`OutgoingResponse`]), for a Worker that routes other paths with them.
+//! The handler takes the platform's own request type, which costs the least per request;
+//! worker's `Request` works too (see [`IncomingRequest`]), for a Worker that routes other
+//! paths with it.
 //!
 //! [`task_runner!`](crate::task_runner) declares the object, and the `TaskIndex` object
 //! beside it (see [`task_index!`](crate::task_index)); written out, each is a
@@ -48,7 +48,6 @@ mod entry;
 mod index;
 mod listing;
 mod object_rpc;
-mod platform_http;
 mod ports;
 mod protocol;
 mod runner;
@@ -59,8 +58,7 @@ mod step_batch;
 
 pub use entry::{
     ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH,
-    ObjectTasks, OutgoingResponse, TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, serve,
-    serve_with,
+    ObjectTasks, TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, serve, serve_with,
 };
 pub use index::TaskIndex;
 pub use ports::{AlarmScheduler, JsClock, JsTimer};

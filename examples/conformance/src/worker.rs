@@ -1,7 +1,7 @@
 //! The conformance fixture server as a Cloudflare Worker: the TaskRunner Durable Object and
 //! the fetch handler, both over [`server`].
 
-use worker::{Context, Env, Result, web_sys};
+use worker::{Context, Env, Response, Result, web_sys};
 
 use crate::server;
 
@@ -11,6 +11,6 @@ durable_mcp::task_runner!(
 );
 
 #[worker::event(fetch)]
-async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
     durable_mcp::cloudflare::serve(request, &env, server).await
 }

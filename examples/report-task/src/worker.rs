@@ -1,7 +1,7 @@
 //! `report-task` as a Cloudflare Worker: the TaskRunner Durable Object and the fetch handler,
 //! both over [`server`] with the settings in the Worker's variables.
 
-use worker::{Context, Env, Result, web_sys};
+use worker::{Context, Env, Response, Result, web_sys};
 
 use crate::{Config, server};
 
@@ -22,7 +22,7 @@ durable_mcp::task_runner!(
 );
 
 #[worker::event(fetch)]
-async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
     let config = config(&env)?;
     durable_mcp::cloudflare::serve(request, &env, || server(config)).await
 }

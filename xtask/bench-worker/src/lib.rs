@@ -143,7 +143,7 @@ mod worker {
     }
 
     #[worker::event(fetch)]
-    async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<web_sys::Response> {
+    async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
         let url = request.url();
         let path = url.split_once("://").map_or("", |(_, rest)| rest);
         let path = path.find('/').map_or("/", |at| &path[at..]);
@@ -151,7 +151,7 @@ mod worker {
         let Some(rest) = path.strip_prefix("/floor/") else {
             return durable_mcp::cloudflare::serve(request, &env, conformance_server::server).await;
         };
-        floor(rest, request, &env).await.map(Into::into)
+        floor(rest, request, &env).await
     }
 
     async fn floor(rest: &str, request: web_sys::Request, env: &Env) -> Result<Response> {
