@@ -11,7 +11,7 @@ use std::time::Duration;
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Request, Response, State};
 
-use super::client::ObjectClient;
+use super::client::{ObjectClient, bound_namespace};
 use super::entry::Bindings;
 use super::listing;
 use super::object_rpc::{answer_now_or_later, check_rpc_target};
@@ -105,8 +105,7 @@ impl TaskRunner {
             // A cancelled alarm handler may be left unpolled, never dropped, in a live isolate.
             .expire_activations_with_their_lease();
         check_rpc_target(class);
-        let index = env
-            .durable_object(bindings.index())
+        let index = bound_namespace(env, bindings.index())
             .ok()
             .map(|index| ObjectClient::new(index, "the task index"));
         TaskRunner {
