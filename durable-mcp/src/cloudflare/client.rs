@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use worker::wasm_bindgen::{JsCast, JsValue};
-use worker::wasm_bindgen_futures::JsFuture;
 use worker::{Delay, Env, ObjectNamespace, js_sys};
 
+use super::driven::settled;
 use super::object_rpc::CallTarget;
 use crate::rpc::RpcError;
 
@@ -82,7 +82,7 @@ impl ObjectClient {
             .map_err(CallError::Worker)?;
         let target: CallTarget = stub.into_rpc();
         let promise = target.durable_mcp_call(call).map_err(CallError::Js)?;
-        let reply = JsFuture::from(promise).await.map_err(CallError::Js)?;
+        let reply = settled(promise).await.map_err(CallError::Js)?;
         let reply = reply
             .as_string()
             .ok_or_else(|| CallError::Reply(format!("a reply that is not text: {reply:?}")))?;

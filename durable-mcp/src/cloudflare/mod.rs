@@ -11,21 +11,28 @@
 //! A Worker's glue is three items: the server factory, the object, and the fetch handler.
 //!
 //! ```ignore
-//! use worker::{Context, Env, Response, Result, web_sys};
+//! use worker::Env;
 //!
 //! fn server() -> durable_mcp::McpServer { /* tools and tasks */ }
 //!
 //! durable_mcp::task_runner!(pub struct TaskRunner => |_env: &Env| server());
 //!
+//! durable_mcp::fetch_handler!(server);
+//! ```
+//!
+//! [`fetch_handler!`](crate::fetch_handler) writes the Worker's `fetch` export as a plain
+//! function calling [`respond`], which costs the least per request. A Worker that routes
+//! other paths itself keeps an `async` handler and calls [`serve`] for the endpoint:
+//!
+//! ```ignore
 //! #[worker::event(fetch)]
 //! async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
 //!     durable_mcp::cloudflare::serve(request, &env, server).await
 //! }
 //! ```
 //!
-//! The handler takes the platform's own request type, which costs the least per request;
-//! worker's `Request` works too (see [`IncomingRequest`]), for a Worker that routes other
-//! paths with it.
+//! `serve` takes the platform's own request type, or worker's `Request` (see
+//! [`IncomingRequest`]).
 //!
 //! [`task_runner!`](crate::task_runner) declares the object, and the `TaskIndex` object
 //! beside it (see [`task_index!`](crate::task_index)); written out, each is a
@@ -44,6 +51,7 @@
 //! an operator can wake a task at once (see [`WAKE_PATH`]).
 
 mod client;
+mod driven;
 mod entry;
 mod index;
 mod listing;
@@ -58,7 +66,8 @@ mod step_batch;
 
 pub use entry::{
     ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH,
-    ObjectTasks, TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, serve, serve_with,
+    ObjectTasks, TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, respond, respond_with, serve,
+    serve_with,
 };
 pub use index::TaskIndex;
 pub use ports::{AlarmScheduler, JsClock, JsTimer};
@@ -181,6 +190,42 @@ macro_rules! task_index {
                 self.0.fetch(request)
             }
         }
+    };
+}
+
+/// Writes the Worker's fetch handler: the `fetch` export, a plain function that answers every
+/// request with [`respond`] (the MCP endpoint at [`MCP_PATH`], tasks in the objects bound as
+/// `TASK_RUNNER` and `TASK_INDEX`), or with [`respond_with`] and the [`Endpoint`] given after
+/// the server. `server` is the function that builds the [`McpServer`](crate::McpServer), once
+/// per isolate. It replaces a `#[worker::event(fetch)]` handler, and answers at less cost (see
+/// [`respond`]); a Worker that routes other paths itself keeps its handler and calls
+/// [`serve`].
+///
+/// The crate using it depends on `worker` and `wasm-bindgen` (the expansion names both).
+///
+/// ```ignore
+/// durable_mcp::fetch_handler!(server);
+/// durable_mcp::fetch_handler!(server; endpoint = Endpoint::new("/a/mcp", BINDINGS_A));
+/// ```
+#[macro_export]
+macro_rules! fetch_handler {
+    ($server:expr) => {
+        $crate::fetch_handler!($server; endpoint = $crate::cloudflare::Endpoint::DEFAULT);
+    };
+    ($server:expr; endpoint = $endpoint:expr) => {
+        const _: () = {
+            use ::worker::wasm_bindgen::prelude::wasm_bindgen;
+
+            /// The Worker's fetch handler (see `durable_mcp::fetch_handler!`).
+            #[wasm_bindgen(wasm_bindgen = ::worker::wasm_bindgen, js_name = fetch)]
+            pub fn durable_mcp_fetch(
+                request: ::worker::web_sys::Request,
+                env: ::worker::Env,
+                _context: ::worker::wasm_bindgen::JsValue,
+            ) -> ::worker::js_sys::Promise {
+                $crate::cloudflare::respond_with(request, env, $endpoint, $server)
+            }
+        };
     };
 }
 

@@ -11,7 +11,6 @@
 //! microtask: at the module's own evaluation, wasm-bindgen's glue (`index.js`, which imports
 //! it) has not defined the classes yet.
 
-use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::task::{Context, Poll, Waker};
@@ -21,7 +20,7 @@ use worker::js_sys::Promise;
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
 use worker::wasm_bindgen_futures::future_to_promise;
 
-use super::protocol::js_error;
+use super::driven::settle;
 
 /// The JavaScript name of the method the Worker calls on a durable-mcp object.
 pub(crate) const CALL_METHOD: &str = "durableMcpCall";
@@ -95,18 +94,4 @@ where
             Ok(future_to_promise(async move { settle(answer.await).map(JsValue::from) }).into())
         }
     }
-}
-
-/// The reply, or the JavaScript error of the call's failure or panic.
-fn settle(
-    outcome: Result<Result<String, JsValue>, Box<dyn Any + Send>>,
-) -> Result<String, JsValue> {
-    outcome.unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("a panic");
-        Err(js_error(&format!("durable-mcp object panicked: {message}")))
-    })
 }

@@ -1,7 +1,7 @@
 //! The conformance fixture server as a Cloudflare Worker: the TaskRunner Durable Object and
 //! the fetch handler, both over [`server`].
 
-use worker::{Context, Env, Response, Result, web_sys};
+use worker::Env;
 
 use crate::server;
 
@@ -10,7 +10,4 @@ durable_mcp::task_runner!(
     pub struct TaskRunner => |_env: &Env| server()
 );
 
-#[worker::event(fetch)]
-async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
-    durable_mcp::cloudflare::serve(request, &env, server).await
-}
+durable_mcp::fetch_handler!(server);

@@ -1,7 +1,9 @@
 //! `report-task` as a Cloudflare Worker: the TaskRunner Durable Object and the fetch handler,
 //! both over [`server`] with the settings in the Worker's variables.
 
-use worker::{Context, Env, Response, Result, web_sys};
+use worker::js_sys::Promise;
+use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
+use worker::{Env, Response, Result, web_sys};
 
 use crate::{Config, server};
 
@@ -21,8 +23,20 @@ durable_mcp::task_runner!(
     }
 );
 
-#[worker::event(fetch)]
-async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
-    let config = config(&env)?;
-    durable_mcp::cloudflare::serve(request, &env, || server(config)).await
+/// The Worker's fetch handler: a plain function, which `durable_mcp::cloudflare::respond`
+/// answers at less cost than an `async` one (`durable_mcp::fetch_handler!` writes it for a
+/// server that needs no settings).
+#[wasm_bindgen(js_name = fetch)]
+pub fn fetch(request: web_sys::Request, env: Env, _context: JsValue) -> Promise {
+    match config(&env) {
+        Ok(config) => durable_mcp::cloudflare::respond(request, env, move || server(config)),
+        Err(error) => {
+            worker::console_error!("{error}");
+            let refusal = Response::error(error.to_string(), 500).map(web_sys::Response::from);
+            match refusal {
+                Ok(refusal) => Promise::resolve(&JsValue::from(refusal)),
+                Err(error) => Promise::reject(&error.into()),
+            }
+        }
+    }
 }

@@ -18,10 +18,12 @@
 // generated items carry no docs).
 #[cfg(target_arch = "wasm32")]
 mod worker {
+    use std::panic::AssertUnwindSafe;
     use worker::js_sys::Promise;
     use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
-    use worker::wasm_bindgen_futures::JsFuture;
-    use worker::{Context, DurableObject, Env, Request, Response, Result, State, web_sys};
+
+    use worker::wasm_bindgen_futures::{JsFuture, future_to_promise};
+    use worker::{DurableObject, Env, Request, Response, Result, State, web_sys};
 
     durable_mcp::task_runner!(
         /// The fixtures' TaskRunner.
@@ -142,16 +144,23 @@ mod worker {
         Response::ok("")
     }
 
-    #[worker::event(fetch)]
-    async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
+    /// The Worker's fetch handler: the floors, and durable-mcp's endpoint as the examples
+    /// serve it (`durable_mcp::cloudflare::respond`).
+    #[wasm_bindgen(js_name = fetch)]
+    pub fn fetch(request: web_sys::Request, env: Env, _context: JsValue) -> Promise {
         let url = request.url();
         let path = url.split_once("://").map_or("", |(_, rest)| rest);
         let path = path.find('/').map_or("/", |at| &path[at..]);
         let path = path.split('?').next().unwrap_or(path);
-        let Some(rest) = path.strip_prefix("/floor/") else {
-            return durable_mcp::cloudflare::serve(request, &env, conformance_server::server).await;
+        let Some(rest) = path.strip_prefix("/floor/").map(str::to_owned) else {
+            return durable_mcp::cloudflare::respond(request, env, conformance_server::server);
         };
-        floor(rest, request, &env).await
+        future_to_promise(AssertUnwindSafe(async move {
+            let response = floor(&rest, request, &env)
+                .await
+                .or_else(|error| Response::error(error.to_string(), 500))?;
+            Ok(web_sys::Response::from(response).into())
+        }))
     }
 
     async fn floor(rest: &str, request: web_sys::Request, env: &Env) -> Result<Response> {
