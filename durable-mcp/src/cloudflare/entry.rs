@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use worker::js_sys::Promise;
 use worker::js_sys::Uint8Array;
-use worker::wasm_bindgen::JsValue;
+use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
 use worker::{ByteStream, Delay, Env, Method, Request, Response, web_sys};
 
 use super::client::{ObjectClient, bound_namespace};
@@ -215,12 +215,13 @@ where
             None => not_found(endpoint),
         };
     }
-    let Some(body) = read_body(&request, BODY_LIMIT).await? else {
+    let headers = request_headers(&request);
+    let Some(body) = read_body(&request, &headers, BODY_LIMIT).await? else {
         return into_response(HttpResponse::too_large(BODY_LIMIT));
     };
     let http = HttpRequest {
         method: request.method(),
-        headers: Headers::new(worker::Headers(request.headers()).entries()),
+        headers,
         body,
     };
     let tasks = Rc::new(ObjectTasks::from_bindings(env, endpoint.bindings)?);
@@ -315,11 +316,38 @@ fn not_found(endpoint: Endpoint) -> worker::Result<Response> {
     )
 }
 
+#[wasm_bindgen(inline_js = r#"
+export function header_lines(headers) {
+  let lines = "";
+  for (const [name, value] of headers) {
+    lines += name + "\n" + value + "\n";
+  }
+  return lines;
+}
+"#)]
+extern "C" {
+    /// Each header's name and value, each followed by a line feed, which neither may contain:
+    /// one call across the wasm boundary instead of several per header.
+    fn header_lines(headers: &web_sys::Headers) -> String;
+}
+
+/// The request's headers, read in one call.
+fn request_headers(request: &web_sys::Request) -> Headers {
+    let lines = header_lines(&request.headers());
+    let mut lines = lines.split('\n');
+    let pairs = std::iter::from_fn(|| Some((lines.next()?, lines.next()?)));
+    Headers::new(pairs)
+}
+
 /// The request's body, or `None` when it is longer than `limit`: refused on its
 /// `Content-Length` before a byte is read, and otherwise read only up to the limit, so that
 /// a huge body never fills the isolate's memory.
-async fn read_body(request: &web_sys::Request, limit: usize) -> worker::Result<Option<Vec<u8>>> {
-    let declared = request.headers().get("content-length")?;
+async fn read_body(
+    request: &web_sys::Request,
+    headers: &Headers,
+    limit: usize,
+) -> worker::Result<Option<Vec<u8>>> {
+    let declared = headers.get("content-length");
     match declared.and_then(|length| length.trim().parse::<u64>().ok()) {
         Some(length) if length > limit as u64 => return Ok(None),
         // The runtime holds the body to its declared length: read it in one call, which

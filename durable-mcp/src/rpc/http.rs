@@ -66,10 +66,15 @@ pub struct HttpResponse {
 impl HttpResponse {
     /// A JSON body with `status`.
     pub fn json(status: u16, body: &serde_json::Value) -> Self {
+        HttpResponse::json_text(status, body.to_string().into_bytes())
+    }
+
+    /// A body of JSON text with `status`.
+    pub fn json_text(status: u16, body: Vec<u8>) -> Self {
         HttpResponse {
             status,
             headers: vec![("content-type", "application/json".to_owned())],
-            body: body.to_string().into_bytes(),
+            body,
             events: None,
         }
     }

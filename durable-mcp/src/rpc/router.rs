@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use futures_util::StreamExt;
@@ -26,7 +27,7 @@ use super::sse::{self, EventStream};
 use crate::Engine;
 use crate::runtime::new_task_id;
 use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
-use crate::wire::jsonrpc::{failure, success};
+use crate::wire::jsonrpc::{failure, success, success_text};
 use crate::wire::legacy::{LEGACY_VERSIONS, strip_modern_fields};
 use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 
@@ -332,7 +333,7 @@ fn envelope(params: &Map<String, Value>) -> Result<RequestMeta, RpcError> {
     let meta = params
         .get("_meta")
         .ok_or_else(|| RpcError::envelope("params._meta is missing"))?;
-    serde_json::from_value(meta.clone()).map_err(RpcError::envelope)
+    RequestMeta::deserialize(meta).map_err(RpcError::envelope)
 }
 
 fn with_server_info(mut result: Value, server: &McpServer) -> Value {
@@ -392,7 +393,7 @@ fn events(
 fn respond(id: Option<&RequestId>, outcome: Result<Value, RpcError>) -> HttpResponse {
     match outcome {
         Ok(result) => match id {
-            Some(id) => HttpResponse::json(200, &success(id, result)),
+            Some(id) => HttpResponse::json_text(200, success_text(id, &result)),
             None => HttpResponse::empty(202),
         },
         Err(error) => HttpResponse::json(error.status, &failure(id, &error.error)),

@@ -72,6 +72,24 @@ pub fn success(id: &RequestId, result: Value) -> Value {
     serde_json::json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// [`success`] written out as JSON text, without building the response's tree first.
+pub fn success_text(id: &RequestId, result: &Value) -> Vec<u8> {
+    // The fields in the order `success`'s object writes its keys, so both give the same text.
+    #[derive(Serialize)]
+    struct Success<'a> {
+        id: &'a RequestId,
+        jsonrpc: &'static str,
+        result: &'a Value,
+    }
+    let response = Success {
+        id,
+        jsonrpc: "2.0",
+        result,
+    };
+    // Writing a `Value` and an id into memory cannot fail.
+    serde_json::to_vec(&response).unwrap_or_default()
+}
+
 /// An error response; `id` is absent when the request's id could not be read.
 pub fn failure(id: Option<&RequestId>, error: &ErrorObject) -> Value {
     let mut response = serde_json::json!({ "jsonrpc": "2.0", "error": error });
@@ -79,4 +97,21 @@ pub fn failure(id: Option<&RequestId>, error: &ErrorObject) -> Value {
         response["id"] = serde_json::json!(id);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn success_text_is_the_text_of_success() {
+        let result = serde_json::json!({ "taskId": "t", "_meta": { "a": [1, "b"] }, "z": null });
+        for id in [RequestId::Number(7), RequestId::String("x\"y".into())] {
+            let text = success_text(&id, &result);
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                success(&id, result.clone()).to_string()
+            );
+        }
+    }
 }
