@@ -333,10 +333,7 @@ extern "C" {
 
 /// The request's headers, read in one call.
 fn request_headers(request: &web_sys::Request) -> Headers {
-    let lines = header_lines(&request.headers());
-    let mut lines = lines.split('\n');
-    let pairs = std::iter::from_fn(|| Some((lines.next()?, lines.next()?)));
-    Headers::new(pairs)
+    Headers::from_lines(&header_lines(&request.headers()))
 }
 
 /// The request's body, or `None` when it is longer than `limit`: refused on its

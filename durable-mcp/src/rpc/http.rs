@@ -18,6 +18,15 @@ impl Headers {
         )
     }
 
+    /// Headers from text of lines that alternate a name and its value, each line ended by a
+    /// line feed (`"accept\n*/*\nhost\nexample.com\n"`), as a host that reads its platform's
+    /// headers in one call writes them. Neither a name nor a value can hold a line feed; a name
+    /// without a value line is dropped.
+    pub fn from_lines(text: &str) -> Self {
+        let mut lines = text.split('\n');
+        Headers::new(std::iter::from_fn(|| Some((lines.next()?, lines.next()?))))
+    }
+
     /// Every value of `name` (any case), in the order received.
     pub fn all<'h>(&'h self, name: &'h str) -> impl Iterator<Item = &'h str> + 'h {
         self.0
@@ -133,5 +142,20 @@ impl HttpResponse {
     /// The body parsed as JSON (`Null` when empty or not JSON); for tests and logs.
     pub fn json_body(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_lines_pairs_each_name_with_the_line_after_it() {
+        let headers = Headers::from_lines("Accept\n*/*\nx-empty\n\nvia\na, b: c\nvia\nd\n");
+        assert_eq!(headers.get("accept").as_deref(), Some("*/*"));
+        assert_eq!(headers.get("x-empty").as_deref(), Some(""));
+        assert_eq!(headers.get("via").as_deref(), Some("a, b: c, d"));
+        assert_eq!(Headers::from_lines(""), Headers::default());
+        assert_eq!(Headers::from_lines("dangling"), Headers::default());
     }
 }
