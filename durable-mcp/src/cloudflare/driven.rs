@@ -3,9 +3,9 @@
 //! of by wasm-bindgen-futures.
 //!
 //! A future polled by wasm-bindgen-futures pays, at every await of a JavaScript promise, two
-//! closures handed to `then`, a microtask to queue the task and a call back into wasm. Under
-//! workerd that machinery cost a poll more CPU than the whole JavaScript RPC floor spends on
-//! its Worker. Here the few promises a request waits for on the Worker's side (its body, the
+//! closures handed to `then`, a microtask to queue the task and a call back into wasm: a
+//! measurable share of a poll's CPU and latency under workerd (`cargo xtask bench worker`).
+//! Here the few promises a request waits for on the Worker's side (its body, the
 //! RPC call to its object) go through [`settled`]: while [`start`] polls the request, such a
 //! promise is handed back to the loop below, which awaits it natively and polls the request
 //! again with its outcome. Everything else a request awaits (a timer, a channel) wakes it
@@ -189,6 +189,7 @@ struct Shared {
     wake: RefCell<Option<WakeUp>>,
 }
 
+/// What the JavaScript loop of a request is awaiting.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 enum Awaits {
     #[default]
@@ -212,6 +213,7 @@ impl Shared {
 }
 
 thread_local! {
+    /// The id of the next driven request.
     static NEXT_ID: Cell<u32> = const { Cell::new(0) };
     /// The requests being driven, by id: a few at a time in an isolate.
     static REQUESTS: RefCell<Vec<(u32, Request)>> = const { RefCell::new(Vec::new()) };
