@@ -151,6 +151,9 @@ impl Future for Settled {
                 }
                 Wait::Handed(shared) => {
                     let Some(outcome) = shared.inbox.borrow_mut().take() else {
+                        // A combinator that polls only what was woken (`join_all` of many)
+                        // polls this again only if the outcome's arrival wakes it.
+                        *shared.handed_waker.borrow_mut() = Some(cx.waker().clone());
                         return Poll::Pending;
                     };
                     shared.busy.set(false);
@@ -179,6 +182,8 @@ struct Shared {
     outbox: RefCell<Option<Promise>>,
     /// The outcome of the handed promise, for its [`Settled`].
     inbox: RefCell<Option<Result<JsValue, JsValue>>>,
+    /// Wakes the handed promise's [`Settled`] when its outcome arrives.
+    handed_waker: RefCell<Option<Waker>>,
     /// A handed promise's outcome has not been taken yet.
     busy: Cell<bool>,
     /// What the loop awaits now.
@@ -295,6 +300,10 @@ pub fn resume(id: u32, ok: bool, value: JsValue) -> JsValue {
         .filter(|shared| shared.awaits.replace(Awaits::Nothing) == Awaits::Handed);
     if let Some(shared) = handed {
         *shared.inbox.borrow_mut() = Some(if ok { Ok(value) } else { Err(value) });
+        let waker = shared.handed_waker.borrow_mut().take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
     step(id)
 }
