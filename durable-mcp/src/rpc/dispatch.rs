@@ -147,7 +147,7 @@ impl Call<'_> {
     }
 
     fn params<T: DeserializeOwned>(&self, method: &str) -> Result<T, RpcError> {
-        serde_json::from_value(Value::Object(self.params.clone())).map_err(|error| {
+        T::deserialize(self.params).map_err(|error| {
             RpcError::invalid_params(format!("Invalid params for {method}: {error}"))
         })
     }

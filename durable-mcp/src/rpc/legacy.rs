@@ -125,8 +125,7 @@ impl LegacyCall<'_> {
             #[serde(default)]
             capabilities: Value,
         }
-        let params: InitializeParams = serde_json::from_value(Value::Object(self.params.clone()))
-            .map_err(|error| {
+        let params = InitializeParams::deserialize(self.params).map_err(|error| {
             RpcError::invalid_params(format!("Invalid params for initialize: {error}"))
         })?;
         let version = LEGACY_VERSIONS
