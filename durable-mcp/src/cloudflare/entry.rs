@@ -6,8 +6,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use serde_json::Value;
-use worker::js_sys::Promise;
-use worker::js_sys::Uint8Array;
+use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
 use worker::{ByteStream, Delay, Env, Method, Request, Response, web_sys};
 
