@@ -147,9 +147,7 @@ impl Call<'_> {
     }
 
     fn params<T: DeserializeOwned>(&self, method: &str) -> Result<T, RpcError> {
-        T::deserialize(self.params).map_err(|error| {
-            RpcError::invalid_params(format!("Invalid params for {method}: {error}"))
-        })
+        read_params(self.params, method)
     }
 
     fn discover(&self) -> Value {
@@ -411,6 +409,16 @@ pub(crate) enum Started {
     Task(Box<TaskSnapshot>),
     /// No task: the tool's `prepare` hook answered (a 2026-07-28 result).
     Answered(Value),
+}
+
+/// The params of a `method` request as `T`, read in place (no copy of the request's map), or
+/// -32602 naming the method.
+pub(crate) fn read_params<T: DeserializeOwned>(
+    params: &Map<String, Value>,
+    method: &str,
+) -> Result<T, RpcError> {
+    T::deserialize(params)
+        .map_err(|error| RpcError::invalid_params(format!("Invalid params for {method}: {error}")))
 }
 
 /// The log level a 2026-07-28 request's `_meta` asks for, if any.

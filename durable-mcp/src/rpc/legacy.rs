@@ -17,7 +17,7 @@ use futures_util::stream::{self, LocalBoxStream};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::dispatch::{Call, Method, Reply, Started, progress_token};
+use super::dispatch::{Call, Method, Reply, Started, progress_token, read_params};
 use super::error::RpcError;
 use super::exchange::{Answered, Exchange, Shape};
 use super::follow::{Emit, Follow, OnInput, Outcome, Refusal};
@@ -125,9 +125,7 @@ impl LegacyCall<'_> {
             #[serde(default)]
             capabilities: Value,
         }
-        let params = InitializeParams::deserialize(self.params).map_err(|error| {
-            RpcError::invalid_params(format!("Invalid params for initialize: {error}"))
-        })?;
+        let params: InitializeParams = read_params(self.params, "initialize")?;
         let version = LEGACY_VERSIONS
             .iter()
             .find(|known| **known == params.protocol_version)
