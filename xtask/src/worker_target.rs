@@ -69,10 +69,12 @@ fn launch(root: &Path, relative: &str, build: bool) -> Result<Worker> {
 
 /// Runs the black-box HTTP suite against `url`; it passes if every test passes.
 pub fn black_box_suite(root: &Path, url: &str) -> Result<String> {
+    let schemas = crate::wire_schemas::ensure()?;
     let output = Command::new(env!("CARGO"))
         .current_dir(root)
         .args(["test", "-p", "durable-mcp-tests", "--test", "http_api"])
         .env("DURABLE_MCP_TEST_URL", url)
+        .env("DURABLE_MCP_SCHEMAS", schemas)
         .output()?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let summary = stdout

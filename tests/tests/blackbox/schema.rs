@@ -1,9 +1,11 @@
-//! Validation of wire messages against the upstream JSON Schemas in `../shared/conformance/`
-//! (beside the repository; `DURABLE_MCP_SCHEMAS` points elsewhere).
+//! Validation of wire messages against the upstream JSON Schemas of MCP, generated from pinned
+//! npm packages by `tests/wire-schemas/generate.mjs` (see there for the sources) into
+//! `wire-schemas/` of cargo's target directory, or read from the folder `DURABLE_MCP_SCHEMAS`
+//! names. `cargo xtask test` generates them before it runs the tests.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -27,40 +29,67 @@ impl Spec {
             Spec::V2025 => Spec::V2025,
         }
     }
+
+    /// The file holding this spec's types.
+    fn file(self) -> &'static str {
+        match self {
+            Spec::Core => "mcp-2026-07-28.schema.json",
+            Spec::Tasks => "ext-tasks.schema.json",
+            Spec::V2025 => "mcp-2025-11-25.schema.json",
+        }
+    }
 }
 
+/// The folder of the schema files: `DURABLE_MCP_SCHEMAS`, else where `cargo xtask test`
+/// generates them.
 fn schema_dir() -> PathBuf {
-    std::env::var_os("DURABLE_MCP_SCHEMAS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
-        PathBuf::from,
-    )
+    std::env::var_os("DURABLE_MCP_SCHEMAS")
+        .map_or_else(|| target_dir().join("wire-schemas"), PathBuf::from)
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR` if set (a relative one is taken from the
+/// workspace root), `<workspace>/target` otherwise.
+fn target_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = manifest.parent().unwrap_or(manifest);
+    // Joining an absolute path replaces the base.
+    workspace.join(std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into()))
 }
 
 fn definitions(spec: Spec) -> &'static Value {
     static FILES: OnceLock<Mutex<HashMap<Spec, &'static Value>>> = OnceLock::new();
-    let mut files = FILES.get_or_init(Default::default).lock().unwrap();
+    // A test that panicked here (a missing file) must not hide the reason from the next one.
+    let mut files = FILES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
     files.entry(spec).or_insert_with(|| {
-        let file = match spec {
-            Spec::Core => "mcp-2026-07-28.schema.json",
-            Spec::Tasks => "ext-tasks.schema.json",
-            Spec::V2025 => "mcp-2025-11-25.schema.json",
-        };
-        let path = schema_dir().join(file);
+        let dir = schema_dir();
+        let path = dir.join(spec.file());
         let text = std::fs::read_to_string(&path).unwrap_or_else(|error| {
             panic!(
-                "cannot read the upstream schema {}: {error}; the wire tests validate against \
-                 it (set DURABLE_MCP_SCHEMAS to the folder holding it)",
+                "cannot read the upstream schema {}: {error}. The wire tests validate against \
+                 schemas generated from pinned npm packages: from the workspace root, run\n  \
+                 npm ci --prefix tests/wire-schemas && node tests/wire-schemas/generate.mjs {}\n\
+                 (`cargo xtask test` does this itself), or set DURABLE_MCP_SCHEMAS to a folder \
+                 holding them",
+                path.display(),
+                dir.display()
+            )
+        });
+        let schema = serde_json::from_str::<Value>(&text).unwrap_or_else(|error| {
+            panic!(
+                "{} is not JSON ({error}): generate it again",
                 path.display()
             )
         });
-        Box::leak(Box::new(
-            serde_json::from_str::<Value>(&text).expect("schema is JSON"),
-        ))
+        Box::leak(Box::new(schema))
     })
 }
 
-/// Panics unless `instance` is a valid `type_name` of `spec`, naming every violation.
-pub fn assert_valid(spec: Spec, type_name: &str, instance: &Value) {
+/// Every way `instance` fails to be a valid `type_name` of `spec` (none if it is valid).
+/// Panics if `spec` has no such type.
+pub fn violations(spec: Spec, type_name: &str, instance: &Value) -> Vec<String> {
     let defs = &definitions(spec)["$defs"];
     assert!(
         defs.get(type_name).is_some(),
@@ -72,10 +101,15 @@ pub fn assert_valid(spec: Spec, type_name: &str, instance: &Value) {
         "$ref": format!("#/$defs/{type_name}"),
     });
     let validator = jsonschema::draft202012::new(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator
+    validator
         .iter_errors(instance)
         .map(|error| format!("{} at {}", error, error.instance_path))
-        .collect();
+        .collect()
+}
+
+/// Panics unless `instance` is a valid `type_name` of `spec`, naming every violation.
+pub fn assert_valid(spec: Spec, type_name: &str, instance: &Value) {
+    let errors = violations(spec, type_name, instance);
     assert!(
         errors.is_empty(),
         "not a valid {type_name}:\n  {}\ninstance: {instance}",
