@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type};
 
 use crate::args::{AnnotationArgs, RetryArgs, StepArgs, TaskArgs};
-use crate::duration::parse_duration;
+use crate::duration::parse_millis;
 
 /// A duration in whole milliseconds, validated.
 pub type Millis = u64;
@@ -102,8 +102,8 @@ fn default_crate() -> syn::Path {
 }
 
 fn duration(errors: &mut Errors, option: &str, value: &SpannedValue<String>) -> Option<Millis> {
-    match parse_duration(value.trim()) {
-        Ok(duration) => Some(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)),
+    match parse_millis(value.trim()) {
+        Ok(millis) => Some(millis),
         Err(error) => {
             errors.push(value.span(), format!("`{option}`: {error}"));
             None

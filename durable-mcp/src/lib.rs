@@ -5,22 +5,25 @@
 //! [`sleep`](TaskContext::sleep)s survive restarts, [`elicit`](TaskContext::elicit) parks the
 //! task until a client answers, and a cancelled task stops at its next step boundary.
 //!
-//! The crate is layered; dependencies point down:
+//! # Who finds what where
 //!
-//! - [`core`]: the pure engine (records, journal, scheduling, retries, limits, errors).
-//! - [`wire`]: the MCP 2026-07-28 wire types, with the Tasks extension.
-//! - [`rpc`]: the MCP router, a pure dispatcher over the engine, and the [`McpServer`]
-//!   builder.
-//! - [`runtime`]: the async step API, the activation driver and the [`Engine`]'s control
-//!   surface, over ports that hosts implement ([`runtime::Store`], [`runtime::Clock`],
-//!   [`runtime::Timer`], [`runtime::Scheduler`]).
-//! - `native` (feature `native`): the embedded host: MCP over HTTP (tokio, hyper), the SQLite
-//!   store on rusqlite, the wake-up scheduler and recovery at start.
-//! - `cloudflare` (feature `cloudflare`, wasm32 only): the Workers host: the TaskRunner Durable
-//!   Object (one per task: SQLite journal and alarm) and the Worker's fetch handler.
-//! - `mcp_task` and `step`: the attribute macros.
-//! - `testing` (feature `testing`): a virtual clock, an in-memory store, a harness that drives
-//!   tasks on virtual time, and the store conformance suite.
+//! - **Task authors** find everything at the crate root: the [`mcp_task`] and [`step`] macros,
+//!   [`McpServer`] to register tasks, tools, prompts and resources, [`TaskContext`] for the
+//!   body, the errors ([`TaskError`], [`StepError`]) and the values they name ([`TaskStatus`],
+//!   [`RetryPolicy`], [`Backoff`], [`Timestamp`], durations). [`wire`] holds the MCP values
+//!   handlers return (tool results, content, prompts, resources, completions), and
+//!   `testing` (feature `testing`) the harness that runs tasks on virtual time.
+//! - **Host authors** deploy with one of the two hosts: `native` (feature `native`: the
+//!   embedded host, one process and one SQLite file) or `cloudflare` (feature `cloudflare`,
+//!   wasm32: a Worker with one Durable Object per task), each with its settings. [`http`]
+//!   is the endpoint as a function ([`Router`](http::Router) over an
+//!   [`Engine`](http::Engine)), to test it in process or to serve it from a host of one's own.
+//! - **Store authors** implement [`store::Store`] and run the store conformance suite,
+//!   `testing::store_conformance`, against it.
+//!
+//! Everything else is the engine's own; `__private` (what the macros expand to) and
+//! `__internals` (what the workspace's benchmarks, simulator and tests reach into) are hidden
+//! and are no API: they change in any release.
 //!
 //! ```
 //! # #[cfg(feature = "testing")] {
@@ -47,9 +50,14 @@
 //! # }
 //! ```
 
-pub mod core;
-pub mod rpc;
-pub mod runtime;
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod core;
+mod rpc;
+mod runtime;
+
+pub mod http;
+pub mod store;
 pub mod wire;
 
 #[cfg(feature = "native")]
@@ -61,6 +69,10 @@ pub mod cloudflare;
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __private;
+
+#[doc(hidden)]
+#[path = "internals.rs"]
+pub mod __internals;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -207,6 +219,11 @@ pub mod testing;
 #[doc(inline)]
 pub use durable_mcp_macros::mcp_task;
 
+pub use crate::core::retry::RetryPolicyError;
+pub use crate::core::{
+    Backoff, DurationError, Limits, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp,
+    format_duration, parse_duration,
+};
 /// Turns an `async fn` into a journaled step, callable from any task body.
 ///
 /// ```text
@@ -250,7 +267,7 @@ pub use durable_mcp_macros::mcp_task;
 /// # #[cfg(feature = "testing")] {
 /// use std::sync::atomic::{AtomicU32, Ordering};
 ///
-/// use durable_mcp::core::TaskStatus;
+/// use durable_mcp::TaskStatus;
 /// use durable_mcp::testing::Harness;
 /// use durable_mcp::{McpServer, StepError, TaskError, mcp_task, step};
 /// use serde_json::json;
@@ -321,9 +338,14 @@ pub use durable_mcp_macros::mcp_task;
 #[doc(inline)]
 pub use durable_mcp_macros::step;
 pub use rpc::{
-    LogLevel, McpServer, PromptCall, PromptOutcome, Router, TaskTool, ToolCall, ToolOutcome,
+    CompletionCall, IntoTaskTool, LogLevel, McpServer, Notifier, Outcome, Preparation, PromptCall,
+    PromptOutcome, Request, TaskTool, ToolCall, ToolOutcome,
 };
 pub use runtime::{
-    ElicitOutcome, Engine, StepError, StepFailureKind, TaskContext, TaskDefinition, TaskError,
-    TaskRegistry,
+    ElicitOutcome, IntoDelay, LocalBoxFuture, Step, StepError, StepFailureKind, TaskContext,
+    TaskDefinition, TaskError, TaskHandler, TaskOptions, TaskRegistry,
 };
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

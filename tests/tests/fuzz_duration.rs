@@ -1,5 +1,5 @@
-//! Fuzz target: the duration grammar (`core::parse_duration`, `core::format_duration`), which
-//! the macros read at compile time through the same source.
+//! The duration grammar (`core::parse_duration`, `core::format_duration`): the table of cases
+//! it shares with the macros' compile-time parser, then fuzzed.
 //!
 //! Invariants: parsing any string answers a duration or a `DurationError` naming the input,
 //! never a panic; a duration parsed is at most `MAX_DURATION`; `format_duration` writes what
@@ -9,8 +9,20 @@ mod fuzzing;
 
 use std::time::Duration;
 
-use durable_mcp::core::{MAX_DURATION, format_duration, parse_duration};
+use durable_mcp::{MAX_DURATION, format_duration, parse_duration};
 use proptest::prelude::*;
+
+/// The one table of cases, which the macros crate's own tests run against its parser.
+const DURATION_CASES: &[(&str, Option<u64>)] =
+    include!("../../durable-mcp-macros/src/duration_cases.rs");
+
+#[test]
+fn the_runtime_reads_the_table_it_shares_with_the_macros() {
+    for (text, expected) in DURATION_CASES {
+        let parsed = parse_duration(text).ok().map(|d| d.as_millis());
+        assert_eq!(parsed, expected.map(u128::from), "case {text:?}");
+    }
+}
 
 /// Strings near the grammar: digits, dots and units, with junk around them.
 fn near_grammar() -> impl Strategy<Value = String> {

@@ -35,9 +35,9 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use durable_mcp::McpServer;
-use durable_mcp::Router;
-use durable_mcp::core::LoadScope;
-use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
+use durable_mcp::http::Router;
+use durable_mcp::http::{Headers, HttpRequest, HttpResponse};
+use durable_mcp::store::LoadScope;
 use durable_mcp::testing::Harness;
 use durable_mcp_tests::mcp::routed_name;
 use futures_util::Stream;
@@ -346,7 +346,7 @@ fn check_answer(
             .map_err(|e| TestCaseError::fail(format!("status {status}, body not JSON: {e}")))?,
         Some(ended) => {
             prop_assert_eq!(status, 200, "a stream travels with 200");
-            let messages = durable_mcp::rpc::sse::parse_messages(body);
+            let messages = durable_mcp::__internals::sse::parse_messages(body);
             let Some(last) = messages.last().cloned() else {
                 return Ok(None);
             };

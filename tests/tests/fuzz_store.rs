@@ -11,9 +11,9 @@
 
 mod fuzzing;
 
-use durable_mcp::core::LoadScope;
-use durable_mcp::native::SqliteStore;
-use durable_mcp::runtime::Store;
+use durable_mcp::__internals::SqliteStore;
+use durable_mcp::store::LoadScope;
+use durable_mcp::store::Store;
 use proptest::prelude::*;
 use rusqlite::types::Value as SqlValue;
 

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use common::{Setup, block_on_ready, reply, task};
 
-use durable_mcp::core::{ListPosition, TaskStatus};
-use durable_mcp::rpc::{TaskPage, TaskService, decode_cursor};
-use durable_mcp::runtime::CreateTask;
+use durable_mcp::__internals::CreateTask;
+use durable_mcp::__internals::{TaskPage, TaskService, decode_cursor};
+use durable_mcp::TaskStatus;
+use durable_mcp::store::ListPosition;
 use durable_mcp::wire::code;
 use serde_json::json;
 
@@ -227,7 +228,7 @@ fn listed_answers_for_one_task_in_one_scope(setup: Setup) {
     assert_eq!(engine.listed(&id, BOB).expect("read"), None);
     assert_eq!(engine.listed(&unlisted, ADA).expect("read"), None);
     assert_eq!(engine.listed("never-created", ADA).expect("read"), None);
-    let position = decode_cursor(&durable_mcp::rpc::encode_cursor(&ListPosition {
+    let position = decode_cursor(&durable_mcp::__internals::encode_cursor(&ListPosition {
         created_at: env.get(&id).created_at,
         task_id: id.clone(),
     }))

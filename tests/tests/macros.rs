@@ -6,7 +6,8 @@ mod common;
 use std::cell::Cell;
 use std::time::Duration;
 
-use durable_mcp::core::{StepKind, TaskStatus};
+use durable_mcp::TaskStatus;
+use durable_mcp::store::StepKind;
 use durable_mcp::testing::Harness;
 use durable_mcp::wire::{CallToolResult, Json};
 use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
@@ -171,12 +172,12 @@ async fn place_order(input: Order) -> Result<CallToolResult, TaskError> {
 fn the_input_schema_is_derived_with_field_docs() {
     let server = McpServer::new("t", "0").task(place_order);
     let harness = harness(&server);
-    let router = durable_mcp::Router::new(server, harness.shared_engine());
+    let router = durable_mcp::http::Router::new(server, harness.shared_engine());
     let client = durable_mcp_tests::mcp::McpClient::new("http://127.0.0.1:1/mcp");
     let (body, headers) = client.build("tools/list", json!({}), true);
-    let response = common::block_on_ready(router.handle(durable_mcp::rpc::HttpRequest {
+    let response = common::block_on_ready(router.handle(durable_mcp::http::HttpRequest {
         method: "POST".into(),
-        headers: durable_mcp::rpc::Headers::new(headers),
+        headers: durable_mcp::http::Headers::new(headers),
         body: body.to_string().into_bytes(),
     }));
     let tool = &response.json_body()["result"]["tools"][0];
@@ -211,7 +212,7 @@ fn the_input_schema_is_derived_with_field_docs() {
 fn invalid_arguments_are_a_tool_error_naming_the_field() {
     let server = McpServer::new("t", "0").task(place_order);
     let harness = harness(&server);
-    let router = durable_mcp::Router::new(server, harness.shared_engine());
+    let router = durable_mcp::http::Router::new(server, harness.shared_engine());
     let client = durable_mcp_tests::mcp::McpClient::new("http://127.0.0.1:1/mcp");
     let arguments = json!({ "recipient": { "name": "Ada" }, "quantity": 2 });
     let (body, headers) = client.build(
@@ -219,9 +220,9 @@ fn invalid_arguments_are_a_tool_error_naming_the_field() {
         json!({ "name": "place_order", "arguments": arguments }),
         true,
     );
-    let response = common::block_on_ready(router.handle(durable_mcp::rpc::HttpRequest {
+    let response = common::block_on_ready(router.handle(durable_mcp::http::HttpRequest {
         method: "POST".into(),
-        headers: durable_mcp::rpc::Headers::new(headers),
+        headers: durable_mcp::http::Headers::new(headers),
         body: body.to_string().into_bytes(),
     }));
     let result = &response.json_body()["result"];

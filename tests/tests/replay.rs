@@ -7,18 +7,20 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use common::{Counter, Gate, Log, Setup, no_jitter, reply, step_keys, task, text};
-use durable_mcp::core::Write;
-use durable_mcp::core::{Backoff, StepKind, TaskStatus};
-use durable_mcp::runtime::{Clock, Engine, Host, StoreError};
+use durable_mcp::http::{Clock, Engine, Host};
+use durable_mcp::store::StepKind;
+use durable_mcp::store::StoreError;
+use durable_mcp::store::Write;
 use durable_mcp::testing::{
     Harness, MemoryStore, ObservedStore, RecordingScheduler, StoreCall, StoreObserver,
     VirtualClock, VirtualTimer,
 };
+use durable_mcp::{Backoff, TaskStatus};
 use durable_mcp::{StepError, TaskDefinition, TaskError, TaskRegistry, step};
 use futures_util::future::{Either, select, try_join_all};
 use serde_json::json;
 
-fn constant(limit: u32, delay_ms: u64) -> durable_mcp::core::RetryPolicy {
+fn constant(limit: u32, delay_ms: u64) -> durable_mcp::RetryPolicy {
     no_jitter(limit, delay_ms, Backoff::Constant)
 }
 

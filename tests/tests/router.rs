@@ -7,12 +7,13 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use common::{block_on_ready, reply, task};
-use durable_mcp::rpc::CompletionCall;
-use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse};
-use durable_mcp::runtime::StoreError;
+use durable_mcp::CompletionCall;
+use durable_mcp::http::Router;
+use durable_mcp::http::{Headers, HttpRequest, HttpResponse};
+use durable_mcp::store::StoreError;
 use durable_mcp::testing::{Harness, MemoryStore, ObservedStore, StoreCall, StoreObserver};
 use durable_mcp::wire::{Completion, ErrorObject, GetPromptResult, Prompt, PromptArgument};
-use durable_mcp::{McpServer, PromptCall, Router, TaskTool};
+use durable_mcp::{McpServer, PromptCall, TaskTool};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 

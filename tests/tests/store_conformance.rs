@@ -1,6 +1,6 @@
 //! The store conformance suite against every store.
 
-use durable_mcp::native::SqliteStore;
+use durable_mcp::__internals::SqliteStore;
 use durable_mcp::testing::{MemoryStore, store_conformance};
 
 #[test]
@@ -26,13 +26,13 @@ fn sqlite_in_memory_store_conforms() {
 
 #[test]
 fn a_reopened_sqlite_file_keeps_every_row() {
-    use durable_mcp::core::{Guard, LoadScope, Write};
-    use durable_mcp::runtime::Store;
+    use durable_mcp::store::Store;
+    use durable_mcp::store::{Guard, LoadScope, Write};
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("tasks.db");
     let record = {
         let store = SqliteStore::open(&path).expect("open");
-        let new = durable_mcp::core::NewTask {
+        let new = durable_mcp::__internals::NewTask {
             task_id: "t1".into(),
             tool_name: "tool".into(),
             input: "{}".into(),
@@ -42,13 +42,13 @@ fn a_reopened_sqlite_file_keeps_every_row() {
             list_scope: None,
         };
         let record =
-            durable_mcp::core::control::new_task_record(new, durable_mcp::core::Timestamp(5));
+            durable_mcp::__internals::control::new_task_record(new, durable_mcp::Timestamp(5));
         store.create(&record).expect("create");
         let publish = Write::PublishStatus {
             message: "kept".into(),
             meta: None,
             published: 1,
-            at: durable_mcp::core::Timestamp(6),
+            at: durable_mcp::Timestamp(6),
         };
         store
             .apply("t1", Guard::default(), &[publish])

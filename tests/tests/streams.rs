@@ -8,11 +8,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use common::{block_on_ready, task};
-use durable_mcp::rpc::sse::{EventStream, parse_messages};
-use durable_mcp::rpc::{Headers, HttpRequest, HttpResponse, Preparation};
+use durable_mcp::__internals::sse::{EventStream, parse_messages};
+use durable_mcp::Preparation;
+use durable_mcp::http::Router;
+use durable_mcp::http::{Headers, HttpRequest, HttpResponse};
 use durable_mcp::testing::Harness;
 use durable_mcp::wire::{CallToolResult, GetPromptResult, InputRequiredResult, Prompt, Tool};
-use durable_mcp::{LogLevel, McpServer, PromptCall, Router, TaskTool, ToolCall};
+use durable_mcp::{LogLevel, McpServer, PromptCall, TaskTool, ToolCall};
 use durable_mcp_tests::mcp::McpClient;
 use futures_util::Stream;
 use serde_json::{Value, json};

@@ -30,10 +30,11 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use durable_mcp::core::schema;
-use durable_mcp::core::{StepKind, StepRow, StepStatus, TaskStatus};
-use durable_mcp::native::{SqliteStore, bind, configure};
-use durable_mcp::runtime::new_task_id;
+use durable_mcp::__internals::new_task_id;
+use durable_mcp::__internals::schema;
+use durable_mcp::__internals::{SqliteStore, bind, configure};
+use durable_mcp::TaskStatus;
+use durable_mcp::store::{StepKind, StepRow, StepStatus};
 use durable_mcp::testing::{Harness, VIRTUAL_EPOCH};
 use durable_mcp::{StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry};
 use rusqlite::Connection;

@@ -26,6 +26,21 @@ pub fn run() -> Result<()> {
     cargo(&[&clippy[..], &["-D", "warnings"]].concat(), &[])?;
     let doc = ["doc", "--workspace", "--no-deps", "--all-features"];
     cargo(&doc, &[("RUSTDOCFLAGS", "-Dwarnings")])?;
+    // Every change to the public API is deliberate: the rendered API (both targets) against
+    // its listing.
+    let wasm_doc = [
+        "doc",
+        "--package",
+        "durable-mcp",
+        "--no-deps",
+        "--target",
+        WASM_TARGET,
+    ];
+    let wasm_doc = [&wasm_doc[..], &["--features", "cloudflare"]].concat();
+    cargo(&wasm_doc, &[("RUSTDOCFLAGS", "-Dwarnings")])?;
+    crate::public_api::check(false)?;
+    // The published crates as packaged, and on their declared rust-version.
+    crate::publish::check()?;
     // The crate without host features is what a Worker links: it must build for wasm32.
     cargo(
         &["check", "--package", "durable-mcp", "--target", WASM_TARGET],
@@ -55,7 +70,12 @@ pub fn run() -> Result<()> {
     cargo(&clippy_worker, &[])?;
     // The Worker tests build a test Worker and run it under workerd.
     crate::worker_tools::ensure()?;
-    cargo(&["test", "--workspace", "--all-features"], &[])?;
+    // The upstream schemas the black-box suite validates wire messages against.
+    let schemas = crate::wire_schemas::ensure()?;
+    cargo(
+        &["test", "--workspace", "--all-features"],
+        &[("DURABLE_MCP_SCHEMAS", &schemas.to_string_lossy())],
+    )?;
     // Official MCP clients and the conformance suite against the fixture server.
     crate::clients::run()?;
     // The story demo's page in headless Chromium, on both hosts.
@@ -84,7 +104,7 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     step(&mut command)
 }
 
-fn step(command: &mut Command) -> Result<()> {
+pub(crate) fn step(command: &mut Command) -> Result<()> {
     let program = command.get_program().to_string_lossy();
     let program = program.rsplit('/').next().unwrap_or_default().to_owned();
     let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();

@@ -27,8 +27,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use durable_mcp::core::{StepKind, StepStatus, TaskStatus};
+use durable_mcp::TaskStatus;
 use durable_mcp::native::DATABASE_FILE;
+use durable_mcp::store::{StepKind, StepStatus};
 use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::mcp::McpClient;
 use rusqlite::OpenFlags;

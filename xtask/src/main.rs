@@ -29,6 +29,8 @@
 //! - `size`: the deployed Worker's wasm size, and where its bytes go (code by crate, by the
 //!   workspace's items, the largest functions) from a build that keeps the names. See the `size`
 //!   module.
+//! - `public-api`: durable-mcp's public API as its rendered docs show it, against the committed
+//!   listing (`--bless` rewrites it). See the `public_api` module.
 //! - `help`: prints the usage.
 
 mod bench;
@@ -39,8 +41,11 @@ mod demo;
 mod fuzz;
 mod http_bench;
 mod load;
+mod public_api;
+mod publish;
 mod sim;
 mod size;
+mod wire_schemas;
 mod worker_bench;
 mod worker_target;
 mod worker_tools;
@@ -64,6 +69,9 @@ commands:
            events, faults injected and violations; fails on any violation
   fuzz     run the fuzz targets long, in release: `fuzz [--cases N]` (default 100000 each);
            prints the executions and time per target; fails on any failing case
+  public-api
+           compare durable-mcp's rendered public API (after `cargo doc --all-features`) with
+           durable-mcp/public-api.txt; `--bless` writes the listing anew
   size     build examples/report-task as deployed and print its wasm size, then where the bytes
            go (code by crate and by workspace item, largest functions) from a build with names
   help     print this message
@@ -80,6 +88,8 @@ fn main() -> ExitCode {
         ["bench"] => bench::run(),
         ["bench", "worker"] => worker_bench::run(),
         ["size"] => size::run(),
+        ["public-api"] => public_api::check(false),
+        ["public-api", "--bless"] => public_api::check(true),
         ["sim", args @ ..] => sim::run(args),
         ["fuzz", args @ ..] => fuzz::run(args),
         // Internal: one measurement in a process of its own (see `bench`).

@@ -15,9 +15,10 @@ use super::driven::{self, settled};
 use super::listing;
 use super::protocol::{ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
+use crate::rpc::headers::same_secret;
 use crate::rpc::{
     CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
-    RpcError, TaskPage, TaskService, decode_cursor, same_secret,
+    RpcError, TaskPage, TaskService, decode_cursor,
 };
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 

@@ -61,7 +61,7 @@ mod protocol;
 mod runner;
 mod settings;
 mod sql;
-mod sql_store;
+pub(crate) mod sql_store;
 mod step_batch;
 
 pub use entry::{
@@ -70,10 +70,8 @@ pub use entry::{
     serve_with,
 };
 pub use index::TaskIndex;
-pub use ports::{AlarmScheduler, JsClock, JsTimer};
 pub use runner::TaskRunner;
 pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
-pub use sql_store::DurableObjectStore;
 
 /// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
 /// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC) and `alarm` to it.

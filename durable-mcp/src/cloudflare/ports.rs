@@ -9,7 +9,9 @@ use worker::wasm_bindgen_futures::{JsFuture, spawn_local};
 use worker::{Delay, js_sys};
 
 use crate::core::Timestamp;
-use crate::runtime::{AlarmMemory, Clock, LocalBoxFuture, Scheduler, Timer, delay_chunks};
+use crate::runtime::alarm::AlarmMemory;
+use crate::runtime::ports::delay_chunks;
+use crate::runtime::{Clock, LocalBoxFuture, Scheduler, Timer};
 
 /// The longest wait one `setTimeout` holds: workers-rs's [`Delay`] passes 32-bit milliseconds,
 /// and a longer wait would fire at once.
@@ -56,7 +58,7 @@ impl Timer for JsTimer {
 ///
 /// `setAlarm` and `deleteAlarm` are storage writes: the object's output gate holds every
 /// response until they are durable, so they are issued without awaiting them, from the
-/// synchronous [`Scheduler`] port. A failure is logged and forgotten (see [`AlarmMemory`]): the
+/// synchronous [`Scheduler`] port. A failure is logged and forgotten (see `AlarmMemory`): the
 /// next schedule of the same time writes it again, and meanwhile the alarm handler's backstop
 /// covers it.
 pub struct AlarmScheduler {

@@ -19,10 +19,10 @@ use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
 use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
-use crate::Engine;
 use crate::core::schedule::{TickDecision, decide_tick};
 use crate::core::{EngineError, LoadScope};
 use crate::rpc::{McpServer, RpcError, TaskService};
+use crate::runtime::Engine;
 use crate::runtime::{Clock, CreateTask, Host, Store, TaskRegistry};
 
 /// The body of a user's TaskRunner Durable Object. [`task_runner!`](crate::task_runner)

@@ -191,6 +191,7 @@ impl Activation {
     }
 
     /// The journal as this activation has changed it.
+    #[cfg(test)]
     pub fn journal(&self) -> &TaskState {
         &self.journal
     }

@@ -19,7 +19,6 @@ pub mod schema;
 pub mod task;
 pub mod time;
 
-pub use activation::{Activation, Suspension};
 pub use control::{NewTask, TaskSnapshot};
 pub use error::EngineError;
 pub use journal::{

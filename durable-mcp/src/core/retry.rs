@@ -85,7 +85,7 @@ impl RetryPolicy {
     /// The delay after failed attempt number `attempt` (1-based).
     ///
     /// `spread` is a number in `[0, 1)` that picks the point inside the jitter window; callers
-    /// derive it deterministically (see [`jitter_fraction`]) so that replays and tests agree.
+    /// derive it deterministically from the task and step, so that replays and tests agree.
     pub fn delay_after(&self, attempt: u32, spread: f64) -> Duration {
         let base = duration_millis(self.delay);
         let step = u64::from(attempt.max(1));

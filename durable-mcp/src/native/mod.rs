@@ -7,16 +7,13 @@ mod clock;
 mod limits;
 mod scheduler;
 mod server;
-mod sqlite;
+pub(crate) mod sqlite;
 
-pub use clock::{SystemClock, TokioTimer};
 pub use limits::{
     ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
 };
-pub use scheduler::WakeScheduler;
 pub use server::{
     DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_PORT, HostError, LOCK_FILE,
     Listening, NativeHost,
 };
-pub use sqlite::{SqliteStore, bind, configure};

@@ -1,6 +1,6 @@
 //! The native host's scheduler: each task's one wake-up, kept in memory and fired by a timer
 //! loop that ticks the engine. The store is the truth; after a restart
-//! [`Engine::recover`](crate::Engine::recover) rebuilds these wake-ups from it.
+//! [`Engine::recover`](crate::runtime::Engine::recover) rebuilds these wake-ups from it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::Engine;
 use crate::core::Timestamp;
+use crate::runtime::Engine;
 use crate::runtime::Scheduler;
 
 /// The wake-ups of every task, earliest first.
@@ -47,21 +47,6 @@ impl WakeScheduler {
     /// An empty scheduler.
     pub fn new() -> Rc<Self> {
         Rc::new(WakeScheduler::default())
-    }
-
-    /// How many wake-ups are set.
-    pub fn len(&self) -> usize {
-        self.wakes.borrow().by_task.len()
-    }
-
-    /// Whether no wake-up is set.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// How many activations are running now.
-    pub fn running(&self) -> usize {
-        self.running.get()
     }
 
     /// Fires wake-ups forever: each due task is ticked in its own local task. Runs inside a

@@ -24,11 +24,11 @@ use super::clock::{SystemClock, TokioTimer};
 use super::limits::{AcceptBackoff, ConnectionLimits, ConnectionSlots};
 use super::scheduler::WakeScheduler;
 use super::sqlite::SqliteStore;
-use crate::Engine;
 use crate::rpc::sse::EventStream;
 use crate::rpc::{
     CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
 };
+use crate::runtime::Engine;
 use crate::runtime::Host;
 
 /// The port examples listen on unless `PORT` says otherwise.

@@ -12,9 +12,9 @@ mod dispatch;
 mod error;
 mod exchange;
 mod follow;
-mod headers;
+pub(crate) mod headers;
 mod http;
-mod legacy;
+pub(crate) mod legacy;
 mod notify;
 mod prompts;
 mod relay;
@@ -28,16 +28,13 @@ pub mod sse;
 pub use cors::{CORS_ORIGINS_VAR, CorsPolicy};
 pub use cursor::{decode_cursor, encode_cursor};
 pub use error::RpcError;
-pub use headers::{
-    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, decode_header_value, same_secret,
-};
+pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
 pub use http::{Headers, HttpRequest, HttpResponse};
 pub use notify::{LogLevel, Notifier};
 pub use prompts::CompletionCall;
 pub use request::{Outcome, PromptCall, PromptOutcome, Request, ToolCall, ToolOutcome};
 pub use router::Router;
 pub use server::{
-    DEFAULT_INLINE_DEADLINE, INLINE_DEADLINE_VAR, IntoTaskTool, McpServer, OriginPolicy,
-    Preparation, TaskTool,
+    INLINE_DEADLINE_VAR, IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool,
 };
 pub use service::{TaskPage, TaskService};

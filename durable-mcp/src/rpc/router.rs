@@ -24,7 +24,7 @@ use super::server::McpServer;
 use super::service::TaskService;
 use super::session::SESSION_HEADER;
 use super::sse::{self, EventStream};
-use crate::Engine;
+use crate::runtime::Engine;
 use crate::runtime::new_task_id;
 use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
 use crate::wire::jsonrpc::{failure, success, success_text};

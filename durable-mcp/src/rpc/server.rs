@@ -211,7 +211,7 @@ pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
 /// [`Router`](super::Router) with an engine.
 ///
 /// ```
-/// use durable_mcp::rpc::{McpServer, TaskTool, ToolCall};
+/// use durable_mcp::{McpServer, TaskTool, ToolCall};
 /// use durable_mcp::wire::{CallToolResult, Tool};
 /// use durable_mcp::{TaskContext, TaskDefinition, TaskError};
 /// use serde_json::{json, Value};
@@ -326,7 +326,7 @@ impl McpServer {
     ///
     /// ```
     /// use durable_mcp::McpServer;
-    /// use durable_mcp::rpc::PromptCall;
+    /// use durable_mcp::PromptCall;
     /// use durable_mcp::wire::{GetPromptResult, Prompt, PromptArgument};
     ///
     /// let server = McpServer::new("reviewer", "1.0.0").prompt(
@@ -455,7 +455,7 @@ impl McpServer {
 
     /// How long a call to an optional task tool waits inline, for a client that cannot poll
     /// (no Tasks extension), before it answers that the task is still running (default
-    /// [`DEFAULT_INLINE_DEADLINE`], 5 minutes). The task goes on durably either way; the
+    /// 5 minutes). The task goes on durably either way; the
     /// answer names it and the extension a client must declare to follow it.
     #[must_use]
     pub fn inline_deadline(mut self, deadline: Duration) -> Self {

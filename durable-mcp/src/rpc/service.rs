@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::cursor::{decode_cursor, encode_cursor};
 use super::error::RpcError;
-use crate::Engine;
 use crate::core::{ListPage, TaskSnapshot};
+use crate::runtime::Engine;
 use crate::runtime::{CreateTask, LocalBoxFuture};
 
 /// One page of a `tasks/list`.
@@ -62,7 +62,7 @@ pub trait TaskService {
     /// One page of the tasks created with the listing scope `scope`
     /// ([`CreateTask::list_scope`]), oldest first, starting after `cursor` (a `next_cursor`
     /// of an earlier page; the first page when `None`), of at most `limit` tasks (lowered to
-    /// [`MAX_PAGE_SIZE`](crate::core::listing::MAX_PAGE_SIZE), raised to one). Tasks past
+    /// 100, raised to one). Tasks past
     /// their purge time are never shown. A cursor this server did not issue is -32602.
     fn list<'a>(
         &'a self,

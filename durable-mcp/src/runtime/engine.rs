@@ -206,8 +206,8 @@ impl Engine {
 
     /// One page of the tasks created with the listing scope `scope`, oldest first (by creation
     /// time, then id), strictly after `after` (from the first when `None`), of at most
-    /// [`page_size`](crate::core::listing::page_size)`(limit)` tasks. A task is shown from its
-    /// creation until its purge time (see [`is_listed`]). The page's `next` is where the
+    /// `limit` tasks (at least one, at most 100). A task is shown from its creation until its
+    /// purge time. The page's `next` is where the
     /// following page starts; `None` on the last page. Tasks created between two pages appear
     /// on a later page; none is shown twice. Never writes.
     pub fn list(

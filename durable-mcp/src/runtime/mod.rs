@@ -1,7 +1,13 @@
 //! The async layer: the step API task bodies use, the activation driver, the engine's control
 //! surface, and the ports hosts implement. Executor-agnostic, with no `Send` bound anywhere.
 
-mod alarm;
+// The Cloudflare host's alarm bookkeeping and timer chunks (wasm32 only), host-neutral and so
+// unit-tested natively.
+#[cfg_attr(
+    not(all(feature = "cloudflare", target_arch = "wasm32")),
+    allow(dead_code)
+)]
+pub(crate) mod alarm;
 mod context;
 mod current;
 mod driver;
@@ -9,21 +15,18 @@ mod engine;
 mod error;
 mod host;
 mod pacer;
-mod ports;
+pub(crate) mod ports;
 mod registry;
 mod step;
 
 pub use crate::core::replay::StepFailureKind;
-pub use alarm::AlarmMemory;
 pub use context::{IntoDelay, Step, TaskContext};
 pub use current::current_context;
 pub use driver::tool_error_result;
 pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};
 pub use error::{ElicitOutcome, StepError, TaskError};
 pub use host::Host;
-pub use ports::{
-    Clock, DelayChunks, LocalBoxFuture, Scheduler, Store, StoreError, Timer, delay_chunks,
-};
+pub use ports::{Clock, LocalBoxFuture, Scheduler, Store, StoreError, Timer};
 pub use registry::{TaskDefinition, TaskHandler, TaskOptions, TaskRegistry};
 #[cfg(feature = "testing")]
 pub(crate) use step::panic_message as panic_text;

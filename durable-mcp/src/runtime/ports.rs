@@ -22,7 +22,7 @@ pub struct StoreError(pub String);
 /// Synchronous, SQL-shaped access to task rows. Both SQLite APIs this crate runs on (rusqlite
 /// and the Durable Object's `SqlStorage`) are synchronous, so this trait is too.
 ///
-/// Every store must pass [`crate::testing::store_conformance`] (feature `testing`). Integer
+/// Every store must pass `testing::store_conformance` (feature `testing`). Integer
 /// columns need only keep values up to 2^53 − 1 exactly (a Durable Object's SQLite binds
 /// JavaScript numbers); counters and millisecond timestamps stay far below that.
 pub trait Store {
@@ -93,16 +93,10 @@ pub trait Timer {
 /// Splits a wait of `duration` into consecutive waits of at most `longest` each, for timers
 /// that cannot wait longer in one go (JavaScript's `setTimeout` takes 32-bit milliseconds and
 /// fires at once past them). A zero `duration` is one zero wait; a zero `longest` does not split.
-///
-/// ```
-/// use std::time::Duration;
-/// let chunks: Vec<_> = durable_mcp::runtime::delay_chunks(
-///     Duration::from_millis(2_500),
-///     Duration::from_secs(1),
-/// )
-/// .collect();
-/// assert_eq!(chunks, [1_000, 1_000, 500].map(Duration::from_millis));
-/// ```
+#[cfg_attr(
+    not(all(feature = "cloudflare", target_arch = "wasm32")),
+    allow(dead_code)
+)]
 pub fn delay_chunks(duration: Duration, longest: Duration) -> DelayChunks {
     DelayChunks {
         left: Some(duration),
@@ -112,6 +106,10 @@ pub fn delay_chunks(duration: Duration, longest: Duration) -> DelayChunks {
 
 /// The waits of [`delay_chunks`].
 #[derive(Clone, Debug)]
+#[cfg_attr(
+    not(all(feature = "cloudflare", target_arch = "wasm32")),
+    allow(dead_code)
+)]
 pub struct DelayChunks {
     /// What is left to wait; `None` once every chunk was given.
     left: Option<Duration>,
@@ -135,7 +133,7 @@ impl Iterator for DelayChunks {
 /// The single wake-up of each task (an alarm, a timer).
 pub trait Scheduler {
     /// Sets the task's one wake-up to `at`, replacing any earlier setting; `None` clears it.
-    /// At that time the host calls [`crate::Engine::tick`] for the task.
+    /// At that time the host calls [`crate::runtime::Engine::tick`] for the task.
     fn schedule(&self, task_id: &str, at: Option<Timestamp>);
 }
 

@@ -90,7 +90,7 @@ impl Harness {
         &self.engine
     }
 
-    /// The engine under test, shared (to put a [`Router`](crate::Router) over it). After
+    /// The engine under test, shared (to put a [`Router`](crate::http::Router) over it). After
     /// [`crash_and_restart`](Self::crash_and_restart) it is a new engine.
     pub fn shared_engine(&self) -> Rc<Engine> {
         Rc::clone(&self.engine)

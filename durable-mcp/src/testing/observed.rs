@@ -95,7 +95,7 @@ impl<O: StoreObserver + ?Sized> StoreObserver for Rc<O> {
 /// ```
 /// use std::cell::Cell;
 ///
-/// use durable_mcp::runtime::{Store, StoreError};
+/// use durable_mcp::store::{Store, StoreError};
 /// use durable_mcp::testing::{MemoryStore, ObservedStore, StoreCall, StoreObserver};
 ///
 /// /// Fails every read while `down` is set.
@@ -112,9 +112,9 @@ impl<O: StoreObserver + ?Sized> StoreObserver for Rc<O> {
 /// }
 ///
 /// let store = ObservedStore::new(MemoryStore::new(), Down::default());
-/// assert_eq!(store.load("t", durable_mcp::core::LoadScope::Full), Ok(None));
+/// assert_eq!(store.load("t", durable_mcp::store::LoadScope::Full), Ok(None));
 /// store.observer().0.set(true);
-/// assert!(store.load("t", durable_mcp::core::LoadScope::Full).is_err());
+/// assert!(store.load("t", durable_mcp::store::LoadScope::Full).is_err());
 /// ```
 #[derive(Debug, Default)]
 pub struct ObservedStore<O, S = MemoryStore> {

@@ -63,7 +63,7 @@ pub struct CompleteParams {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
-    /// The suggested values, best first; at most [`MAX_COMPLETION_VALUES`] are sent.
+    /// The suggested values, best first; at most 100 are sent.
     pub values: Vec<String>,
     /// How many values there are in all, when known (may exceed `values`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,7 +98,7 @@ impl Completion {
         )
     }
 
-    /// The completion as it may be sent: cut to [`MAX_COMPLETION_VALUES`] values, with
+    /// The completion as it may be sent: cut to 100 values, with
     /// `hasMore` set and `total` counting every value when it had more.
     #[must_use]
     pub fn truncated(mut self) -> Self {

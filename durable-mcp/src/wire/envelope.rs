@@ -15,10 +15,6 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// `_meta` key of the request's protocol version.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key of the request's client capabilities.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `_meta` key of the client's identity.
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key of the lowest log level the client wants (deprecated in 2026-07-28, still
 /// honoured).
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
@@ -72,14 +68,4 @@ pub struct RequestMeta {
     /// Who the client is, when it says.
     #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
     pub client_info: Option<Implementation>,
-}
-
-/// Who may cache a listing: anyone, or only the same authorisation context.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheScope {
-    /// No user-specific data.
-    Public,
-    /// Cache only within the same authorisation context.
-    Private,
 }

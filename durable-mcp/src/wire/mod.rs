@@ -1,29 +1,29 @@
-//! The MCP wire: JSON-RPC 2.0 framing, the 2026-07-28 per-request envelope, and the results the
-//! router serves (tools, resources, prompts, completion), including the Tasks extension
-//! (`io.modelcontextprotocol/tasks`).
+//! The MCP values a server's handlers build and return: tool results and their content,
+//! structured output ([`Json`]), tool definitions, prompts, resources, completions, and the
+//! JSON-RPC error a handler can answer with ([`ErrorObject`], [`code`]).
 //!
-//! Field names are exactly the wire's; tests validate what the router emits against the upstream
-//! JSON Schemas. Types here only describe shapes: the router decides what to send.
+//! Field names are exactly the wire's; the workspace's tests validate what the router emits
+//! against the upstream schemas. The envelopes, parameters and task shapes of both protocol
+//! eras are the router's own and stay inside the crate.
 
-pub mod completion;
-pub mod envelope;
-pub mod jsonrpc;
-pub mod legacy;
-pub mod params;
-pub mod prompts;
-pub mod resources;
-pub mod tasks;
-pub mod tools;
+pub(crate) mod completion;
+pub(crate) mod envelope;
+pub(crate) mod jsonrpc;
+pub(crate) mod legacy;
+pub(crate) mod params;
+pub(crate) mod prompts;
+pub(crate) mod resources;
+pub(crate) mod tasks;
+pub(crate) mod tools;
 
-pub use completion::{
-    CompleteParams, Completion, CompletionArgument, CompletionContext, CompletionReference,
-};
-pub use envelope::{
-    CacheScope, ClientCapabilities, Implementation, PROTOCOL_VERSION, RequestMeta,
-    SUPPORTED_VERSIONS, TASKS_EXTENSION,
-};
-pub use jsonrpc::{ErrorObject, RequestId, code};
-pub use prompts::{GetPromptParams, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
+pub use completion::{Completion, CompletionArgument, CompletionContext, CompletionReference};
+pub use jsonrpc::{ErrorObject, code};
+pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 pub use resources::{Resource, ResourceContents, ResourceTemplate};
-pub use tasks::{CreateTaskResult, DetailedTask, META_STATUS, TaskStatusWire};
 pub use tools::{CallToolResult, Content, InputRequiredResult, IntoCallToolResult, Json, Tool};
+
+pub(crate) use completion::CompleteParams;
+pub(crate) use envelope::{ClientCapabilities, Implementation, RequestMeta, SUPPORTED_VERSIONS};
+pub(crate) use jsonrpc::RequestId;
+pub(crate) use prompts::GetPromptParams;
+pub(crate) use tasks::{CreateTaskResult, DetailedTask};

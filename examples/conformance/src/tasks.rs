@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use durable_mcp::rpc::Preparation;
+use durable_mcp::Preparation;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, Tool, code};
 use durable_mcp::{
     McpServer, TaskContext, TaskDefinition, TaskError, TaskTool, ToolCall, mcp_task,

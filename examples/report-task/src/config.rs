@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use durable_mcp::core::parse_duration;
+use durable_mcp::parse_duration;
 
 use crate::upstream::Upstream;
 

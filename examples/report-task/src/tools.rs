@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use durable_mcp::core::format_duration;
+use durable_mcp::format_duration;
 use durable_mcp::wire::{CallToolResult, ErrorObject, Tool, code};
 use durable_mcp::{McpServer, StepError, TaskContext, TaskError, ToolCall, mcp_task, step};
 use schemars::JsonSchema;

@@ -23,8 +23,8 @@ mod native {
     use std::process::{Command, ExitCode, Stdio};
     use std::time::Duration;
 
+    use durable_mcp::http::{Headers, HttpResponse};
     use durable_mcp::native::NativeHost;
-    use durable_mcp::rpc::{Headers, HttpResponse};
     use story_demo::pages::{self, Host, RESTART_PATH};
 
     /// Set in the child's environment: run the host, not the supervisor.

@@ -2,7 +2,7 @@
 //! same page, which reads the address), its script and styles, and `/demo/host`, which tells
 //! the page which host it is on and whether it may restart it.
 
-use durable_mcp::rpc::HttpResponse;
+use durable_mcp::http::HttpResponse;
 use serde_json::json;
 
 const INDEX_HTML: &str = include_str!("../web/index.html");

@@ -3,7 +3,7 @@
 //! walk is fed comes from the journal, so a replay retells the same story and publishes
 //! nothing it published before.
 
-use durable_mcp::core::format_duration;
+use durable_mcp::format_duration;
 use durable_mcp::{ElicitOutcome, TaskContext, TaskError, mcp_task};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};

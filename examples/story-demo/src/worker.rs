@@ -1,7 +1,7 @@
 //! `story-demo` as a Cloudflare Worker: the TaskRunner Durable Object, the MCP endpoint and
 //! the web page.
 
-use durable_mcp::rpc::HttpResponse;
+use durable_mcp::http::HttpResponse;
 use worker::{Context, Env, Request, Response, Result};
 
 use crate::pages::{self, Host};

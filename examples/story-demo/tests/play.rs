@@ -7,8 +7,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use durable_mcp::core::{TaskStatus, Write};
-use durable_mcp::runtime::StoreError;
+use durable_mcp::TaskStatus;
+use durable_mcp::store::StoreError;
+use durable_mcp::store::Write;
 use durable_mcp::testing::{Harness, MemoryStore, ObservedStore, StoreCall, StoreObserver};
 use serde_json::{Value, json};
 

@@ -6,9 +6,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use durable_mcp::__private::{StepSpec, run_step};
-use durable_mcp::core::{Backoff, RetryPolicy, Timestamp};
-use durable_mcp::runtime::{LocalBoxFuture, Timer};
+use durable_mcp::LocalBoxFuture;
+use durable_mcp::http::Timer;
 use durable_mcp::testing::VirtualTimer;
+use durable_mcp::{Backoff, RetryPolicy, Timestamp};
 use durable_mcp::{ElicitOutcome, StepError, TaskContext, TaskDefinition, TaskError};
 use futures_util::future::try_join_all;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //!
 //! From a seed it generates task bodies from a small grammar (steps that succeed, fail, panic
 //! or time out; loops, helpers, nested steps, `try_join_all`, sleeps, elicitations, offers,
-//! checks, status), runs them through the real [`durable_mcp::Engine`] on virtual time over a
+//! checks, status), runs them through the real [`durable_mcp::http::Engine`] on virtual time over a
 //! fault-injecting store (failed writes, crashes before and after a write, torn step batches)
 //! on the memory or the SQLite store, interleaves control-plane events (answers, cancels,
 //! restarts, duplicate, early and late ticks, clock jumps), and checks invariants after every

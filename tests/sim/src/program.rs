@@ -481,8 +481,8 @@ pub fn model(
     model.ops(&program.ops)?;
     let result = match program.end {
         End::Return => json!({ "tokens": model.tokens }),
-        End::Error => durable_mcp::runtime::tool_error_result(BODY_ERROR),
-        End::Panic => durable_mcp::runtime::tool_error_result(&format!(
+        End::Error => durable_mcp::__internals::tool_error_result(BODY_ERROR),
+        End::Panic => durable_mcp::__internals::tool_error_result(&format!(
             "the task body panicked: {}",
             crate::body::PLANNED_PANIC
         )),

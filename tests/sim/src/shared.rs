@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::rc::Rc;
 
-use durable_mcp::core::{LoadScope, StepKind, StepStatus};
-use durable_mcp::runtime::{Clock, Store};
+use durable_mcp::http::Clock;
+use durable_mcp::store::Store;
+use durable_mcp::store::{LoadScope, StepKind, StepStatus};
 use durable_mcp::testing::VirtualClock;
 
 use crate::program::Program;

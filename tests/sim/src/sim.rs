@@ -10,17 +10,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use durable_mcp::core::schedule::next_wake;
-use durable_mcp::core::{
-    EngineError, LoadScope, StepKind, StepStatus, TaskState, TaskStatus, Timestamp,
-};
-use durable_mcp::native::SqliteStore;
-use durable_mcp::rpc::{Headers, HttpRequest};
-use durable_mcp::runtime::{Clock, CreateTask, Host, LocalBoxFuture, Scheduler, Store};
+use durable_mcp::__internals::CreateTask;
+use durable_mcp::__internals::EngineError;
+use durable_mcp::__internals::SqliteStore;
+use durable_mcp::__internals::schedule::next_wake;
+use durable_mcp::LocalBoxFuture;
+use durable_mcp::http::{Clock, Host, Scheduler};
+use durable_mcp::http::{Engine, Router};
+use durable_mcp::http::{Headers, HttpRequest};
+use durable_mcp::store::Store;
+use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
 use durable_mcp::testing::{
     MemoryStore, RecordingScheduler, VIRTUAL_EPOCH, VirtualClock, VirtualTimer,
 };
-use durable_mcp::{Engine, McpServer, Router, TaskRegistry, TaskTool};
+use durable_mcp::{McpServer, TaskRegistry, TaskTool};
+use durable_mcp::{TaskStatus, Timestamp};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
@@ -182,7 +186,7 @@ impl Scenario {
         }
         let sqlite = config.sqlite_every > 0 && seed.is_multiple_of(config.sqlite_every);
         let lease_ms = if rng.chance(50) {
-            durable_mcp::runtime::DEFAULT_LEASE.as_millis() as u64
+            durable_mcp::__internals::DEFAULT_LEASE.as_millis() as u64
         } else {
             rng.range(3, 30) * 1000
         };
@@ -763,7 +767,7 @@ impl World {
             let Some(state) = self.task_state(&id) else {
                 if let Some(last) = self.last_seen.get(&id) {
                     // Only a finished task is purged, and only once its retention is over.
-                    let purge_at = durable_mcp::core::schedule::purge_at(last);
+                    let purge_at = durable_mcp::__internals::schedule::purge_at(last);
                     if !last.task.status.is_terminal() || purge_at.is_none_or(|at| at > self.now())
                     {
                         self.shared.violate(

@@ -13,10 +13,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use durable_mcp::core::{
+use durable_mcp::store::{
     Applied, Guard, InputRow, ListPosition, LoadScope, StepRow, TaskRecord, TaskState, Write,
 };
-use durable_mcp::runtime::{Store, StoreError};
+use durable_mcp::store::{Store, StoreError};
 
 use crate::shared::Shared;
 

@@ -4,8 +4,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use durable_mcp::core::{Applied, StepKind, StepStatus, TaskState, Write};
-use durable_mcp::runtime::{LocalBoxFuture, Store, StoreError};
+use durable_mcp::LocalBoxFuture;
+use durable_mcp::store::{Applied, StepKind, StepStatus, TaskState, Write};
+use durable_mcp::store::{Store, StoreError};
 use durable_mcp::testing::{Harness, MemoryStore, ObservedStore, StoreCall, StoreObserver};
 use durable_mcp::{TaskContext, TaskDefinition, TaskError, TaskRegistry};
 use serde_json::Value;
@@ -98,9 +99,9 @@ impl Env {
     }
 
     /// The engine failure of a task that must have failed.
-    pub fn failure(&self, id: &str) -> durable_mcp::core::TaskFailure {
+    pub fn failure(&self, id: &str) -> durable_mcp::store::TaskFailure {
         let snapshot = self.harness.get(id);
-        assert_eq!(snapshot.status, durable_mcp::core::TaskStatus::Failed);
+        assert_eq!(snapshot.status, durable_mcp::TaskStatus::Failed);
         snapshot.error.expect("a failed task carries its error")
     }
 
@@ -122,7 +123,8 @@ pub fn memory(definition: TaskDefinition) -> Env {
 /// A SQLite store in a temporary file.
 pub fn sqlite(definition: TaskDefinition) -> Env {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = durable_mcp::native::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
+    let store =
+        durable_mcp::__internals::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
     env(definition, store, Some(dir))
 }
 
@@ -218,9 +220,9 @@ pub fn block_on_ready<T>(future: impl std::future::Future<Output = T>) -> T {
 pub fn no_jitter(
     limit: u32,
     delay_ms: u64,
-    backoff: durable_mcp::core::Backoff,
-) -> durable_mcp::core::RetryPolicy {
-    durable_mcp::core::RetryPolicy {
+    backoff: durable_mcp::Backoff,
+) -> durable_mcp::RetryPolicy {
+    durable_mcp::RetryPolicy {
         limit,
         delay: std::time::Duration::from_millis(delay_ms),
         backoff,

@@ -2,7 +2,7 @@
 // types, traits and variants, and modules named `core`, `std` and `durable_mcp`, are all
 // redefined; both macros, with every option, still expand and run.
 use durable_mcp::McpServer;
-use durable_mcp::core::TaskStatus;
+use durable_mcp::TaskStatus;
 use durable_mcp::testing::Harness;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

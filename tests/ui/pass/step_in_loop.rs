@@ -1,6 +1,6 @@
 // Checks: a step called in a loop of a task, with `?` converting its StepError into the
 // task's TaskError; the task runs to completion through the harness.
-use durable_mcp::core::TaskStatus;
+use durable_mcp::TaskStatus;
 use durable_mcp::testing::Harness;
 use durable_mcp::wire::Json;
 use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};

@@ -1,7 +1,7 @@
 // Checks: `retries(..)` with every field sets the task's default step retry policy.
 use std::time::Duration;
 
-use durable_mcp::core::Backoff;
+use durable_mcp::Backoff;
 use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -14,10 +14,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use durable_mcp::__internals::CreateTask;
+use durable_mcp::__internals::TaskSnapshot;
+use durable_mcp::__internals::{RpcError, TaskService};
 use durable_mcp::cloudflare::ObjectTasks;
-use durable_mcp::core::TaskSnapshot;
-use durable_mcp::rpc::{RpcError, TaskService};
-use durable_mcp::runtime::CreateTask;
 use durable_mcp::{McpServer, TaskDefinition, TaskTool};
 use serde_json::{Value, json};
 use worker::{Context, Env, Request, Response, Result, event};

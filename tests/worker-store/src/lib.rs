@@ -3,10 +3,12 @@
 //! request fails with the check's name in the log). `GET /upgrade/<name>` checks that the store
 //! brings tables an earlier version created to the current schema, keeping their rows.
 
-use durable_mcp::cloudflare::DurableObjectStore;
-use durable_mcp::core::schema;
-use durable_mcp::core::{LoadScope, NewTask, Timestamp, control};
-use durable_mcp::runtime::Store;
+use durable_mcp::__internals::schema;
+use durable_mcp::__internals::{NewTask, control};
+use durable_mcp::Timestamp;
+use durable_mcp::__internals::DurableObjectStore;
+use durable_mcp::store::LoadScope;
+use durable_mcp::store::Store;
 use durable_mcp::testing::store_conformance;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object, event};
 

@@ -3,7 +3,7 @@
 //! shape its request implies.
 //! A missing or malformed answer reads as `None`, so the tool asks again instead of guessing.
 
-use durable_mcp::rpc::Request;
+use durable_mcp::Request;
 use serde_json::{Map, Value, json};
 
 /// A `sampling/createMessage` request asking the client's model `prompt`.

@@ -13,7 +13,7 @@
 //! Completion suggests, by prefix, values for `arg1` and `arg2` of
 //! `test_prompt_with_arguments` and for `id` of `test://template/{id}/data`; nothing else.
 
-use durable_mcp::rpc::CompletionCall;
+use durable_mcp::CompletionCall;
 use durable_mcp::wire::{
     Completion, CompletionReference, Content, ErrorObject, GetPromptResult, InputRequiredResult,
     Prompt, PromptArgument, PromptMessage,

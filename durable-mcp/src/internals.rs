@@ -1,0 +1,16 @@
+//! **No API.** What the workspace's own tools reach inside the engine for: the benchmarks
+//! (`xtask`), the deterministic simulator (`tests/sim`) and the tests that check the engine's
+//! decisions and stored rows directly. Nothing here is covered by semver; it changes in any
+//! release. Build on the crate root, [`crate::http`], [`crate::store`] and the hosts instead.
+
+pub use crate::core::{EngineError, NewTask, TaskSnapshot, control, replay, schedule, schema};
+pub use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor, encode_cursor, sse};
+pub use crate::runtime::{
+    CreateTask, DEFAULT_LEASE, current_context, new_task_id, tool_error_result,
+};
+
+#[cfg(feature = "native")]
+pub use crate::native::sqlite::{SqliteStore, bind, configure};
+
+#[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
+pub use crate::cloudflare::sql_store::DurableObjectStore;
