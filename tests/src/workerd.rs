@@ -55,7 +55,10 @@ pub fn worker_build(dir: &Path) -> Command {
             "ESBUILD_BIN",
             tool("tests/workerd/node_modules/.bin/esbuild"),
         )
-        .env("CARGO_TARGET_DIR", root.join("target/workers"));
+        .env("CARGO_TARGET_DIR", root.join("target/workers"))
+        // cargo's probe of rustc (`rustc -`) reads standard input: an inherited pipe with text
+        // in it fails the probe, and cargo caches the failure in the target directory.
+        .stdin(std::process::Stdio::null());
     command
 }
 

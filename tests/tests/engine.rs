@@ -374,7 +374,7 @@ fn run_until_settled_follows_the_schedule(setup: Setup) {
             for _ in 0..3 {
                 cx.sleep("hour", "1h").await?;
             }
-            cx.elicit("q", json!({})).await?;
+            cx.elicit("q", common::ask("?")).await?;
             Ok(reply("done"))
         })
     }));
@@ -403,7 +403,7 @@ fn elicit_waits_for_the_answer_and_reads_it(setup: Setup) {
             cx.step("prepare", || async move { Ok(before.hit()) })
                 .await?;
             let answer = cx
-                .elicit("approve", json!({ "message": "Send the report?" }))
+                .elicit("approve", common::ask("Send the report?"))
                 .await?;
             let approved = answer["action"] == "accept" && answer["content"]["approve"] == true;
             Ok(reply(if approved { "sent" } else { "declined" }))
@@ -414,10 +414,7 @@ fn elicit_waits_for_the_answer_and_reads_it(setup: Setup) {
     assert_eq!(snapshot.status, TaskStatus::InputRequired);
     assert_eq!(
         snapshot.input_requests,
-        [(
-            "approve".to_owned(),
-            json!({ "message": "Send the report?" })
-        )]
+        [("approve".to_owned(), common::ask("Send the report?"))]
     );
     assert_eq!(
         env.next_wake(&id),
@@ -443,7 +440,7 @@ fn a_timed_elicit_times_out_and_ignores_late_answers(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
             let outcome = cx
-                .elicit_with_timeout("approve", json!({ "message": "ok?" }), "10m")
+                .elicit_with_timeout("approve", common::ask("ok?"), "10m")
                 .await?;
             cx.sleep("after", "1m").await?;
             Ok(reply(match outcome {
@@ -468,7 +465,7 @@ fn a_timed_elicit_times_out_and_ignores_late_answers(setup: Setup) {
 fn a_timed_elicit_answered_in_time(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            match cx.elicit_with_timeout("q", json!({}), "10m").await? {
+            match cx.elicit_with_timeout("q", common::ask("?"), "10m").await? {
                 ElicitOutcome::Answered(answer) => Ok(reply(answer["content"]["n"].to_string())),
                 ElicitOutcome::TimedOut => Ok(reply("timed out")),
             }
@@ -486,8 +483,7 @@ fn a_timed_elicit_answered_in_time(setup: Setup) {
 fn an_offer_answer_cuts_the_pending_sleep(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            cx.offer("stop", json!({ "message": "Stop early?" }))
-                .await?;
+            cx.offer("stop", common::ask("Stop early?")).await?;
             for _ in 0..5 {
                 cx.sleep("tick", "1h").await?;
                 if let Some(answer) = cx.check_input("peek", "stop").await? {
@@ -524,7 +520,7 @@ fn an_offer_answered_between_sleeps_cuts_the_next_one(setup: Setup) {
         task("t", move |cx, _| {
             let attempts = a2.clone();
             Box::pin(async move {
-                cx.offer("stop", json!({})).await?;
+                cx.offer("stop", common::ask("?")).await?;
                 cx.step("work", || async move {
                     if attempts.hit() == 1 {
                         return Err(StepError::retryable("busy"));
@@ -649,7 +645,7 @@ fn cancel_during_a_sleep(setup: Setup) {
 fn cancel_while_waiting_for_input(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            cx.elicit("q", json!({})).await?;
+            cx.elicit("q", common::ask("?")).await?;
             Ok(reply("answered"))
         })
     }));
@@ -774,8 +770,8 @@ fn tasks_without_ttl_are_kept(setup: Setup) {
 fn duplicate_and_out_of_order_updates(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            let a = cx.elicit("a", json!({ "message": "first?" })).await?;
-            let b = cx.elicit("b", json!({ "message": "second?" })).await?;
+            let a = cx.elicit("a", common::ask("first?")).await?;
+            let b = cx.elicit("b", common::ask("second?")).await?;
             Ok(reply(format!(
                 "{} {}",
                 a["content"]["v"], b["content"]["v"]
@@ -799,7 +795,7 @@ fn duplicate_and_out_of_order_updates(setup: Setup) {
 fn bad_updates_are_refused_and_change_nothing(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            cx.elicit("a", json!({})).await?;
+            cx.elicit("a", common::ask("?")).await?;
             Ok(reply("done"))
         })
     }));
@@ -854,7 +850,7 @@ fn non_determinism_across_step_and_input_tables(setup: Setup) {
                 cx.step("ask", || async { Ok(1) }).await?;
                 cx.sleep("nap", "1m").await?;
             } else {
-                cx.elicit("ask", json!({})).await?;
+                cx.elicit("ask", common::ask("?")).await?;
             }
             Ok(reply("done"))
         })
@@ -967,7 +963,7 @@ fn unknown_ids_read_nothing_and_write_nothing(setup: Setup) {
 fn tasks_bound_to_a_principal_are_hidden_from_others(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            cx.elicit("q", json!({})).await?;
+            cx.elicit("q", common::ask("?")).await?;
             Ok(reply("done"))
         })
     }));

@@ -21,7 +21,7 @@ const BOB: &str = "principal:bob";
 fn waiting_task() -> durable_mcp::TaskDefinition {
     task("t", |cx, _| {
         Box::pin(async move {
-            cx.elicit("q", json!({ "message": "go on?" })).await?;
+            cx.elicit("q", common::ask("go on?")).await?;
             Ok(reply("done"))
         })
     })

@@ -33,7 +33,7 @@ fn an_offer_answer_cuts_only_the_next_sleep(setup: Setup) {
         task("t", move |cx, _| {
             let attempts = a2.clone();
             Box::pin(async move {
-                cx.offer("stop", json!({})).await?;
+                cx.offer("stop", common::ask("?")).await?;
                 cx.step("work", || async move {
                     if attempts.hit() == 1 {
                         return Err(StepError::retryable("busy"));
@@ -290,7 +290,7 @@ fn an_attempt_finished_while_a_branch_waits_for_input_does_not_spin() {
                 .await;
                 Ok(1u32)
             });
-            let ask = cx.elicit("ask", json!({ "message": "go?" }));
+            let ask = cx.elicit("ask", common::ask("go?"));
             let (value, answer) = futures_util::future::try_join(work, ask).await?;
             Ok::<_, TaskError>(reply(format!("{value} {}", answer["action"])))
         })

@@ -41,9 +41,10 @@ pub const WAKE_PATH: &str = "/__durable-mcp/wake/";
 /// The Worker secret (or variable) that enables [`WAKE_PATH`].
 pub const ADMIN_TOKEN_VAR: &str = "DURABLE_MCP_ADMIN_TOKEN";
 
-/// The Worker variable listing the hosts the endpoint answers besides loopback: the Worker's
-/// own hostnames once deployed (`report-task.example.workers.dev`, a custom domain). Requests
-/// whose `Host` or `Origin` names another host get HTTP 403, as on the native host.
+/// The Worker variable listing the hosts the endpoint answers besides loopback and the
+/// Worker's `workers.dev` names (which need no setting): its custom domains, such as
+/// `mcp.example.com`. Requests whose `Host` or `Origin` names another host get HTTP 403, as on
+/// the native host.
 pub const ALLOWED_HOSTS_VAR: &str = "DURABLE_MCP_ALLOWED_HOSTS";
 
 /// The largest request body the endpoint reads (the native host's limit too).
@@ -431,11 +432,19 @@ fn shared_server<F: FnOnce() -> McpServer>(
     })
 }
 
-/// Adds the hosts named in the Worker variable [`ALLOWED_HOSTS_VAR`] (separated by commas or
+/// The domain of every Worker's default hostname, `<worker>.<account>.workers.dev`.
+const WORKERS_DEV: &str = "workers.dev";
+
+/// Accepts hostnames under workers.dev, adds the hosts named in the Worker variable
+/// [`ALLOWED_HOSTS_VAR`] (separated by commas or
 /// spaces; `*` allows any) to the server's Host and Origin policy, and the origins named in
 /// [`CORS_ORIGINS_VAR`] to those web pages may call from, and the inline deadline of
 /// [`INLINE_DEADLINE_VAR`].
 fn allow_hosts_from(env: &Env, mut server: McpServer) -> McpServer {
+    // A deployed Worker answers on its workers.dev name without settings. The Host check
+    // stops DNS rebinding onto a local server; workers.dev names always resolve to
+    // Cloudflare, so no page can rebind one onto `wrangler dev`.
+    server = server.allow_hosts_under(WORKERS_DEV);
     if let Ok(origins) = env.var(CORS_ORIGINS_VAR) {
         server = server.allow_origins(&origins.to_string());
     }

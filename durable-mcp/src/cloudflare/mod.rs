@@ -45,9 +45,10 @@
 //!
 //! Read from the Worker's variables: `DURABLE_MCP_HAND_OFF` (default 10 minutes, see
 //! [`DEFAULT_HAND_OFF`]) and `DURABLE_MCP_LEASE` (default 15 minutes, see [`DEFAULT_LEASE`]),
-//! each a duration such as `"30s"` or `"10m"`. `DURABLE_MCP_ALLOWED_HOSTS` names the Worker's
-//! own hostnames (see [`ALLOWED_HOSTS_VAR`]): like the native host, the endpoint answers only
-//! loopback and the hosts it is told of. With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
+//! each a duration such as `"30s"` or `"10m"`. Like the native host, the endpoint answers only
+//! loopback and the hosts it is told of, and here also every name under `workers.dev`, so
+//! that a deployed Worker answers on its own name without settings; `DURABLE_MCP_ALLOWED_HOSTS`
+//! names its custom domains (see [`ALLOWED_HOSTS_VAR`]). With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
 //! an operator can wake a task at once (see [`WAKE_PATH`]).
 
 mod client;

@@ -40,6 +40,17 @@ pub enum EngineError {
         /// The name of the operation that was called.
         inner: String,
     },
+    /// The body asked the client for input in a shape clients cannot show.
+    #[error(
+        "the request of input {key:?} is not an elicitation clients can show: {reason}; {}",
+        super::input::ELICITATION_SHAPES
+    )]
+    UnusableInputRequest {
+        /// The input's key.
+        key: String,
+        /// What is wrong with the request.
+        reason: String,
+    },
     /// A value is larger than the limit for stored values.
     #[error("{what} is {size} bytes of JSON, more than the limit of {limit} bytes")]
     ValueTooLarge {

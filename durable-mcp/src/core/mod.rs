@@ -9,6 +9,7 @@
 pub mod activation;
 pub mod control;
 pub mod error;
+pub mod input;
 pub mod journal;
 pub mod limits;
 pub mod listing;

@@ -104,26 +104,37 @@ pub fn check_origin(
             .any(|allowed| allowed.eq_ignore_ascii_case(host))
     };
     let mut hosts = headers.all("host");
+    let mut own_host = None;
     if let Some(host) = hosts.next() {
         if hosts.next().is_some() {
             return Err(RpcError::invalid_request(
                 "the request has several Host headers; send exactly one",
             ));
         }
-        if !authority_host(host).is_some_and(allowed) {
-            return Err(forbidden(format!(
-                "the Host header {host:?} is not an allowed host"
-            )));
-        }
+        let name = authority_host(host)
+            .filter(|name| allowed(name) || under_any(name, &policy.domains))
+            .ok_or_else(|| forbidden(format!("the Host header {host:?} is not an allowed host")))?;
+        own_host = Some(name);
     }
+    // A page served from the request's own (accepted) host is the same site.
+    let same_site = |name: &str| own_host.is_some_and(|own| own.eq_ignore_ascii_case(name));
     if let Some(origin) = headers.get("origin").filter(|_| !cross_origin)
-        && !origin_host(&origin).is_some_and(allowed)
+        && !origin_host(&origin).is_some_and(|name| allowed(name) || same_site(name))
     {
         return Err(forbidden(format!(
             "the Origin header {origin:?} is not an allowed origin"
         )));
     }
     Ok(())
+}
+
+/// Whether `host` is a subdomain of one of `domains` (not the domain itself).
+fn under_any(host: &str, domains: &[String]) -> bool {
+    domains.iter().any(|domain| {
+        host.len() > domain.len() + 1
+            && host.as_bytes()[host.len() - domain.len() - 1] == b'.'
+            && host[host.len() - domain.len()..].eq_ignore_ascii_case(domain)
+    })
 }
 
 /// The host of an `Origin` (`scheme://host[:port]`), or `None` when it is not one: `null`,
@@ -248,6 +259,47 @@ mod tests {
         }
         assert_eq!(check(&[("Host", "localhost@evil.example")]), Err(403));
         assert_eq!(check(&[("Host", "[::1]")]), Ok(()));
+    }
+
+    #[test]
+    fn hosts_under_a_domain_pass_and_their_pages_only_on_their_own_host() {
+        let policy = OriginPolicy {
+            domains: vec!["workers.dev".to_owned()],
+            ..OriginPolicy::default()
+        };
+        let check = |pairs: &[(&str, &str)]| {
+            check_origin(&Headers::new(pairs.iter().copied()), &policy, false).map_err(|e| e.status)
+        };
+        assert_eq!(check(&[("Host", "app.team.workers.dev")]), Ok(()));
+        assert_eq!(check(&[("Host", "APP.team.Workers.Dev:443")]), Ok(()));
+        for host in [
+            "workers.dev",
+            "evilworkers.dev",
+            "workers.dev.evil.example",
+            ".workers.dev",
+        ] {
+            assert_eq!(check(&[("Host", host)]), Err(403), "{host}");
+        }
+        let own_page = [
+            ("Host", "app.team.workers.dev"),
+            ("Origin", "https://app.team.workers.dev"),
+        ];
+        assert_eq!(check(&own_page), Ok(()));
+        let other_page = [
+            ("Host", "app.team.workers.dev"),
+            ("Origin", "https://evil.team.workers.dev"),
+        ];
+        assert_eq!(check(&other_page), Err(403));
+        // A page on the domain calling a local server is another site.
+        let to_loopback = [
+            ("Host", "127.0.0.1:8787"),
+            ("Origin", "https://evil.workers.dev"),
+        ];
+        assert_eq!(check(&to_loopback), Err(403));
+        assert_eq!(
+            check(&[("Origin", "https://app.team.workers.dev")]),
+            Err(403)
+        );
     }
 
     #[test]

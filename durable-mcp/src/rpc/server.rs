@@ -184,6 +184,10 @@ impl ResourceEntry {
 pub struct OriginPolicy {
     /// Host names (without port) accepted in `Host` and in `Origin`; loopback by default.
     pub hosts: Vec<String>,
+    /// Domains any subdomain of which is accepted in `Host`, and in `Origin` only as the
+    /// request's own host: names a platform routes only to its own servers (see
+    /// [`McpServer::allow_hosts_under`]).
+    pub domains: Vec<String>,
     /// Accept any `Host` and `Origin` (behind a proxy that checks them).
     pub any: bool,
 }
@@ -194,6 +198,7 @@ impl Default for OriginPolicy {
             hosts: ["127.0.0.1", "localhost", "[::1]"]
                 .map(str::to_owned)
                 .to_vec(),
+            domains: Vec::new(),
             any: false,
         }
     }
@@ -432,6 +437,21 @@ impl McpServer {
     #[must_use]
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
         self.origins.hosts.push(host.into());
+        self
+    }
+
+    /// Also accepts requests whose `Host` is a subdomain of `domain` (`allow_hosts_under
+    /// ("workers.dev")` accepts `app.team.workers.dev`, not `workers.dev` or
+    /// `evilworkers.dev`), and an `Origin` under it only when it names the request's own host
+    /// (a page the server itself served).
+    ///
+    /// For domains whose names never resolve to a loopback or private address, so that no web
+    /// page can rebind them onto a local server: the Cloudflare host accepts its own
+    /// `workers.dev` this way. A page on another subdomain is a different site, and its
+    /// requests are refused like any other origin's.
+    #[must_use]
+    pub fn allow_hosts_under(mut self, domain: impl Into<String>) -> Self {
+        self.origins.domains.push(domain.into());
         self
     }
 

@@ -30,6 +30,7 @@ use super::step;
 use crate::core::activation::{
     Activation, CheckNext, Decision, ElicitNext, End, StepEnd, StepNext, Stop, Suspension,
 };
+use crate::core::input::check_elicitation;
 use crate::core::limits::to_stored_json;
 use crate::core::replay::{AttemptResult, StepFailure};
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
@@ -77,7 +78,7 @@ impl IntoDelay for &str {
 ///   attempts still running are dropped and run again if the task goes on.
 /// - A step's closure runs outside the task: a `#[step]` fn called inside it simply runs, as
 ///   part of the outer step's attempt. Calling this context from inside a step's closure fails
-///   the task with [`EngineError::NestedStep`].
+///   the task, with an error that names both the outer step and the inner call.
 pub struct TaskContext {
     task_id: String,
     machine: RefCell<Activation>,
@@ -225,9 +226,24 @@ impl TaskContext {
     /// Returns the client's response object (an elicitation result:
     /// `{"action": "accept" | "decline" | "cancel", "content": {...}}`).
     ///
-    /// `request` is what `elicitation/create` takes as params, e.g.
-    /// `{"mode": "form", "message": "Delete a.txt?", "requestedSchema": {...}}`; `tasks/get`
-    /// shows it as `{"method": "elicitation/create", "params": request}`.
+    /// `request` is what `elicitation/create` takes as params; `tasks/get` shows it as
+    /// `{"method": "elicitation/create", "params": request}`. Clients show a form request: a
+    /// message, and an object schema of flat fields (strings, numbers, booleans, enums) to fill
+    /// in, such as
+    ///
+    /// ```json
+    /// {
+    ///     "mode": "form",
+    ///     "message": "Delete a.txt?",
+    ///     "requestedSchema": {
+    ///         "type": "object",
+    ///         "properties": { "confirm": { "type": "boolean", "title": "Delete it" } },
+    ///         "required": ["confirm"]
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// which a client answers with `{"action": "accept", "content": {"confirm": true}}`.
     pub fn elicit<'a>(
         &'a self,
         name: &str,
@@ -284,8 +300,7 @@ impl TaskContext {
                 ElicitNext::Answered(response) => ElicitOutcome::Answered(parse_json(&response)),
                 ElicitNext::TimedOut => ElicitOutcome::TimedOut,
                 ElicitNext::Ask => {
-                    let what = format!("the request of elicitation {key:?}");
-                    let request = self.stored_json(what, request).await;
+                    let request = self.input_request_json(&key, request).await;
                     let timeout_at = timeout.map(|t| self.now().saturating_add(t));
                     self.act(|m, now| Err(m.ask(&key, request, timeout_at, now)))
                         .await
@@ -297,13 +312,12 @@ impl TaskContext {
     /// Offers a standing, non-blocking input request under `key`: the task keeps running, a
     /// client may answer it at any time with `tasks/update`, and the answer cuts the next
     /// sleep short (once). Read the answer with [`check_input`](Self::check_input). Offering a
-    /// key again (on replay, or later in the run) keeps the first request.
+    /// key again (on replay, or later in the run) keeps the first request. `request` is written
+    /// as for [`elicit`](Self::elicit): `{"mode": "form", "message": ..., "requestedSchema":
+    /// {"type": "object", "properties": {...}, "required": [...]}}`.
     pub async fn offer(&self, key: &str, request: impl Serialize) -> Result<(), TaskError> {
         if self.act(|m, now| m.offer(key, now)).await {
-            let request = request.to_value();
-            let request = self
-                .stored_json(format!("the request of offer {key:?}"), request)
-                .await;
+            let request = self.input_request_json(key, request.to_value()).await;
             self.act(|m, now| m.record_offer(key, request, now)).await;
         }
         Ok(())
@@ -464,6 +478,25 @@ impl TaskContext {
             Ok(json) => json,
             Err(error) => self.fail(error).await,
         }
+    }
+
+    /// An input request as stored, once it is known to be an elicitation clients can show: a
+    /// request they cannot fails the task where it is asked, not in front of a user.
+    async fn input_request_json(
+        &self,
+        key: &str,
+        request: Result<Value, serde_json::Error>,
+    ) -> String {
+        if let Ok(value) = &request
+            && let Err(reason) = check_elicitation(value)
+        {
+            let key = key.to_owned();
+            return self
+                .fail(EngineError::UnusableInputRequest { key, reason })
+                .await;
+        }
+        self.stored_json(format!("the request of input {key:?}"), request)
+            .await
     }
 
     async fn run_step<T, F, Fut>(

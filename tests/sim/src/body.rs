@@ -141,7 +141,7 @@ impl<'a> Run<'a> {
             }
             Op::Elicit { name } => {
                 let key = self.claim(name);
-                let request = json!({ "mode": "form", "message": key });
+                let request = form(&key);
                 let token = match self.cx.elicit(name, request).await {
                     Ok(response) => self.answer_token(&key, &response),
                     Err(error) => format!("elicit-error:{key}:{error}"),
@@ -151,7 +151,7 @@ impl<'a> Run<'a> {
             }
             Op::ElicitTimeout { name, ms } => {
                 let key = self.claim(name);
-                let request = json!({ "mode": "form", "message": key });
+                let request = form(&key);
                 let timeout = Duration::from_millis(*ms);
                 let token = match self.cx.elicit_with_timeout(name, request, timeout).await {
                     Ok(ElicitOutcome::Answered(response)) => self.answer_token(&key, &response),
@@ -162,7 +162,7 @@ impl<'a> Run<'a> {
                 vec![token]
             }
             Op::Offer { key } => {
-                if let Err(error) = self.cx.offer(key, json!({ "message": key })).await {
+                if let Err(error) = self.cx.offer(key, form(key)).await {
                     self.shared.violate(
                         "offer-failed",
                         &self.task,
@@ -421,4 +421,13 @@ impl<'a> Run<'a> {
             Err(error) => format!("explicit-nested-error:{key}:{error}"),
         }
     }
+}
+
+/// The elicitation a generated body asks under `key`: a form with one yes/no field.
+fn form(key: &str) -> serde_json::Value {
+    json!({
+        "mode": "form",
+        "message": key,
+        "requestedSchema": { "type": "object", "properties": { "ok": { "type": "boolean" } } },
+    })
 }

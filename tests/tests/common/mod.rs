@@ -243,3 +243,15 @@ macro_rules! on_every_store {
     };
 }
 pub(crate) use on_every_store;
+
+/// An elicitation asking `message`, with one yes/no field (`ok`): the form shape clients show.
+pub fn ask(message: &str) -> Value {
+    serde_json::json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": { "ok": { "type": "boolean" } },
+        },
+    })
+}

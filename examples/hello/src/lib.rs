@@ -1,0 +1,54 @@
+//! `hello`: the smallest durable-mcp server, natively (`src/main.rs`) and as a Cloudflare Worker.
+
+use durable_mcp::wire::{CallToolResult, Tool};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+/// Whom to greet.
+#[derive(Deserialize, JsonSchema)]
+struct Greet {
+    /// The name to greet.
+    name: String,
+}
+
+/// Greets `name`, asks how they are, thinks about the answer for 3 s and replies.
+#[mcp_task(ttl = "1h", poll_interval = "1s")]
+async fn greet(cx: &TaskContext, input: Greet) -> Result<String, TaskError> {
+    let greeting = compose(&input.name).await?; // journaled: never re-run once recorded
+    let mood = json!({ "mood": { "type": "string", "title": "Your mood" } });
+    let schema = json!({ "type": "object", "properties": mood, "required": ["mood"] });
+    let message = format!("{greeting} How are you?");
+    let form = json!({ "mode": "form", "message": message, "requestedSchema": schema });
+    let answer = cx.elicit("mood", form).await?; // waits, durably, for tasks/update
+    let mood = answer["content"]["mood"].as_str().unwrap_or("unsure"); // no content: declined
+    cx.status(format!("thinking about {mood:?}")).await;
+    cx.sleep("think", "3s").await?; // durable: survives a restart
+    Ok(format!("{greeting} Glad you feel {mood}."))
+}
+
+#[step]
+async fn compose(name: &str) -> Result<String, StepError> {
+    Ok(format!("Hello, {name}!"))
+}
+
+/// The server: the task tool `greet` and the plain tool `shout`.
+pub fn server() -> McpServer {
+    let text = json!({ "text": { "type": "string" } });
+    let schema = json!({ "type": "object", "properties": text, "required": ["text"] });
+    let shout = Tool::new("shout", schema).description("Answers at once with `text` in capitals.");
+    McpServer::new("hello", env!("CARGO_PKG_VERSION"))
+        .task(greet)
+        .tool(shout, |call| async move {
+            let text = call.arguments["text"].as_str().unwrap_or_default();
+            Ok(CallToolResult::text(text.to_uppercase()).into())
+        })
+}
+
+// The Worker: its TaskRunner and TaskIndex Durable Objects (`wrangler.toml`) and fetch handler.
+#[cfg(target_arch = "wasm32")]
+mod worker {
+    durable_mcp::task_runner!(pub struct TaskRunner => |_env: &worker::Env| crate::server());
+    durable_mcp::fetch_handler!(crate::server);
+}
