@@ -7,9 +7,10 @@
 //! [`Engine`] built from a [`Host`]: a store (see [`crate::store`]), a [`Clock`], a [`Timer`]
 //! and a [`Scheduler`].
 
+pub use crate::core::TaskSnapshot;
 pub use crate::rpc::headers::same_secret;
 pub use crate::rpc::{
     CORS_ORIGINS_VAR, CorsPolicy, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR,
     METHOD_HEADER, NAME_HEADER, OriginPolicy, PROTOCOL_VERSION_HEADER, Router,
 };
-pub use crate::runtime::{Clock, Engine, Host, Scheduler, Timer};
+pub use crate::runtime::{Clock, CreateTask, Engine, Host, Scheduler, Timer};

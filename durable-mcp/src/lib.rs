@@ -221,7 +221,7 @@ pub use durable_mcp_macros::mcp_task;
 
 pub use crate::core::retry::RetryPolicyError;
 pub use crate::core::{
-    Backoff, DurationError, Limits, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp,
+    Backoff, DurationError, EngineError, Limits, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp,
     format_duration, parse_duration,
 };
 /// Turns an `async fn` into a journaled step, callable from any task body.

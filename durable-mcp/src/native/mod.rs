@@ -17,3 +17,4 @@ pub use server::{
     DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_PORT, HostError, LOCK_FILE,
     Listening, NativeHost,
 };
+pub use sqlite::SqliteStore;

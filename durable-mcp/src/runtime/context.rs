@@ -243,7 +243,10 @@ impl TaskContext {
     /// }
     /// ```
     ///
-    /// which a client answers with `{"action": "accept", "content": {"confirm": true}}`.
+    /// which a client answers with `{"action": "accept", "content": {"confirm": true}}`. A URL
+    /// request, `{"mode": "url", "message": ..., "url": "https://..."}`, asks the user to open a
+    /// page instead. Any other request fails the task where it is asked, with an error that
+    /// says how to write one.
     pub fn elicit<'a>(
         &'a self,
         name: &str,
