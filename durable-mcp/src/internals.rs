@@ -3,14 +3,12 @@
 //! decisions and stored rows directly. Nothing here is covered by semver; it changes in any
 //! release. Build on the crate root, [`crate::http`], [`crate::store`] and the hosts instead.
 
-pub use crate::core::{EngineError, NewTask, TaskSnapshot, control, replay, schedule, schema};
+pub use crate::core::{NewTask, control, replay, schedule, schema};
 pub use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor, encode_cursor, sse};
-pub use crate::runtime::{
-    CreateTask, DEFAULT_LEASE, current_context, new_task_id, tool_error_result,
-};
+pub use crate::runtime::{DEFAULT_LEASE, current_context, new_task_id, tool_error_result};
 
 #[cfg(feature = "native")]
-pub use crate::native::sqlite::{SqliteStore, bind, configure};
+pub use crate::native::sqlite::{bind, configure};
 
 #[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
 pub use crate::cloudflare::sql_store::DurableObjectStore;

@@ -967,7 +967,7 @@ fn tasks_bound_to_a_principal_are_hidden_from_others(setup: Setup) {
             Ok(reply("done"))
         })
     }));
-    let mut request = durable_mcp::__internals::CreateTask::new("t", json!({}));
+    let mut request = durable_mcp::http::CreateTask::new("t", json!({}));
     request.principal = Some("alice".into());
     let id = env.create_task(request);
     env.run_until_idle();
@@ -987,14 +987,14 @@ fn tasks_bound_to_a_principal_are_hidden_from_others(setup: Setup) {
 fn creation_is_idempotent_per_id_and_checked(setup: Setup) {
     let env = setup(task("t", |_, _| Box::pin(async { Ok(reply("done")) })));
     let engine = env.engine();
-    let mut request = durable_mcp::__internals::CreateTask::new("t", json!({ "n": 1 }));
+    let mut request = durable_mcp::http::CreateTask::new("t", json!({ "n": 1 }));
     request.task_id = Some("fixed".into());
     let first = engine.create_task(request.clone()).expect("create");
     request.input = json!({ "n": 2 });
     assert_eq!(engine.create_task(request).expect("again"), first);
     let journal = engine.journal("fixed").expect("read").expect("task");
     assert_eq!(journal.task.input, r#"{"n":1}"#);
-    let mut other = durable_mcp::__internals::CreateTask::new("t", json!({ "n": 3 }));
+    let mut other = durable_mcp::http::CreateTask::new("t", json!({ "n": 3 }));
     other.task_id = Some("fixed".into());
     other.principal = Some("mallory".into());
     let taken = engine

@@ -11,7 +11,7 @@
 
 mod fuzzing;
 
-use durable_mcp::__internals::SqliteStore;
+use durable_mcp::native::SqliteStore;
 use durable_mcp::store::LoadScope;
 use durable_mcp::store::Store;
 use proptest::prelude::*;

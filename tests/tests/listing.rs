@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use common::{Setup, block_on_ready, reply, task};
 
-use durable_mcp::__internals::CreateTask;
 use durable_mcp::__internals::{TaskPage, TaskService, decode_cursor};
 use durable_mcp::TaskStatus;
+use durable_mcp::http::CreateTask;
 use durable_mcp::store::ListPosition;
 use durable_mcp::wire::code;
 use serde_json::json;

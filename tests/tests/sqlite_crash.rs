@@ -12,9 +12,9 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use common::{reply, task};
-use durable_mcp::__internals::SqliteStore;
 use durable_mcp::TaskRegistry;
 use durable_mcp::TaskStatus;
+use durable_mcp::native::SqliteStore;
 use durable_mcp::testing::Harness;
 use serde_json::json;
 

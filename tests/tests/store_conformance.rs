@@ -1,6 +1,6 @@
 //! The store conformance suite against every store.
 
-use durable_mcp::__internals::SqliteStore;
+use durable_mcp::native::SqliteStore;
 use durable_mcp::testing::{MemoryStore, store_conformance};
 
 #[test]

@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use durable_mcp::__internals::CreateTask;
-use durable_mcp::__internals::EngineError;
-use durable_mcp::__internals::SqliteStore;
 use durable_mcp::__internals::schedule::next_wake;
+use durable_mcp::EngineError;
 use durable_mcp::LocalBoxFuture;
+use durable_mcp::http::CreateTask;
 use durable_mcp::http::{Clock, Host, Scheduler};
 use durable_mcp::http::{Engine, Router};
 use durable_mcp::http::{Headers, HttpRequest};
+use durable_mcp::native::SqliteStore;
 use durable_mcp::store::Store;
 use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
 use durable_mcp::testing::{

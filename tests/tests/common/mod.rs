@@ -123,8 +123,7 @@ pub fn memory(definition: TaskDefinition) -> Env {
 /// A SQLite store in a temporary file.
 pub fn sqlite(definition: TaskDefinition) -> Env {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store =
-        durable_mcp::__internals::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
+    let store = durable_mcp::native::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
     env(definition, store, Some(dir))
 }
 

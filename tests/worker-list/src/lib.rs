@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use durable_mcp::__internals::CreateTask;
-use durable_mcp::__internals::TaskSnapshot;
+use durable_mcp::http::CreateTask;
+use durable_mcp::http::TaskSnapshot;
 use durable_mcp::__internals::{RpcError, TaskService};
 use durable_mcp::cloudflare::ObjectTasks;
 use durable_mcp::{McpServer, TaskDefinition, TaskTool};
