@@ -22,18 +22,23 @@
 //! p50/p99 latency under 32 keep-alive connections from a load generator in another process
 //! (`xtask bench-child load ...`, see the `load` module), and the host's VmRSS and VmHWM with
 //! 10,000 tasks parked in a sleep; a second table.
+//!
+//! `bench --smoke` runs every part with tiny counts (and the debug builds the test command
+//! already made), to show that the command still works: its tables say that no target is
+//! judged. `cargo xtask test` runs it (see the `smoke` module).
 
 use std::error::Error;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use durable_mcp::__internals::new_task_id;
 use durable_mcp::__internals::schema;
-use durable_mcp::__internals::{SqliteStore, bind, configure};
+use durable_mcp::__internals::{bind, configure};
 use durable_mcp::TaskStatus;
+use durable_mcp::native::SqliteStore;
 use durable_mcp::store::{StepKind, StepRow, StepStatus};
 use durable_mcp::testing::{Harness, VIRTUAL_EPOCH};
 use durable_mcp::{StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry};
@@ -47,6 +52,10 @@ const STEPS: u64 = 10_000;
 
 /// Runs of each measurement.
 const RUNS: usize = 5;
+
+/// Steps and runs of a smoke run: enough to go through every code path once.
+const SMOKE_STEPS: u64 = 100;
+const SMOKE_RUNS: usize = 1;
 
 /// The engine's cost per step should be at most this many times a bare insert's.
 const TARGET_RATIO: f64 = 2.0;
@@ -62,6 +71,68 @@ const TASK: &str = "bench";
 
 /// How many times step closures ran in this process: a replay must not add to it.
 static CLOSURE_RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// Set by a smoke run: its tiny counts make every figure meaningless, so its tables (printed
+/// all the same, so that their code runs) judge no target.
+static SMOKE: AtomicBool = AtomicBool::new(false);
+
+/// How much a bench command does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// The measurement, with the counts the targets are about.
+    Full,
+    /// A smoke run: tiny counts, debug builds where they do, no target judged.
+    Smoke,
+}
+
+impl Scale {
+    /// The arguments after `command` (`bench`, `bench worker`, `size`): none, or `--smoke`.
+    pub fn parse(command: &str, args: &[&str]) -> Result<Scale> {
+        match args {
+            [] => Ok(Scale::Full),
+            ["--smoke"] => Ok(Scale::Smoke),
+            _ => Err(
+                format!("unknown arguments {args:?}; usage: cargo xtask {command} [--smoke]")
+                    .into(),
+            ),
+        }
+    }
+
+    /// Says what a smoke run is, once, before `command` starts; the verdicts follow it.
+    pub fn announce(self, command: &str) {
+        // Once, though `bench` announces before the Worker part does.
+        if self == Scale::Smoke && !SMOKE.swap(true, Ordering::Relaxed) {
+            println!(
+                "{command} --smoke: a smoke run, with tiny counts, to show that the command \
+                 works; no target is judged"
+            );
+        }
+    }
+}
+
+/// What the native engine's measurements do at a scale.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    /// Steps per task, inserts per bare run, recorded steps per replay.
+    steps: u64,
+    /// Runs of each measurement.
+    runs: usize,
+}
+
+impl Plan {
+    fn of(scale: Scale) -> Plan {
+        match scale {
+            Scale::Full => Plan {
+                steps: STEPS,
+                runs: RUNS,
+            },
+            Scale::Smoke => Plan {
+                steps: SMOKE_STEPS,
+                runs: SMOKE_RUNS,
+            },
+        }
+    }
+}
 
 /// One measurement, run in a child process.
 #[derive(Clone, Copy, Debug)]
@@ -95,27 +166,29 @@ struct Sample {
     peak_rss_kib: u64,
 }
 
-/// `cargo xtask bench`: runs every measurement [`RUNS`] times in child processes and prints
-/// the table.
-pub fn run() -> Result<()> {
+/// `cargo xtask bench [--smoke]`: runs every measurement [`RUNS`] times in child processes and
+/// prints the table; then the HTTP and the Worker parts.
+pub fn run(scale: Scale) -> Result<()> {
+    scale.announce("bench");
     let exe = std::env::current_exe()?;
+    let plan = Plan::of(scale);
     let mut samples: [Vec<Sample>; 3] = Default::default();
     // Interleaved, so that a slow patch of the machine touches every measurement alike.
-    for _ in 0..RUNS {
+    for _ in 0..plan.runs {
         for kind in Kind::ALL {
-            samples[kind as usize].push(spawn(&exe, kind)?);
+            samples[kind as usize].push(spawn(&exe, kind, plan.steps)?);
         }
     }
     let [engine, bare, replay] = samples.map(Summary::of);
-    print_table(&engine, &bare, &replay);
-    crate::http_bench::run(&exe)?;
-    crate::worker_bench::run()
+    print_table(&plan, &engine, &bare, &replay);
+    crate::http_bench::run(&exe, scale)?;
+    crate::worker_bench::run(scale)
 }
 
-/// Runs one measurement in a child process and parses its result line.
-fn spawn(exe: &Path, kind: Kind) -> Result<Sample> {
+/// Runs one measurement of `steps` in a child process and parses its result line.
+fn spawn(exe: &Path, kind: Kind, steps: u64) -> Result<Sample> {
     let output = Command::new(exe)
-        .args(["bench-child", kind.name()])
+        .args(["bench-child", kind.name(), &steps.to_string()])
         .stderr(Stdio::inherit())
         .output()?;
     if !output.status.success() {
@@ -140,23 +213,24 @@ fn spawn(exe: &Path, kind: Kind) -> Result<Sample> {
     })
 }
 
-/// `xtask bench-child <kind>`: one measurement on a fresh database; prints its result line.
-/// `xtask bench-child load <args>` is the HTTP bench's load generator instead.
+/// `xtask bench-child <kind> <steps>`: one measurement on a fresh database; prints its result
+/// line. `xtask bench-child load <args>` is the HTTP bench's load generator instead.
 pub fn child(kind: &str, args: &[&str]) -> Result<()> {
     if kind == "load" {
         return crate::load::child(args);
     }
-    if !args.is_empty() {
-        return Err(format!("the {kind} measurement takes no arguments").into());
-    }
+    let [steps] = args else {
+        return Err(format!("the {kind} measurement takes one argument, its steps").into());
+    };
+    let steps: u64 = steps.parse()?;
     let kind = Kind::parse(kind).ok_or_else(|| format!("unknown measurement {kind:?}"))?;
     let start_rss_kib = peak_rss_kib()?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("bench.sqlite3");
     let measured = match kind {
-        Kind::Engine => engine(&path)?,
-        Kind::Bare => bare(&path)?,
-        Kind::Replay => replay(&path)?,
+        Kind::Engine => engine(&path, steps)?,
+        Kind::Bare => bare(&path, steps)?,
+        Kind::Replay => replay(&path, steps)?,
     };
     println!(
         "{RESULT_PREFIX}elapsed_ns={} start_rss_kib={start_rss_kib} peak_rss_kib={}",
@@ -234,28 +308,28 @@ fn check_journal(harness: &Harness, task_id: &str, expected: u64) -> Result<()> 
     Ok(())
 }
 
-/// The engine: create to completed for a [`STEPS`]-step task.
-fn engine(path: &Path) -> Result<Measured> {
+/// The engine: create to completed for a task of `steps` steps.
+fn engine(path: &Path, steps: u64) -> Result<Measured> {
     let mut harness = harness(path)?;
     let (id, measured) = measure(|| {
-        let id = harness.create(TASK, json!({ "steps": STEPS }));
+        let id = harness.create(TASK, json!({ "steps": steps }));
         harness.run_until_idle();
         id
     })?;
     check_status(&harness, &id, TaskStatus::Completed)?;
-    check_journal(&harness, &id, STEPS)?;
+    check_journal(&harness, &id, steps)?;
     Ok(measured)
 }
 
-/// The replay: the activation that wakes a task from its sleep after [`STEPS`] recorded steps.
-fn replay(path: &Path) -> Result<Measured> {
+/// The replay: the activation that wakes a task from its sleep after `steps` recorded steps.
+fn replay(path: &Path, steps: u64) -> Result<Measured> {
     let mut harness = harness(path)?;
-    let id = harness.create(TASK, json!({ "steps": STEPS, "sleep": true }));
+    let id = harness.create(TASK, json!({ "steps": steps, "sleep": true }));
     harness.run_until_idle();
     check_status(&harness, &id, TaskStatus::Working)?;
-    check_journal(&harness, &id, STEPS + 1)?;
+    check_journal(&harness, &id, steps + 1)?;
     let runs_before = CLOSURE_RUNS.load(Ordering::Relaxed);
-    if runs_before != STEPS {
+    if runs_before != steps {
         return Err(format!("{runs_before} closure runs before the replay").into());
     }
     let ((), measured) = measure(|| harness.advance("1h"))?;
@@ -268,8 +342,8 @@ fn replay(path: &Path) -> Result<Measured> {
     Ok(measured)
 }
 
-/// The floor: [`STEPS`] autocommit inserts of the engine's step row, one statement each.
-fn bare(path: &Path) -> Result<Measured> {
+/// The floor: `steps` autocommit inserts of the engine's step row, one statement each.
+fn bare(path: &Path, steps: u64) -> Result<Measured> {
     let connection = Connection::open(path)?;
     configure(&connection)?;
     connection.execute_batch(schema::CREATE_SCHEMA)?;
@@ -277,7 +351,7 @@ fn bare(path: &Path) -> Result<Measured> {
     let mut insert = connection.prepare(schema::PUT_STEP)?;
     let task_id = new_task_id()?;
     let (inserted, measured) = measure(|| -> rusqlite::Result<()> {
-        for i in 0..STEPS {
+        for i in 0..steps {
             // Built per insert, as the engine builds each row and its parameters.
             let row = step_row(i);
             let params = bind(schema::step_params(&task_id, &row));
@@ -287,8 +361,8 @@ fn bare(path: &Path) -> Result<Measured> {
     })?;
     inserted?;
     let rows: u64 = connection.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
-    if rows != STEPS {
-        return Err(format!("the table holds {rows} rows, expected {STEPS}").into());
+    if rows != steps {
+        return Err(format!("the table holds {rows} rows, expected {steps}").into());
     }
     Ok(measured)
 }
@@ -348,8 +422,8 @@ impl Summary {
     }
 }
 
-fn micros_per_op(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64() * 1e6 / STEPS as f64
+fn micros_per_op(elapsed: Duration, steps: u64) -> f64 {
+    elapsed.as_secs_f64() * 1e6 / steps as f64
 }
 
 fn millis(elapsed: Duration) -> f64 {
@@ -373,12 +447,19 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
-/// Whether a target was met, as the tables say it.
+/// Whether a target was met, as the tables say it; nothing is judged in a smoke run.
 pub(crate) fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "MISSED" }
+    if SMOKE.load(Ordering::Relaxed) {
+        "not judged (smoke run)"
+    } else if met {
+        "met"
+    } else {
+        "MISSED"
+    }
 }
 
-fn print_table(engine: &Summary, bare: &Summary, replay: &Summary) {
+fn print_table(plan: &Plan, engine: &Summary, bare: &Summary, replay: &Summary) {
+    let Plan { steps, runs } = *plan;
     let ratio =
         |pick: fn(&Summary) -> Duration| pick(engine).as_secs_f64() / pick(bare).as_secs_f64();
     let (ratio_best, ratio_median) = (ratio(|s| s.best), ratio(|s| s.median));
@@ -389,12 +470,12 @@ fn print_table(engine: &Summary, bare: &Summary, replay: &Summary) {
     println!(
         "durable-mcp bench: {} steps per task, SQLite files in {} (set TMPDIR to move \
          them)",
-        thousands(STEPS),
+        thousands(steps),
         std::env::temp_dir().display()
     );
     println!(
-        "each measurement ran {RUNS} times, interleaved, each run in its own process: best and \
-         median of the {RUNS} runs; peak RSS is the highest VmHWM of the runs"
+        "each measurement ran {runs} times, interleaved, each run in its own process: best and \
+         median of the {runs} runs; peak RSS is the highest VmHWM of the runs"
     );
     println!();
     row(
@@ -406,15 +487,15 @@ fn print_table(engine: &Summary, bare: &Summary, replay: &Summary) {
     );
     row(
         "engine, per step (SQLite store)",
-        format!("{:.2} µs", micros_per_op(engine.best)),
-        format!("{:.2} µs", micros_per_op(engine.median)),
+        format!("{:.2} µs", micros_per_op(engine.best, steps)),
+        format!("{:.2} µs", micros_per_op(engine.median, steps)),
         mib(engine.peak_rss_kib),
         String::new(),
     );
     row(
         "bare SQLite insert, per insert",
-        format!("{:.2} µs", micros_per_op(bare.best)),
-        format!("{:.2} µs", micros_per_op(bare.median)),
+        format!("{:.2} µs", micros_per_op(bare.best, steps)),
+        format!("{:.2} µs", micros_per_op(bare.median, steps)),
         mib(bare.peak_rss_kib),
         String::new(),
     );
@@ -429,7 +510,7 @@ fn print_table(engine: &Summary, bare: &Summary, replay: &Summary) {
         ),
     );
     row(
-        &format!("replay of {} recorded steps", thousands(STEPS)),
+        &format!("replay of {} recorded steps", thousands(steps)),
         format!("{:.2} ms", millis(replay.best)),
         format!("{:.2} ms", millis(replay.median)),
         mib(replay.peak_rss_kib),
@@ -443,12 +524,12 @@ fn print_table(engine: &Summary, bare: &Summary, replay: &Summary) {
     println!(
         "engine: create to completed, divided by {}; bare: autocommit INSERT of the same \
          step row, same pragmas",
-        thousands(STEPS)
+        thousands(steps)
     );
     println!(
         "replay: the activation that wakes the task from a sleep after {} completed steps \
          (no step closure ran during it); its peak RSS covers recording the journal too",
-        thousands(STEPS)
+        thousands(steps)
     );
     let baseline = [engine, bare, replay].map(|s| s.start_rss_kib);
     println!(

@@ -59,6 +59,8 @@ pub fn run() -> Result<()> {
         "bench-worker",
         "--package",
         "story-demo",
+        "--package",
+        "hello",
         "--target",
         WASM_TARGET,
         "--features",
@@ -78,6 +80,7 @@ pub fn run() -> Result<()> {
     )?;
     // Official MCP clients and the conformance suite against the fixture server.
     crate::clients::run()?;
+    crate::smoke::run()?;
     // The story demo's page in headless Chromium, on both hosts.
     crate::browser::run()
 }

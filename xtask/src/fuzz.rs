@@ -7,6 +7,9 @@
 //! included) and the time, as each target reported them on stderr. Fails if any target found
 //! a failing case; proptest saves it beside the target (`*.proptest-regressions`), to commit
 //! with the fix.
+//!
+//! `--debug` builds the targets as `cargo test --workspace --all-features` does instead, so that
+//! a few cases reuse that build: the smoke run of `cargo xtask test` (see the `smoke` module).
 
 use std::error::Error;
 use std::process::Command;
@@ -33,15 +36,58 @@ const SUITES: &[(&str, &[&str], &str)] = &[
     ("durable-mcp-macros", &["--lib"], "fuzz::"),
 ];
 
+/// The usage, for errors.
+const USAGE: &str = "usage: cargo xtask fuzz [--cases N] [--debug]";
+
+/// What the command line asks for.
+struct Options {
+    /// Cases per target.
+    cases: u64,
+    /// Whether to build as `cargo test --workspace --all-features` does, not in release.
+    debug: bool,
+}
+
+impl Options {
+    fn parse(args: &[&str]) -> Result<Options> {
+        let mut options = Options {
+            cases: 100_000,
+            debug: false,
+        };
+        let mut rest = args.iter();
+        while let Some(arg) = rest.next() {
+            match *arg {
+                "--cases" => {
+                    let n = rest.next().ok_or(USAGE)?;
+                    options.cases = n.parse().map_err(|_| {
+                        format!("--cases takes a number, as in `--cases 20000`, not {n:?}")
+                    })?;
+                }
+                "--debug" => options.debug = true,
+                _ => return Err(format!("unknown argument {arg:?}; {USAGE}").into()),
+            }
+        }
+        Ok(options)
+    }
+
+    /// cargo's arguments before the package and target selection.
+    fn cargo_args(&self, package: &str) -> Vec<String> {
+        let mut args = vec!["test".to_owned()];
+        if self.debug {
+            // The whole workspace's features, as the test command has them, so that cargo
+            // finds that build fresh instead of building the package again with its own. With
+            // `--lib`, every library's tests run; only the macros' match the filter.
+            args.extend(["--workspace", "--all-features"].map(String::from));
+        } else {
+            args.extend(["--release", "--package", package].map(String::from));
+        }
+        args
+    }
+}
+
 /// Runs every fuzz target with `--cases N` (default 100,000) and prints what each executed.
 pub fn run(args: &[&str]) -> Result<()> {
-    let cases = match args {
-        [] => 100_000,
-        ["--cases", n] => n
-            .parse::<u64>()
-            .map_err(|_| format!("--cases takes a number, as in `--cases 20000`, not {n:?}"))?,
-        _ => return Err("usage: cargo xtask fuzz [--cases N]".into()),
-    };
+    let options = Options::parse(args)?;
+    let cases = options.cases;
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut reports = Vec::new();
@@ -49,14 +95,15 @@ pub fn run(args: &[&str]) -> Result<()> {
     let started = Instant::now();
     for (package, selection, filter) in SUITES {
         println!(
-            "fuzz: {package} {}, {cases} cases per target",
-            selection.join(" ")
+            "fuzz: {package} {}, {cases} cases per target{}",
+            selection.join(" "),
+            if options.debug { " (debug build)" } else { "" }
         );
         let mut command = Command::new(&cargo);
         command
             .current_dir(&root)
             .env("PROPTEST_CASES", cases.to_string())
-            .args(["test", "--release", "--package", package])
+            .args(options.cargo_args(package))
             .args(*selection)
             .arg("--");
         if !filter.is_empty() {

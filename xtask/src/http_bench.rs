@@ -3,17 +3,21 @@
 //! Both measurements run the release build of `conformance-server` (built first, with
 //! `cargo build --release -p conformance-server`) as a child process on `127.0.0.1`, port 0,
 //! with a fresh state directory, and create their tasks through the MCP endpoint: `tools/call`
-//! of `slow_compute`, declaring the Tasks extension.
+//! of `slow_compute`, declaring the Tasks extension, sleeping [`PARK_SECONDS`] (the longest the
+//! fixture accepts; far longer than a run).
 //!
-//! - `tasks/get` under load: [`LOAD_TASKS`] tasks sleeping an hour; once every one is parked,
+//! - `tasks/get` under load: [`LOAD_TASKS`] parked tasks; once every one is parked,
 //!   the load generator (this executable, re-invoked as `xtask bench-child load`, see the
 //!   `load` module) polls them over [`CONNECTIONS`] keep-alive connections for a warm-up
 //!   second and [`MEASURED`]. It reports throughput and p50/p99 latency; every response must
 //!   be a `working` task, and one error fails the command. [`LOAD_RUNS`] runs, each on a fresh
 //!   server: best and median. The server's and the generator's CPU time per request are shown
 //!   too, to tell which side ran out of CPU.
-//! - Memory: [`PARKED_TASKS`] tasks sleeping a day; once every one is parked, the server's
-//!   `VmRSS` and `VmHWM` (from `/proc/<pid>/status`).
+//! - Memory: [`PARKED_TASKS`] parked tasks; once every one is parked, the server's `VmRSS` and
+//!   `VmHWM` (from `/proc/<pid>/status`).
+//!
+//! A smoke run ([`Scale::Smoke`]) does both with a few tasks, two connections and one short
+//! load run, on the debug build `cargo xtask clients` made.
 //!
 //! A task is parked when the store says so (read-only, from the server's SQLite file): status
 //! `working`, no activation due or running (`next_run_at` unset), a pending sleep step.
@@ -35,7 +39,7 @@ use durable_mcp_tests::mcp::McpClient;
 use rusqlite::OpenFlags;
 use serde_json::{Value, json};
 
-use crate::bench::{thousands, verdict};
+use crate::bench::{Scale, thousands, verdict};
 use crate::load::{self, RESULT_PREFIX, endpoint};
 
 /// A result whose error is any error.
@@ -59,6 +63,10 @@ const LOAD_RUNS: usize = 3;
 /// Tasks parked for the memory measurement.
 const PARKED_TASKS: usize = 10_000;
 
+/// How long each task sleeps, in seconds: `slow_compute` refuses more than 3,000 (50 minutes),
+/// and a run parks its tasks for a few minutes at most.
+const PARK_SECONDS: u64 = 3_000;
+
 /// Connections (one thread each) that create the tasks.
 const CREATORS: usize = 4;
 
@@ -78,16 +86,62 @@ const TARGET_RSS_MIB: u64 = 100;
 /// every Linux architecture).
 const USER_HZ: u64 = 100;
 
+/// What the HTTP bench does at a scale.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    /// Tasks the load generator polls.
+    load_tasks: usize,
+    /// The load generator's keep-alive connections.
+    connections: usize,
+    /// The measured period of a load run.
+    measured: Duration,
+    /// Load runs, each on a fresh server.
+    load_runs: usize,
+    /// Tasks parked for the memory measurement.
+    parked_tasks: usize,
+    /// Whether the server is built in release; a smoke run takes the debug build that
+    /// `cargo xtask clients` made, as it measures nothing worth a release build.
+    release: bool,
+}
+
+impl Plan {
+    fn of(scale: Scale) -> Plan {
+        match scale {
+            Scale::Full => Plan {
+                load_tasks: LOAD_TASKS,
+                connections: CONNECTIONS,
+                measured: MEASURED,
+                load_runs: LOAD_RUNS,
+                parked_tasks: PARKED_TASKS,
+                release: true,
+            },
+            Scale::Smoke => Plan {
+                load_tasks: 20,
+                connections: 2,
+                measured: Duration::from_millis(500),
+                load_runs: 1,
+                parked_tasks: 50,
+                release: false,
+            },
+        }
+    }
+}
+
 /// `cargo xtask bench`, second half: builds the server, runs the load [`LOAD_RUNS`] times and
 /// the memory measurement once, and prints their table. `exe` is this executable.
-pub fn run(exe: &Path) -> Result<()> {
-    let server = build_server(exe)?;
-    let mut loads = Vec::with_capacity(LOAD_RUNS);
-    for _ in 0..LOAD_RUNS {
-        loads.push(load_run(exe, &server)?);
+pub fn run(exe: &Path, scale: Scale) -> Result<()> {
+    let plan = Plan::of(scale);
+    let server = if plan.release {
+        build_server(exe)?
+    } else {
+        crate::clients::build_binary(&crate::clients::workspace_root(), SERVER)?
+    };
+    let mut loads = Vec::with_capacity(plan.load_runs);
+    for _ in 0..plan.load_runs {
+        loads.push(load_run(exe, &server, &plan)?);
     }
-    let memory = memory_run(&server)?;
-    print_table(&LoadSummary::of(&loads), &memory);
+    let memory = memory_run(&server, plan.parked_tasks)?;
+    print_table(&plan, &LoadSummary::of(&loads), &memory);
     Ok(())
 }
 
@@ -187,9 +241,9 @@ impl Drop for Server {
     }
 }
 
-/// Creates `count` `slow_compute` tasks that sleep `seconds`, over [`CREATORS`] keep-alive
-/// connections, and returns their ids.
-fn create_tasks(server: &Server, count: usize, seconds: u64) -> Result<Vec<String>> {
+/// Creates `count` `slow_compute` tasks that sleep [`PARK_SECONDS`], over [`CREATORS`]
+/// keep-alive connections, and returns their ids.
+fn create_tasks(server: &Server, count: usize) -> Result<Vec<String>> {
     let threads: Vec<_> = (0..CREATORS)
         .map(|creator| {
             let share = count / CREATORS + usize::from(creator < count % CREATORS);
@@ -198,7 +252,7 @@ fn create_tasks(server: &Server, count: usize, seconds: u64) -> Result<Vec<Strin
                 let client = McpClient::new(&url);
                 let mut connection = Connection::open(address).map_err(|e| e.to_string())?;
                 (0..share)
-                    .map(|_| create_task(&client, &mut connection, &path, seconds))
+                    .map(|_| create_task(&client, &mut connection, &path))
                     .collect()
             })
         })
@@ -215,10 +269,9 @@ fn create_task(
     client: &McpClient,
     connection: &mut Connection,
     path: &str,
-    seconds: u64,
 ) -> Result<String, String> {
-    let params =
-        json!({ "name": "slow_compute", "arguments": { "seconds": seconds, "label": "bench" } });
+    let arguments = json!({ "seconds": PARK_SECONDS, "label": "bench" });
+    let params = json!({ "name": "slow_compute", "arguments": arguments });
     let (body, headers) = client.build("tools/call", params, true);
     let headers: Vec<(&str, &str)> = headers
         .iter()
@@ -347,11 +400,11 @@ struct LoadSample {
     server_hwm_kib: u64,
 }
 
-/// One load run on a fresh server with [`LOAD_TASKS`] parked tasks.
-fn load_run(exe: &Path, binary: &Path) -> Result<LoadSample> {
+/// One load run on a fresh server with the plan's parked tasks.
+fn load_run(exe: &Path, binary: &Path, plan: &Plan) -> Result<LoadSample> {
     let server = Server::start(binary)?;
-    let ids = create_tasks(&server, LOAD_TASKS, 3_600)?;
-    wait_parked(&server, LOAD_TASKS)?;
+    let ids = create_tasks(&server, plan.load_tasks)?;
+    wait_parked(&server, plan.load_tasks)?;
     let ids_file = server.dir.path().join("task-ids.txt");
     std::fs::write(&ids_file, ids.join("\n"))?;
     let cpu_before = cpu_time(server.pid())?;
@@ -360,8 +413,8 @@ fn load_run(exe: &Path, binary: &Path) -> Result<LoadSample> {
         .arg("load")
         .arg(&server.url)
         .arg(&ids_file)
-        .arg(CONNECTIONS.to_string())
-        .arg(MEASURED.as_secs_f64().to_string())
+        .arg(plan.connections.to_string())
+        .arg(plan.measured.as_secs_f64().to_string())
         .stderr(Stdio::inherit())
         .output()?;
     let server_cpu = cpu_time(server.pid())? - cpu_before;
@@ -413,20 +466,20 @@ struct MemorySample {
     parked_in: Duration,
 }
 
-/// The memory of a fresh server with [`PARKED_TASKS`] parked tasks.
-fn memory_run(binary: &Path) -> Result<MemorySample> {
+/// The memory of a fresh server with `parked_tasks` parked tasks.
+fn memory_run(binary: &Path, parked_tasks: usize) -> Result<MemorySample> {
     let server = Server::start(binary)?;
     let idle_rss_kib = status_kib(server.pid(), "VmRSS")?;
     let idle_hwm_kib = status_kib(server.pid(), "VmHWM")?;
     let started = Instant::now();
-    let ids = create_tasks(&server, PARKED_TASKS, 86_400)?;
+    let ids = create_tasks(&server, parked_tasks)?;
     let created_in = started.elapsed();
-    wait_parked(&server, PARKED_TASKS)?;
+    wait_parked(&server, parked_tasks)?;
     let parked_in = started.elapsed();
     let rss_kib = status_kib(server.pid(), "VmRSS")?;
     let hwm_kib = status_kib(server.pid(), "VmHWM")?;
     // After reading the figures, so that these requests do not count.
-    check_working(&server, &ids, 100)?;
+    check_working(&server, &ids, (parked_tasks / 100).max(1))?;
     Ok(MemorySample {
         idle_rss_kib,
         idle_hwm_kib,
@@ -498,20 +551,23 @@ fn row(what: &str, first: &str, second: &str, third: &str, target: &str) {
 }
 
 /// Prints the load and memory figures with their targets.
-fn print_table(load: &LoadSummary, memory: &MemorySample) {
+fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
+    let parked_tasks = plan.parked_tasks;
     println!();
     println!(
-        "durable-mcp bench, native host over HTTP: release {SERVER} on 127.0.0.1, state in {} \
+        "durable-mcp bench, native host over HTTP: {} {SERVER} on 127.0.0.1, state in {} \
          (set TMPDIR to move it)",
+        if plan.release { "release" } else { "debug" },
         std::env::temp_dir().display()
     );
     println!(
-        "tasks/get: {CONNECTIONS} keep-alive connections from another process, round robin over \
-         {} working tasks, {} s warm-up then {} s measured; {LOAD_RUNS} runs, each on a fresh \
-         server: best and median",
-        thousands(LOAD_TASKS as u64),
+        "tasks/get: {} keep-alive connections from another process, round robin over {} working \
+         tasks, {} s warm-up then {} s measured; {} runs, each on a fresh server: best and median",
+        plan.connections,
+        thousands(plan.load_tasks as u64),
         load::WARM_UP.as_secs(),
-        MEASURED.as_secs()
+        plan.measured.as_secs_f64(),
+        plan.load_runs
     );
     println!();
     row("measurement", "best", "median", "peak RSS", "target");
@@ -570,7 +626,7 @@ fn print_table(load: &LoadSummary, memory: &MemorySample) {
         "",
     );
     row(
-        &format!("{} tasks parked in a sleep", thousands(PARKED_TASKS as u64)),
+        &format!("{} tasks parked in a sleep", thousands(parked_tasks as u64)),
         &mib(memory.rss_kib),
         &mib(memory.hwm_kib),
         "",
@@ -594,7 +650,7 @@ fn print_table(load: &LoadSummary, memory: &MemorySample) {
         "memory: {} tasks created through the endpoint in {:.1} s ({} connections), all parked \
          {:.1} s after the first; VmHWM includes that burst; targets are judged on the median \
          (load) and on both VmRSS and VmHWM (memory)",
-        thousands(PARKED_TASKS as u64),
+        thousands(parked_tasks as u64),
         memory.created_in.as_secs_f64(),
         CREATORS,
         memory.parked_in.as_secs_f64()

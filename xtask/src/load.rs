@@ -80,14 +80,27 @@ struct Conn {
     buf: Vec<u8>,
     /// How much of `buf` holds bytes read.
     filled: usize,
+    /// The last response's body, its chunks joined.
+    body: Vec<u8>,
 }
 
-/// A response read by [`Conn::exchange`]: its status and where its body lies in the buffer.
+/// A response read by [`Conn::exchange`]: its status and where it ends in the buffer. Its
+/// body is in [`Conn::body`] until the next exchange.
 struct Reply {
     /// The HTTP status code.
     status: u16,
-    /// The body's bytes in the connection's buffer.
-    body: std::ops::Range<usize>,
+    /// Where the response ends in the connection's buffer.
+    end: usize,
+}
+
+/// How a response body is delimited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    /// `Content-Length: <n>`.
+    Length(usize),
+    /// `Transfer-Encoding: chunked`: the native host sends its JSON answers so, as hyper
+    /// does with a body whose size it is not told in advance.
+    Chunked,
 }
 
 impl Conn {
@@ -100,38 +113,85 @@ impl Conn {
             stream,
             buf: vec![0; 16 * 1024],
             filled: 0,
+            body: Vec::with_capacity(4 * 1024),
         })
     }
 
-    /// Sends `request` and reads the response to it (which must have a `Content-Length`).
-    /// The body stays in the buffer until the next exchange.
+    /// Sends `request` and reads the whole response to it.
     fn exchange(&mut self, request: &[u8]) -> io::Result<Reply> {
         self.stream.write_all(request)?;
-        let head_end = loop {
-            if let Some(at) = find(&self.buf[..self.filled], b"\r\n\r\n") {
-                break at + 4;
-            }
-            self.fill()?;
-        };
+        let head_end = self.find_from(0, b"\r\n\r\n")? + 4;
         let head = &self.buf[..head_end];
         let status = head
             .strip_prefix(b"HTTP/1.1 ")
             .and_then(|rest| std::str::from_utf8(rest.get(..3)?).ok()?.parse().ok())
             .ok_or_else(|| invalid("a response without an HTTP/1.1 status line"))?;
-        let length = content_length(head).ok_or_else(|| invalid("no Content-Length"))?;
-        while self.filled < head_end + length {
+        let framing = framing(head)
+            .ok_or_else(|| invalid("a response with neither Content-Length nor chunked"))?;
+        self.body.clear();
+        let end = match framing {
+            Framing::Length(length) => {
+                self.fill_to(head_end + length)?;
+                let body = &self.buf[head_end..head_end + length];
+                self.body.extend_from_slice(body);
+                head_end + length
+            }
+            Framing::Chunked => self.read_chunks(head_end)?,
+        };
+        Ok(Reply { status, end })
+    }
+
+    /// Reads a chunked body that starts at `at` into [`body`](Self::body); returns where it
+    /// ends (after the trailers' empty line).
+    fn read_chunks(&mut self, mut at: usize) -> io::Result<usize> {
+        loop {
+            let line_end = self.find_from(at, b"\r\n")?;
+            let size = chunk_size(&self.buf[at..line_end])
+                .ok_or_else(|| invalid("a chunk whose size is not hexadecimal"))?;
+            at = line_end + 2;
+            if size == 0 {
+                break;
+            }
+            self.fill_to(at + size + 2)?;
+            if &self.buf[at + size..at + size + 2] != b"\r\n" {
+                return Err(invalid("a chunk not followed by CRLF"));
+            }
+            self.body.extend_from_slice(&self.buf[at..at + size]);
+            at += size + 2;
+        }
+        // Trailer lines, if any, up to the empty line that ends the message.
+        loop {
+            let line_end = self.find_from(at, b"\r\n")?;
+            let empty = line_end == at;
+            at = line_end + 2;
+            if empty {
+                return Ok(at);
+            }
+        }
+    }
+
+    /// Where `needle` first occurs in the bytes read from `from` on, reading until it does.
+    fn find_from(&mut self, from: usize, needle: &[u8]) -> io::Result<usize> {
+        loop {
+            if let Some(at) = find(&self.buf[from..self.filled], needle) {
+                return Ok(from + at);
+            }
             self.fill()?;
         }
-        Ok(Reply {
-            status,
-            body: head_end..head_end + length,
-        })
+    }
+
+    /// Reads until at least `len` bytes are in the buffer.
+    fn fill_to(&mut self, len: usize) -> io::Result<()> {
+        while self.filled < len {
+            self.fill()?;
+        }
+        Ok(())
     }
 
     /// Drops the response [`exchange`](Self::exchange) returned, keeping any bytes after it.
     fn consume(&mut self, reply: &Reply) {
-        self.buf.copy_within(reply.body.end..self.filled, 0);
-        self.filled -= reply.body.end;
+        self.buf.copy_within(reply.end..self.filled, 0);
+        self.filled -= reply.end;
     }
 
     /// Reads more bytes into the buffer, growing it when full.
@@ -161,15 +221,35 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         .position(|window| window == needle)
 }
 
-/// The `Content-Length` of a response head.
-fn content_length(head: &[u8]) -> Option<usize> {
-    head.split(|&byte| byte == b'\n').find_map(|line| {
-        let (name, value) = std::str::from_utf8(line).ok()?.split_once(':')?;
-        if !name.trim().eq_ignore_ascii_case("content-length") {
-            return None;
+/// How the body of a response with this head is delimited; chunked wins over a length, as
+/// HTTP/1.1 says.
+fn framing(head: &[u8]) -> Option<Framing> {
+    let mut length = None;
+    for line in head.split(|&byte| byte == b'\n') {
+        let Some((name, value)) = std::str::from_utf8(line)
+            .ok()
+            .and_then(|l| l.split_once(':'))
+        else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        if name.eq_ignore_ascii_case("transfer-encoding")
+            && value.to_ascii_lowercase().contains("chunked")
+        {
+            return Some(Framing::Chunked);
         }
-        value.trim().parse().ok()
-    })
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse().ok().map(Framing::Length);
+        }
+    }
+    length
+}
+
+/// The size of a chunk from its size line (without the CRLF), extensions after `;` ignored.
+fn chunk_size(line: &[u8]) -> Option<usize> {
+    let line = std::str::from_utf8(line).ok()?;
+    let digits = line.split(';').next()?.trim();
+    usize::from_str_radix(digits, 16).ok()
 }
 
 /// When the warm-up ends and when the measured window does.
@@ -226,7 +306,7 @@ fn drive(mut conn: Conn, requests: &[Prebuilt], start: usize, window: Window) ->
             }
         };
         let latency = sent.elapsed();
-        let body = &conn.buf[reply.body.clone()];
+        let body = &conn.body;
         if reply.status != 200
             || find(body, WORKING).is_none()
             || find(body, &prebuilt.task).is_none()
@@ -318,4 +398,53 @@ pub fn child(args: &[&str]) -> Result<()> {
         cpu.as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::TcpListener;
+
+    use super::{Conn, Framing, chunk_size, framing};
+
+    #[test]
+    fn a_body_is_framed_by_chunks_before_a_length() {
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert_eq!(framing(chunked), Some(Framing::Chunked));
+        let sized = b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n";
+        assert_eq!(framing(sized), Some(Framing::Length(12)));
+        assert_eq!(framing(b"HTTP/1.1 200 OK\r\n\r\n"), None);
+        assert_eq!(chunk_size(b"1a;name=value"), Some(26));
+        assert_eq!(chunk_size(b"zz"), None);
+    }
+
+    #[test]
+    fn chunked_and_sized_responses_follow_each_other_on_one_connection() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            // Both answers at once: the client must not read one into the other.
+            stream
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n\
+                      5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n\
+                      HTTP/1.1 404 Not Found\r\ncontent-length: 4\r\n\r\nnope",
+                )
+                .unwrap();
+            // Open until the client is done, so that its writes find a reader.
+            std::io::copy(&mut stream, &mut std::io::sink()).unwrap();
+        });
+        let mut conn = Conn::open(address).unwrap();
+        let reply = conn.exchange(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!(
+            (reply.status, conn.body.as_slice()),
+            (200, &b"hello, world"[..])
+        );
+        conn.consume(&reply);
+        let reply = conn.exchange(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!((reply.status, conn.body.as_slice()), (404, &b"nope"[..]));
+        drop(conn);
+        server.join().unwrap();
+    }
 }

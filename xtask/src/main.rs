@@ -12,11 +12,15 @@
 //!   object through RPC), `tasks/get` throughput under 16 clients against that floor's RPC
 //!   insert, a step's cost next to a bare insert in an object, the
 //!   slowest `tasks/get` during a 10,000-step run, and the deployed wasm's size (`bench worker`
-//!   runs only this part). See the `bench`, `http_bench` and `worker_bench` modules.
+//!   runs only this part). `--smoke` runs it all with tiny counts and judges no target. See the
+//!   `bench`, `http_bench` and `worker_bench` modules.
 //! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests,
-//!   then `clients`), after installing what they need. See the `checks` module.
-//! - `demo`: runs `examples/report-task` natively with a demo report service beside it. See
-//!   the `demo` module.
+//!   then `clients`, the smoke runs and `browser`), after installing what they need. See the
+//!   `checks` module.
+//! - `smoke`: `bench --smoke`, `size --smoke`, `sim` and `fuzz` with tiny counts, as `test`
+//!   runs them, so that a broken command does not go unnoticed. See the `smoke` module.
+//! - `demo`: runs `examples/report-task` natively with a demo report service beside it, or
+//!   with `--worker` as a Worker under `wrangler dev`. See the `demo` module.
 //! - `clients`: the official MCP conformance suite and official MCP clients against the
 //!   conformance fixture server. See the `clients` module.
 //! - `browser`: the story-demo page in headless Chromium against the example's native host
@@ -25,10 +29,11 @@
 //!   release: `sim --seeds N [--seed S]`. See the `sim` module.
 //! - `fuzz`: the fuzz targets (property tests of the router, the duration grammar, the SQLite
 //!   rows and the macros' arguments) in release, `fuzz --cases N` (default 100,000) each;
-//!   prints the executions and time per target. See the `fuzz` module.
+//!   prints the executions and time per target (`--debug`: as `cargo test` builds them). See
+//!   the `fuzz` module.
 //! - `size`: the deployed Worker's wasm size, and where its bytes go (code by crate, by the
-//!   workspace's items, the largest functions) from a build that keeps the names. See the `size`
-//!   module.
+//!   workspace's items, the largest functions) from a build that keeps the names (`--smoke`:
+//!   from the deployed build, without names). See the `size` module.
 //! - `public-api`: durable-mcp's public API as its rendered docs show it, against the committed
 //!   listing (`--bless` rewrites it). See the `public_api` module.
 //! - `help`: prints the usage.
@@ -45,6 +50,7 @@ mod public_api;
 mod publish;
 mod sim;
 mod size;
+mod smoke;
 mod wire_schemas;
 mod worker_bench;
 mod worker_target;
@@ -57,23 +63,29 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  demo     run examples/report-task natively, with a demo report service beside it
-  test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests, clients
+  demo     run examples/report-task natively, with a demo report service beside it;
+           `demo --worker` runs it as a Worker under wrangler dev
+  test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests, clients,
+           the smoke runs, browser
   clients  run the MCP conformance suite and official MCP clients against the fixture server
   bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory;
            tasks/get throughput and latency over HTTP, host memory with 10,000 parked tasks;
-           then the Cloudflare host under workerd (`bench worker` runs only that part)
+           then the Cloudflare host under workerd (`bench worker` runs only that part);
+           `--smoke`: tiny counts and debug builds, no target judged
   browser  run the story-demo page in headless Chromium against the example's native host
            and its Worker; screenshots in target/browser/
   sim      run the deterministic simulation: `sim --seeds N [--seed S]`; prints seeds run,
            events, faults injected and violations; fails on any violation
   fuzz     run the fuzz targets long, in release: `fuzz [--cases N]` (default 100000 each);
-           prints the executions and time per target; fails on any failing case
+           prints the executions and time per target; fails on any failing case; `--debug`
+           builds them as `cargo test --workspace --all-features` does
   public-api
            compare durable-mcp's rendered public API (after `cargo doc --all-features`) with
            durable-mcp/public-api.txt; `--bless` writes the listing anew
   size     build examples/report-task as deployed and print its wasm size, then where the bytes
-           go (code by crate and by workspace item, largest functions) from a build with names
+           go (code by crate and by workspace item, largest functions) from a build with names;
+           `--smoke`: from the deployed build instead (no names, no second build)
+  smoke    run bench --smoke, size --smoke, sim --seeds 20 and fuzz --cases 50, as `test` does
   help     print this message
 ";
 
@@ -85,9 +97,13 @@ fn main() -> ExitCode {
         ["clients"] => clients::run(),
         ["browser"] => browser::run(),
         ["demo"] => demo::run(),
-        ["bench"] => bench::run(),
-        ["bench", "worker"] => worker_bench::run(),
-        ["size"] => size::run(),
+        ["demo", "--worker"] => demo::run_worker(),
+        ["bench", "worker", args @ ..] => {
+            bench::Scale::parse("bench worker", args).and_then(worker_bench::run)
+        }
+        ["bench", args @ ..] => bench::Scale::parse("bench", args).and_then(bench::run),
+        ["size", args @ ..] => bench::Scale::parse("size", args).and_then(size::run),
+        ["smoke"] => smoke::run(),
         ["public-api"] => public_api::check(false),
         ["public-api", "--bless"] => public_api::check(true),
         ["sim", args @ ..] => sim::run(args),

@@ -9,13 +9,18 @@
 //! how much of a crate's code is instantiated for the workspace's own types. Nothing is
 //! asserted; the first unstripped build rebuilds std (about ten minutes), later ones take as long
 //! as a Worker build.
+//!
+//! `size --smoke` (run by `cargo xtask test`, see the `smoke` module) builds as deployed and
+//! reads that module, whose names are stripped, instead of building again with names: the build
+//! with names shares nothing with the others, and would add those ten minutes to the test command.
 
 use std::collections::HashMap;
 use std::error::Error;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use durable_mcp_tests::workerd::{build_worker_optimized, worker_build, workspace_root};
 
+use crate::bench::Scale;
 use crate::worker_bench::wasm_size;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
@@ -27,17 +32,48 @@ const NAMES_OUT_DIR: &str = "build/names";
 /// Rows of each table.
 const ROWS: usize = 25;
 
-/// Builds, measures, prints.
-pub fn run() -> Result<()> {
+/// Builds, measures, prints; a smoke run reads the deployed module instead of one with names.
+pub fn run(scale: Scale) -> Result<()> {
+    if scale == Scale::Smoke {
+        println!(
+            "size --smoke: a smoke run, to show that the command works: no build with names \
+             (its tables list unnamed functions); nothing is judged"
+        );
+    }
     crate::worker_tools::ensure_wasm_opt()?;
     let dir = workspace_root().join(WORKER_CRATE);
     eprintln!("size: building {WORKER_CRATE} as deployed (worker-build, wasm-opt)");
     std::panic::catch_unwind(|| build_worker_optimized(&dir))
         .map_err(|_| format!("worker-build failed in {WORKER_CRATE}"))?;
-    let (raw, gzipped) = wasm_size(&dir.join("build/index_bg.wasm"))?;
+    let deployed = dir.join("build/index_bg.wasm");
+    let (raw, gzipped) = wasm_size(&deployed)?;
+    let analysed = match scale {
+        Scale::Full => build_with_names(&dir)?,
+        Scale::Smoke => deployed,
+    };
+    let module = Module::read(&analysed)?;
 
+    println!();
+    println!("{WORKER_CRATE} index_bg.wasm as deployed: {raw} bytes, {gzipped} gzip -9");
+    if scale == Scale::Full {
+        let (names_raw, names_gzipped) = wasm_size(&analysed)?;
+        println!(
+            "before wasm-opt, with names ({}): {names_raw} bytes, {names_gzipped} gzip -9",
+            analysed.display()
+        );
+    }
+    println!();
+    print_sections(&module);
+    print_crates(&module);
+    print_workspace_items(&module);
+    print_largest(&module);
+    Ok(())
+}
+
+/// Builds the crate in `dir` with its symbol names kept and no wasm-opt; returns its module.
+fn build_with_names(dir: &Path) -> Result<PathBuf> {
     eprintln!("size: building {WORKER_CRATE} with its symbol names (no wasm-opt)");
-    let status = worker_build(&dir)
+    let status = worker_build(dir)
         .args(["--profile", "worker", "--no-opt", "--panic-unwind"])
         .args(["--out-dir", NAMES_OUT_DIR])
         .env("CARGO_PROFILE_WORKER_STRIP", "false")
@@ -45,22 +81,7 @@ pub fn run() -> Result<()> {
     if !status.success() {
         return Err(format!("worker-build (with names) failed in {WORKER_CRATE}").into());
     }
-    let named = dir.join(NAMES_OUT_DIR).join("index_bg.wasm");
-    let module = Module::read(&named)?;
-    let (names_raw, names_gzipped) = wasm_size(&named)?;
-
-    println!();
-    println!("{WORKER_CRATE} index_bg.wasm as deployed: {raw} bytes, {gzipped} gzip -9");
-    println!(
-        "before wasm-opt, with names ({}): {names_raw} bytes, {names_gzipped} gzip -9",
-        named.display()
-    );
-    println!();
-    print_sections(&module);
-    print_crates(&module);
-    print_workspace_items(&module);
-    print_largest(&module);
-    Ok(())
+    Ok(dir.join(NAMES_OUT_DIR).join("index_bg.wasm"))
 }
 
 /// The parts of a wasm module the report needs.

@@ -43,6 +43,9 @@
 //! wasm size of `examples/report-task` (the Worker the root `wrangler.toml` deploys), raw and
 //! gzipped, built as deployed: with wasm-opt (`cargo xtask size` says where its bytes go).
 //! Targets are printed next to the figures, never enforced.
+//!
+//! A smoke run ([`Scale::Smoke`]) takes a few samples, requests and steps of each, and the
+//! report-task build the Worker tests make (no wasm-opt; `cargo xtask size --smoke` runs that).
 
 use std::error::Error;
 use std::net::SocketAddr;
@@ -52,10 +55,12 @@ use std::time::{Duration, Instant};
 
 use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::mcp::McpClient;
-use durable_mcp_tests::workerd::{WorkerProcess, build_worker_optimized, workspace_root};
+use durable_mcp_tests::workerd::{
+    WorkerProcess, build_worker, build_worker_optimized, workspace_root,
+};
 use serde_json::{Value, json};
 
-use crate::bench::verdict;
+use crate::bench::{Scale, verdict};
 use crate::workerd_cpu::Runtime;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
@@ -95,17 +100,83 @@ const TARGET_GZIP_BYTES: u64 = 400 * 1000;
 /// RPC insert.
 const TARGET_THROUGHPUT_RATIO: f64 = 0.9;
 
+/// What the Worker bench does at a scale.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    /// Latency samples per measurement.
+    samples: usize,
+    /// Runs of each per-step measurement.
+    step_runs: usize,
+    /// Steps (and floor inserts) per per-step run.
+    steps: u64,
+    /// Inserts per floor run.
+    inserts: u64,
+    /// Steps of the task polled during the responsiveness measurement.
+    long_run: u64,
+    /// Concurrent clients of the throughput measurement.
+    clients: usize,
+    /// Rounds of the throughput measurement.
+    rounds: usize,
+    /// How long each request kind is driven per round.
+    round: Duration,
+    /// Sequential requests of each kind per round of the CPU measurement.
+    cpu_requests: u32,
+    /// Rounds of the CPU measurement.
+    cpu_rounds: usize,
+    /// Whether report-task is built as deployed (wasm-opt) before its size is read.
+    optimized: bool,
+}
+
+impl Plan {
+    fn of(scale: Scale) -> Plan {
+        match scale {
+            Scale::Full => Plan {
+                samples: SAMPLES,
+                step_runs: STEP_RUNS,
+                steps: STEPS,
+                inserts: INSERTS,
+                long_run: LONG_RUN,
+                clients: CLIENTS,
+                rounds: ROUNDS,
+                round: ROUND,
+                cpu_requests: CPU_REQUESTS,
+                cpu_rounds: CPU_ROUNDS,
+                optimized: true,
+            },
+            Scale::Smoke => Plan {
+                samples: 3,
+                step_runs: 1,
+                steps: 10,
+                inserts: 100,
+                long_run: 200,
+                clients: 2,
+                rounds: 1,
+                round: Duration::from_millis(500),
+                cpu_requests: 3,
+                cpu_rounds: 1,
+                optimized: false,
+            },
+        }
+    }
+}
+
 /// Builds the bench Worker and report-task, starts them and the JS floor, runs every
 /// measurement, prints the tables.
-pub fn run() -> Result<()> {
+pub fn run(scale: Scale) -> Result<()> {
+    scale.announce("bench worker");
+    let plan = Plan::of(scale);
     let root = workspace_root();
-    crate::worker_tools::ensure_wasm_opt()?;
+    if plan.optimized {
+        crate::worker_tools::ensure_wasm_opt()?;
+    } else {
+        crate::worker_tools::ensure()?;
+    }
     eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
     let worker = crate::worker_target::start(&root, "xtask/bench-worker")?;
-    build(&root.join("examples/report-task"))?;
+    build(&root.join("examples/report-task"), plan.optimized)?;
     eprintln!("bench: starting the JavaScript floor ({JS_FLOOR}, no build)");
     let js_floor = crate::worker_target::start_js(&root, JS_FLOOR)?;
-    let mut bench = Bench::new(worker.process(), js_floor.process())?;
+    let mut bench = Bench::new(worker.process(), js_floor.process(), plan)?;
     let runtime =
         |process: &WorkerProcess| Runtime::of_group(process.process_group(), process.port());
     let runtimes = runtime(worker.process()).zip(runtime(js_floor.process()));
@@ -119,16 +190,23 @@ pub fn run() -> Result<()> {
     let (step, insert) = bench.per_step()?;
     let slowest = bench.slowest_get_during_long_run()?;
     let (raw, gzipped) = wasm_size(&root.join("examples/report-task/build/index_bg.wasm"))?;
-    print_latencies(&latencies);
-    print_cpu(cpu.as_ref());
-    print_throughput(&throughput);
-    print_others(step, insert, slowest, raw, gzipped);
+    print_latencies(&plan, &latencies);
+    print_cpu(&plan, cpu.as_ref());
+    print_throughput(&plan, &throughput);
+    print_others(&plan, step, insert, slowest, (raw, gzipped));
     Ok(())
 }
 
-fn build(dir: &Path) -> Result<()> {
-    std::panic::catch_unwind(|| build_worker_optimized(dir))
-        .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
+/// Builds the Worker crate in `dir`: as deployed if `optimized`, else as the tests build it.
+fn build(dir: &Path, optimized: bool) -> Result<()> {
+    std::panic::catch_unwind(|| {
+        if optimized {
+            build_worker_optimized(dir);
+        } else {
+            build_worker(dir);
+        }
+    })
+    .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
 }
 
 /// A keep-alive connection to the bench Worker and the MCP request shapes, and one to the
@@ -138,10 +216,11 @@ struct Bench {
     client: McpClient,
     js: Connection,
     js_address: SocketAddr,
+    plan: Plan,
 }
 
 impl Bench {
-    fn new(worker: &WorkerProcess, js_floor: &WorkerProcess) -> Result<Bench> {
+    fn new(worker: &WorkerProcess, js_floor: &WorkerProcess, plan: Plan) -> Result<Bench> {
         let client = McpClient::new(&worker.mcp_url());
         let connection = Connection::open(client.address())?;
         let js_address = js_floor
@@ -155,6 +234,7 @@ impl Bench {
             client,
             js,
             js_address,
+            plan,
         })
     }
 
@@ -246,7 +326,7 @@ impl Bench {
             js_call(&mut self.js, JsCall::Ping, &format!("js-{n}"))?;
         }
         let mut samples: [Vec<Duration>; 13] = Default::default();
-        for i in 0..SAMPLES {
+        for i in 0..self.plan.samples {
             let timed = |bench: &mut Bench, probe: usize| -> Result<Duration> {
                 let started = Instant::now();
                 match probe {
@@ -317,14 +397,14 @@ impl Bench {
         let id = self.create(0)?;
         self.wait_completed(&id)?;
         let mut totals = [Some(Duration::ZERO); CPU_PROBES.len()];
-        for _ in 0..CPU_ROUNDS {
+        for _ in 0..self.plan.cpu_rounds {
             for ((probe, _), total) in CPU_PROBES.iter().zip(&mut totals) {
                 let runtime = match probe {
                     CpuProbe::JsInsert | CpuProbe::JsPing => js,
                     _ => rust,
                 };
                 let before = runtime.cpu();
-                for _ in 0..CPU_REQUESTS {
+                for _ in 0..self.plan.cpu_requests {
                     match probe {
                         CpuProbe::Get => drop(self.get(&id)?),
                         CpuProbe::JsInsert => js_call(&mut self.js, JsCall::Insert, "cpu")?,
@@ -339,7 +419,7 @@ impl Bench {
                 *total = total.zip(used).map(|(sum, used)| sum + used);
             }
         }
-        let requests = u32::try_from(CPU_ROUNDS)? * CPU_REQUESTS;
+        let requests = u32::try_from(self.plan.cpu_rounds)? * self.plan.cpu_requests;
         Ok(CpuCosts(
             totals.map(|total| total.map(|total| total / requests)),
         ))
@@ -375,9 +455,9 @@ impl Bench {
         let (rust, js) = (self.client.address(), self.js_address);
         let kinds: [(SocketAddr, &Request<'_>); 3] = [(rust, &get), (js, &insert), (js, &ping)];
         let mut totals = [(0, Duration::ZERO); 3];
-        for _ in 0..ROUNDS {
+        for _ in 0..self.plan.rounds {
             for ((address, request), total) in kinds.iter().zip(&mut totals) {
-                let (done, took) = drive(*address, *request)?;
+                let (done, took) = drive(*address, *request, &self.plan)?;
                 total.0 += done;
                 total.1 += took;
             }
@@ -396,34 +476,40 @@ impl Bench {
 
     /// The cost of one no-op step, and of one bare insert in an object.
     fn per_step(&mut self) -> Result<(Duration, Duration)> {
+        let Plan {
+            steps: count,
+            inserts,
+            step_runs,
+            ..
+        } = self.plan;
         // One unmeasured run of each first: the first runs of a code path can be slower (V8
         // optimises hot wasm in the background, later on a busy machine); the figure is the
         // steady cost.
-        self.run_to_completion(STEPS)?;
+        self.run_to_completion(count)?;
         self.floor(
-            &format!("/floor/insert/inserts-warm-up?n={INSERTS}"),
+            &format!("/floor/insert/inserts-warm-up?n={inserts}"),
             "POST",
         )?;
-        let (mut steps, mut inserts) = (Vec::new(), Vec::new());
-        for run in 0..STEP_RUNS {
+        let (mut steps, mut per_insert) = (Vec::new(), Vec::new());
+        for run in 0..step_runs {
             let none = self.run_to_completion(0)?;
-            let many = self.run_to_completion(STEPS)?;
-            steps.push(many.saturating_sub(none) / STEPS as u32);
+            let many = self.run_to_completion(count)?;
+            steps.push(many.saturating_sub(none) / u32::try_from(count)?);
             let object = format!("inserts-{run}");
             let started = Instant::now();
             self.floor(&format!("/floor/insert/{object}?n=0"), "POST")?;
             let none = started.elapsed();
             let started = Instant::now();
-            self.floor(&format!("/floor/insert/{object}?n={INSERTS}"), "POST")?;
-            inserts.push(started.elapsed().saturating_sub(none) / INSERTS as u32);
+            self.floor(&format!("/floor/insert/{object}?n={inserts}"), "POST")?;
+            per_insert.push(started.elapsed().saturating_sub(none) / u32::try_from(inserts)?);
         }
-        Ok((median(steps), median(inserts)))
+        Ok((median(steps), median(per_insert)))
     }
 
     /// The slowest `tasks/get` answered while a task runs [`LONG_RUN`] steps; `None` if none
     /// was answered before the run ended (the run held every request).
     fn slowest_get_during_long_run(&mut self) -> Result<Option<Duration>> {
-        let id = self.create(LONG_RUN)?;
+        let id = self.create(self.plan.long_run)?;
         let mut slowest = Duration::ZERO;
         let mut answered_while_working = 0;
         loop {
@@ -446,11 +532,11 @@ impl Bench {
 /// A request that one client sends back to back on its connection.
 type Request<'a> = dyn Fn(&mut Connection) -> Result<()> + Sync + 'a;
 
-/// [`CLIENTS`] clients, each on its own keep-alive connection to `address`, sending `request`
-/// back to back for [`ROUND`]: the requests completed and the time until the last one was.
-fn drive(address: SocketAddr, request: &Request<'_>) -> Result<(u64, Duration)> {
+/// The plan's clients, each on its own keep-alive connection to `address`, sending `request`
+/// back to back for one round: the requests completed and the time until the last one was.
+fn drive(address: SocketAddr, request: &Request<'_>, plan: &Plan) -> Result<(u64, Duration)> {
     let started = Instant::now();
-    let deadline = started + ROUND;
+    let deadline = started + plan.round;
     let client = || -> Result<u64, String> {
         let mut connection = Connection::open(address).map_err(|error| error.to_string())?;
         let mut done = 0;
@@ -461,7 +547,7 @@ fn drive(address: SocketAddr, request: &Request<'_>) -> Result<(u64, Duration)> 
         Ok(done)
     };
     let done = std::thread::scope(|scope| {
-        let clients: Vec<_> = (0..CLIENTS).map(|_| scope.spawn(client)).collect();
+        let clients: Vec<_> = (0..plan.clients).map(|_| scope.spawn(client)).collect();
         clients
             .into_iter()
             .map(|handle| handle.join().map_err(|_| "a client panicked".to_owned())?)
@@ -659,7 +745,7 @@ fn ratio(a: Duration, b: Duration) -> f64 {
 }
 
 /// The latency table, and the targets against the floors.
-fn print_latencies(latencies: &Latencies) {
+fn print_latencies(plan: &Plan, latencies: &Latencies) {
     let Latencies {
         floor,
         worker,
@@ -676,7 +762,10 @@ fn print_latencies(latencies: &Latencies) {
         rpc_sql,
     } = latencies;
     println!();
-    println!("Cloudflare host under workerd (wrangler dev), {SAMPLES} samples per latency");
+    println!(
+        "Cloudflare host under workerd (wrangler dev), {} samples per latency",
+        plan.samples
+    );
     println!("| measurement | p50 | p90 | p99 | vs floor p50 | target | verdict |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     // One row: the percentiles, the p50 against the floor's, and the target and verdict if any.
@@ -815,7 +904,7 @@ fn print_against_js_floor(get: &Latency, js_insert: &Latency) {
 }
 
 /// The throughput table: `tasks/get` against the JS floor's RPC insert (and ping).
-fn print_cpu(costs: Option<&CpuCosts>) {
+fn print_cpu(plan: &Plan, costs: Option<&CpuCosts>) {
     println!();
     let Some(CpuCosts(costs)) = costs else {
         println!(
@@ -825,7 +914,8 @@ fn print_cpu(costs: Option<&CpuCosts>) {
     };
     println!(
         "workerd CPU per request: the process that runs the Worker and its objects, not wrangler's \
-         proxy; {CPU_ROUNDS} rounds of {CPU_REQUESTS} sequential requests per kind, interleaved"
+         proxy; {} rounds of {} sequential requests per kind, interleaved",
+        plan.cpu_rounds, plan.cpu_requests
     );
     println!("| request | CPU per request | vs JS RPC insert |");
     println!("| --- | --- | --- |");
@@ -839,7 +929,7 @@ fn print_cpu(costs: Option<&CpuCosts>) {
     }
 }
 
-fn print_throughput(throughput: &Throughput) {
+fn print_throughput(plan: &Plan, throughput: &Throughput) {
     let Throughput {
         get,
         js_insert,
@@ -848,9 +938,11 @@ fn print_throughput(throughput: &Throughput) {
     let against = get.per_second() / js_insert.per_second().max(1e-9);
     println!();
     println!(
-        "{CLIENTS} concurrent clients, each on its own keep-alive connection; {ROUNDS} rounds of \
-         {} s per measurement, interleaved, summed",
-        ROUND.as_secs()
+        "{} concurrent clients, each on its own keep-alive connection; {} rounds of {} s per \
+         measurement, interleaved, summed",
+        plan.clients,
+        plan.rounds,
+        plan.round.as_secs_f64()
     );
     println!("| measurement | requests | requests/s | vs JS RPC insert | target | verdict |");
     println!("| --- | --- | --- | --- | --- | --- |");
@@ -871,18 +963,24 @@ fn print_throughput(throughput: &Throughput) {
 
 /// The per-step, responsiveness and size table.
 fn print_others(
+    plan: &Plan,
     step: Duration,
     insert: Duration,
     slowest: Option<Duration>,
-    raw: u64,
-    gzipped: u64,
+    (raw, gzipped): (u64, u64),
 ) {
     let step_ratio = ratio(step, insert);
+    let Plan {
+        step_runs,
+        steps,
+        long_run,
+        ..
+    } = *plan;
     println!();
     println!("| measurement | figure | target | verdict |");
     println!("| --- | --- | --- | --- |");
     println!(
-        "| no-op step, median of {STEP_RUNS} runs of {STEPS} | {} ({step_ratio:.2}x the insert) | <= {TARGET_STEP_RATIO:.0}x and < {} | {} |",
+        "| no-op step, median of {step_runs} runs of {steps} | {} ({step_ratio:.2}x the insert) | <= {TARGET_STEP_RATIO:.0}x and < {} | {} |",
         us(step),
         us(TARGET_STEP),
         verdict(step_ratio <= TARGET_STEP_RATIO && step < TARGET_STEP)
@@ -892,13 +990,14 @@ fn print_others(
         us(insert)
     );
     println!(
-        "| slowest tasks/get during {LONG_RUN} steps | {} | < {} | {} |",
+        "| slowest tasks/get during {long_run} steps | {} | < {} | {} |",
         slowest.map_or_else(|| "none answered while it ran".to_owned(), ms),
         ms(TARGET_RESPONSIVE),
         verdict(slowest.is_some_and(|slowest| slowest < TARGET_RESPONSIVE))
     );
     println!(
-        "| report-task wasm, raw / gzip -9 | {} / {} bytes | gzip < {TARGET_GZIP_BYTES} | {} |",
+        "| report-task wasm{}, raw / gzip -9 | {} / {} bytes | gzip < {TARGET_GZIP_BYTES} | {} |",
+        if plan.optimized { "" } else { " (no wasm-opt)" },
         crate::bench::thousands(raw),
         crate::bench::thousands(gzipped),
         verdict(gzipped < TARGET_GZIP_BYTES)
