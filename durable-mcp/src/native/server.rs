@@ -510,6 +510,21 @@ impl hyper::body::Body for ResponseBody {
                 .map(|event| event.map(|event| frame(Bytes::from(event)))),
         }
     }
+
+    // A whole body has a known size, so hyper frames it with Content-Length, not chunks.
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match self {
+            ResponseBody::Full(body) => {
+                let len = body.as_ref().map_or(0, Bytes::len);
+                hyper::body::SizeHint::with_exact(u64::try_from(len).unwrap_or(u64::MAX))
+            }
+            ResponseBody::Events(_) => hyper::body::SizeHint::default(),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, ResponseBody::Full(None))
+    }
 }
 
 fn reply(response: HttpResponse) -> hyper::Response<ResponseBody> {
