@@ -7,7 +7,7 @@ pub use crate::core::{NewTask, control, replay, schedule, schema};
 pub use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor, encode_cursor, sse};
 pub use crate::runtime::{DEFAULT_LEASE, current_context, new_task_id, tool_error_result};
 
-#[cfg(feature = "native")]
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub use crate::native::sqlite::{bind, configure};
 
 #[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]

@@ -60,7 +60,7 @@ pub mod http;
 pub mod store;
 pub mod wire;
 
-#[cfg(feature = "native")]
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
 pub mod native;
 
 #[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]

@@ -230,7 +230,7 @@ fn writes_match_reference(store: &dyn Store) {
     answered.answered = true;
     answered.answered_at = Some(Timestamp(77));
     answered.response = Some(r#"{"action":"accept"}"#.into());
-    let batches = vec![
+    let batches = [
         vec![
             Write::PutStep(step("fetch", StepKind::Do, StepStatus::Completed, 1)),
             Write::PutStep(step("fetch#2", StepKind::Do, StepStatus::Pending, 2)),
