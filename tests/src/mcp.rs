@@ -138,6 +138,33 @@ impl McpClient {
         self.raw("POST", &headers, body.to_string().as_bytes())
     }
 
+    /// Calls the task tool `tool` with no arguments and follows its task to `completed`
+    /// (within 30 s): the text of its result.
+    pub fn run_task(&self, tool: &str) -> String {
+        let created = self.result("tools/call", json!({ "name": tool, "arguments": {} }));
+        assert_eq!(created["resultType"], "task", "{tool}: {created}");
+        let id = created["taskId"].as_str().expect("taskId").to_owned();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let got = self.result("tasks/get", json!({ "taskId": id }));
+            match got["status"].as_str() {
+                Some("completed") => {
+                    return got["result"]["content"][0]["text"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{tool}: no text: {got}"))
+                        .to_owned();
+                }
+                Some("working") => {}
+                _ => panic!("{tool}: task {id} did not complete: {got}"),
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{tool}: task {id} still {got}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Sends a request declaring the Tasks extension and returns its `result`, panicking on an
     /// error response.
     pub fn result(&self, method: &str, params: Value) -> Value {

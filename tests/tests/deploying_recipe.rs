@@ -4,13 +4,12 @@
 //! task created through its endpoint must run in the hand-written object to completion.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::workerd::{
     WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The Worker crate, relative to the workspace root.
 const WORKER_CRATE: &str = "tests/worker-recipe";
@@ -107,21 +106,5 @@ fn the_recipe_runs_a_task_under_workerd() {
     );
     assert_eq!(echoed["content"][0]["text"], r#"{"a":1}"#, "{echoed}");
 
-    let created = client.result("tools/call", json!({ "name": "pause", "arguments": {} }));
-    assert_eq!(created["resultType"], "task", "{created}");
-    let id = created["taskId"].as_str().expect("taskId").to_owned();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let got: Value = client.result("tasks/get", json!({ "taskId": id }));
-        match got["status"].as_str() {
-            Some("completed") => {
-                assert_eq!(got["result"]["content"][0]["text"], "paused", "{got}");
-                return;
-            }
-            Some("working") => {}
-            _ => panic!("task {id} did not complete: {got}"),
-        }
-        assert!(Instant::now() < deadline, "task {id} still {got}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    assert_eq!(client.run_task("pause"), "paused");
 }

@@ -5,11 +5,10 @@
 //! isolate builds first.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The Worker crate.
 const WORKER_CRATE: &str = "tests/worker-two";
@@ -35,29 +34,6 @@ fn tool_names(client: &McpClient) -> Vec<String> {
         .collect()
 }
 
-/// Calls the task tool `tool` and follows its task to the end: the text of its result.
-fn run_task(client: &McpClient, tool: &str) -> String {
-    let created = client.result("tools/call", json!({ "name": tool, "arguments": {} }));
-    assert_eq!(created["resultType"], "task", "{tool}: {created}");
-    let id = created["taskId"].as_str().expect("taskId").to_owned();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let got: Value = client.result("tasks/get", json!({ "taskId": id }));
-        match got["status"].as_str() {
-            Some("completed") => {
-                return got["result"]["content"][0]["text"]
-                    .as_str()
-                    .unwrap_or_else(|| panic!("{tool}: no text: {got}"))
-                    .to_owned();
-            }
-            Some("working") => {}
-            _ => panic!("{tool}: task {id} did not complete: {got}"),
-        }
-        assert!(Instant::now() < deadline, "{tool}: task {id} still {got}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Server `name` (`a` or `b`) at `/<name>/mcp`: lists only its own tool, and its task runs to
 /// completion in its own class.
 fn check(worker: &WorkerProcess, name: &str) {
@@ -66,7 +42,7 @@ fn check(worker: &WorkerProcess, name: &str) {
     assert_eq!(tool_names(&client), [tool.as_str()], "/{name}/mcp");
     let server = name.to_uppercase();
     assert_eq!(
-        run_task(&client, &tool),
+        client.run_task(&tool),
         format!("server {server} ran {tool}")
     );
 }
