@@ -44,7 +44,7 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    /// The service at `url`, or the demo for [`DEMO`]; the error says what is wrong with the
+    /// The service at `url`, or the demo for `demo`; the error says what is wrong with the
     /// URL (the host decides which schemes it can speak).
     pub fn new(url: &str) -> Result<Self, String> {
         if url.trim() == DEMO {
