@@ -108,6 +108,12 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
 }
 
 pub(crate) fn step(command: &mut Command) -> Result<()> {
+    // No step reads input. cargo's probe of rustc (`rustc -`) reads standard input, and cargo
+    // caches a failed probe in the target directory, failing every later step: give each step
+    // no input, and have cargo probe afresh instead of trusting that cache.
+    command
+        .stdin(std::process::Stdio::null())
+        .env("CARGO_CACHE_RUSTC_INFO", "0");
     let program = command.get_program().to_string_lossy();
     let program = program.rsplit('/').next().unwrap_or_default().to_owned();
     let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
