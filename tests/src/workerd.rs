@@ -56,8 +56,8 @@ pub fn worker_build(dir: &Path) -> Command {
             tool("tests/workerd/node_modules/.bin/esbuild"),
         )
         .env("CARGO_TARGET_DIR", root.join("target/workers"))
-        // cargo's probe of rustc (`rustc -`) reads standard input: an inherited pipe with text
-        // in it fails the probe, and cargo caches the failure in the target directory.
+        // cargo's probe of rustc (`rustc -`) reads standard input as source: input with text in
+        // it fails the probe, and cargo caches the failure in the target directory.
         .stdin(std::process::Stdio::null());
     command
 }

@@ -108,9 +108,10 @@ fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
 }
 
 pub(crate) fn step(command: &mut Command) -> Result<()> {
-    // No step reads input. cargo's probe of rustc (`rustc -`) reads standard input, and cargo
-    // caches a failed probe in the target directory, failing every later step: give each step
-    // no input, and have cargo probe afresh instead of trusting that cache.
+    // No step reads input. cargo's probe of rustc (`rustc -`) reads standard input as source,
+    // and cargo caches a failed probe in the target directory, failing every later step. Seen
+    // here when `/dev/null` had been replaced by a regular file that collected diagnostics:
+    // give each step no input, and have cargo probe afresh instead of trusting that cache.
     command
         .stdin(std::process::Stdio::null())
         .env("CARGO_CACHE_RUSTC_INFO", "0");
