@@ -7,7 +7,7 @@
 
 mod blackbox;
 
-use blackbox::{Spec, Target, assert_result, assert_valid};
+use blackbox::{Spec, Target, assert_complete_ack, assert_result, assert_valid};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
@@ -274,7 +274,7 @@ fn an_elicitation_is_answered_through_tasks_update() {
         json!({ "taskId": id, "inputResponses": { "other": { "action": "decline" } } }),
         true,
     );
-    assert_result(Spec::Tasks, "UpdateTaskResult", &ack.json());
+    assert_complete_ack(&ack.json());
     assert_eq!(target.get(&id)["status"], "input_required");
 
     let ack = target.client.result(
@@ -434,7 +434,7 @@ fn cancel_stops_a_sleeping_task_and_is_idempotent() {
         .client
         .send("tasks/cancel", json!({ "taskId": id }), true)
         .json();
-    assert_result(Spec::Tasks, "CancelTaskResult", &ack);
+    assert_complete_ack(&ack);
     let cancelled = target.wait_for(&id, "cancelled");
     assert_valid(Spec::Tasks, "GetTaskResult", &cancelled);
     let again = target

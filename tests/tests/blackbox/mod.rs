@@ -7,5 +7,5 @@ mod era_2025;
 pub mod schema;
 pub mod target;
 
-pub use schema::{Spec, assert_result, assert_valid};
+pub use schema::{Spec, assert_complete_ack, assert_result, assert_valid};
 pub use target::Target;
