@@ -99,7 +99,7 @@ fn ensure_wasm_target() -> Result<()> {
     step(Command::new("rustup").args(["target", "add", WASM_TARGET]))
 }
 
-fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+pub(crate) fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
     // Inside `cargo xtask`, CARGO names the cargo that runs us: use the same toolchain.
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut command = Command::new(cargo);

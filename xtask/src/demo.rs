@@ -35,16 +35,11 @@ pub fn run() -> Result<()> {
         );
     println!("demo report service at {}", service.url());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
+    let mut example = Command::new(cargo);
+    example
         .args(["run", "--quiet", "--package", "report-task"])
-        .env("REPORT_API_URL", service.url())
-        .status()
-        .map_err(|error| format!("cannot run cargo: {error}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("report-task exited with {status}").into())
-    }
+        .env("REPORT_API_URL", service.url());
+    run_in_foreground(&mut example, "report-task")
 }
 
 /// Builds the example as a Worker, then serves it with `wrangler dev` in the foreground on
@@ -56,14 +51,20 @@ pub fn run_worker() -> Result<()> {
         .map_err(|_| format!("the Worker build of {WORKER_CRATE} failed (see above)"))?;
     let port = std::env::var("PORT").unwrap_or_else(|_| "8787".to_owned());
     println!("report-task as a Worker at http://127.0.0.1:{port}/mcp (Ctrl-C stops it)");
-    let status = wrangler(&root)
-        .args(["dev", "--local", "--ip", "127.0.0.1", "--port", &port])
-        .args(["--persist-to", WORKER_STATE])
+    let mut dev = wrangler(&root);
+    dev.args(["dev", "--local", "--ip", "127.0.0.1", "--port", &port])
+        .args(["--persist-to", WORKER_STATE]);
+    run_in_foreground(&mut dev, "wrangler dev")
+}
+
+/// Runs `command` until it exits (Ctrl-C stops it); an error says how it ended.
+fn run_in_foreground(command: &mut Command, what: &str) -> Result<()> {
+    let status = command
         .status()
-        .map_err(|error| format!("cannot run wrangler: {error}"))?;
+        .map_err(|error| format!("cannot run {what}: {error}"))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("wrangler dev exited with {status}").into())
+        Err(format!("{what} exited with {status}").into())
     }
 }

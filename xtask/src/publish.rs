@@ -5,7 +5,7 @@
 use std::error::Error;
 use std::process::Command;
 
-use crate::checks::step;
+use crate::checks::{cargo, step};
 use crate::clients::workspace_root;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
@@ -17,13 +17,12 @@ const CRATES: [&str; 2] = ["durable-mcp-macros", "durable-mcp"];
 /// macros crate, not the workspace's), then a build of both with every feature on the Rust of
 /// their `rust-version`, installed through rustup if missing.
 pub fn check() -> Result<()> {
-    let mut package = cargo_command();
     // A working tree with changes is packaged as it is: the check is of its contents.
-    package.arg("package").arg("--allow-dirty");
+    let mut package = vec!["package", "--allow-dirty"];
     for name in CRATES {
-        package.args(["--package", name]);
+        package.extend(["--package", name]);
     }
-    step(&mut package)?;
+    cargo(&package, &[])?;
 
     let toolchain = declared_rust_version()?;
     step(Command::new("rustup").args([
@@ -39,11 +38,6 @@ pub fn check() -> Result<()> {
         build.args(["--package", name]);
     }
     step(&mut build)
-}
-
-fn cargo_command() -> Command {
-    // Inside `cargo xtask`, CARGO names the cargo that runs us: use the same toolchain.
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
 }
 
 /// The workspace's `rust-version`, from the root manifest.
