@@ -57,10 +57,26 @@ pub struct TaskArgs {
     pub retries: Option<SpannedValue<RetryArgs>>,
     /// The default per-attempt timeout of the task's steps.
     pub timeout: Option<SpannedValue<String>>,
-    /// Clients without the Tasks extension get -32021 (the default).
+    /// Clients without the Tasks extension get -32021.
     pub required: Word,
-    /// Clients without the Tasks extension may call it; it then runs inline.
+    /// Clients without the Tasks extension may call it; it then runs inline (the default).
     pub optional: Word,
+    /// Tool annotations.
+    pub annotations: Option<AnnotationArgs>,
+    /// The path of the durable-mcp crate (default `::durable_mcp`).
+    #[darling(rename = "crate")]
+    pub krate: Option<syn::Path>,
+}
+
+/// `#[tool(...)]`.
+#[derive(Debug, Default, FromMeta)]
+pub struct ToolArgs {
+    /// The tool name (default: the fn name).
+    pub name: Option<SpannedValue<String>>,
+    /// The display title.
+    pub title: Option<String>,
+    /// The description (default: the doc comment).
+    pub description: Option<String>,
     /// Tool annotations.
     pub annotations: Option<AnnotationArgs>,
     /// The path of the durable-mcp crate (default `::durable_mcp`).

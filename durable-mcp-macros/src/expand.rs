@@ -31,12 +31,14 @@ const STEP_OPTIONS: &[&str] = &["name", "retries", "timeout", "crate"];
 
 /// `#[mcp_task]`: the expansion, or the errors next to a stand-in for the user's fn.
 pub fn task(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand_task(args, item.clone()).unwrap_or_else(|errors| task_stand_in(item, errors))
+    let returns = quote!(::durable_mcp::TaskTool);
+    expand_task(args, item.clone()).unwrap_or_else(|errors| stand_in(item, errors, &returns))
 }
 
 /// After a mistake, the user's fn still compiles (nested, so its own errors show) behind a fn
-/// of its name that returns a task tool, so that `McpServer::task(name)` adds no second error.
-fn task_stand_in(item: TokenStream, errors: TokenStream) -> TokenStream {
+/// of its name that returns what the macro's fn would (`returns`), so that registering it
+/// (`McpServer::task(name)`) adds no second error.
+pub fn stand_in(item: TokenStream, errors: TokenStream, returns: &TokenStream) -> TokenStream {
     let Ok(mut function) = syn::parse2::<ItemFn>(item.clone()) else {
         return quote!(#item #errors);
     };
@@ -53,9 +55,9 @@ fn task_stand_in(item: TokenStream, errors: TokenStream) -> TokenStream {
     function.sig.ident = format_ident!("__durable_mcp_task_body");
     quote! {
         #(#attrs)*
-        #vis fn #name() -> ::durable_mcp::TaskTool {
+        #vis fn #name() -> #returns {
             #function
-            ::core::unimplemented!("#[mcp_task] failed to compile")
+            ::core::unimplemented!("the attribute macro on this fn failed to compile")
         }
         #errors
     }
@@ -74,7 +76,7 @@ fn with_item_on_error(
     expanded.unwrap_or_else(|errors| quote!(#item #errors))
 }
 
-fn parse_options<T: FromMeta>(
+pub fn parse_options<T: FromMeta>(
     args: TokenStream,
     attribute: &str,
     valid: &[&str],
@@ -142,7 +144,7 @@ fn expand_step(args: TokenStream, item: TokenStream) -> Result<TokenStream, Toke
     Ok(step_tokens(&step))
 }
 
-fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
+pub fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
     match value {
         Some(value) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
@@ -169,7 +171,7 @@ fn retry(krate: &syn::Path, retry: &Retry) -> TokenStream {
 /// user set apply to the body too; every other attribute stays on the outer fn only
 /// (`#[deprecated]` or `#[instrument]` apply once, to the name the user wrote). The body must
 /// stay `async` even without an `.await`.
-fn inner_body(item: &ItemFn, name: &syn::Ident) -> ItemFn {
+pub fn inner_body(item: &ItemFn, name: &syn::Ident) -> ItemFn {
     const LINT_LEVELS: [&str; 5] = ["allow", "expect", "warn", "deny", "forbid"];
     let mut body = item.clone();
     body.attrs
@@ -183,7 +185,7 @@ fn inner_body(item: &ItemFn, name: &syn::Ident) -> ItemFn {
 
 /// `tokens` with every token on `span`: rustc reports an unmet bound of a call at the call
 /// expression, whose span joins its first and last tokens.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut token| {
@@ -229,7 +231,7 @@ fn task_tokens(task: &Task) -> TokenStream {
     let poll_interval = option(task.poll_interval.map(duration));
     let retry = option(task.retry.as_ref().map(|r| retry(krate, r)));
     let timeout = option(task.timeout.map(duration));
-    let optional = task.optional;
+    let required = task.required;
     let annotations = task
         .annotations
         .iter()
@@ -247,7 +249,7 @@ fn task_tokens(task: &Task) -> TokenStream {
                     poll_interval: #poll_interval,
                     retry: #retry,
                     timeout: #timeout,
-                    optional: #optional,
+                    required: #required,
                     annotations: &[#(#annotations),*],
                 },
                 |#context, __input| {

@@ -1,5 +1,5 @@
-//! The attribute macros of durable-mcp: `#[mcp_task]` and `#[step]`. Use them through
-//! `durable_mcp`, which re-exports both and documents them.
+//! The attribute macros of durable-mcp: `#[mcp_task]`, `#[tool]` and `#[step]`. Use them through
+//! `durable_mcp`, which re-exports and documents them.
 //!
 //! Each entry point converts to `proc_macro2`, calls an `expand` that returns a
 //! `syn::Result`, and turns errors into `compile_error!` next to the user's item, so that one
@@ -13,6 +13,7 @@ mod fuzz;
 mod model;
 #[cfg(test)]
 mod tests;
+mod tool;
 
 use proc_macro::TokenStream;
 
@@ -21,6 +22,13 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn mcp_task(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::task(args.into(), item.into()).into()
+}
+
+// Documented on its re-export in durable-mcp (rustdoc would append docs written here).
+#[allow(missing_docs)]
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(args.into(), item.into()).into()
 }
 
 // Documented on its re-export in durable-mcp (rustdoc would append docs written here).

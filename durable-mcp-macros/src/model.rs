@@ -58,7 +58,7 @@ pub struct Task {
     pub poll_interval: Option<Millis>,
     pub retry: Option<Retry>,
     pub timeout: Option<Millis>,
-    pub optional: bool,
+    pub required: bool,
     pub annotations: Vec<(&'static str, bool)>,
     /// Whether the fn takes the context first.
     pub takes_context: bool,
@@ -97,7 +97,7 @@ impl Errors {
     }
 }
 
-fn default_crate() -> syn::Path {
+pub fn default_crate() -> syn::Path {
     syn::parse_quote!(::durable_mcp)
 }
 
@@ -170,7 +170,7 @@ fn retry(errors: &mut Errors, args: &RetryArgs) -> Retry {
     }
 }
 
-fn annotations(args: Option<&AnnotationArgs>) -> Vec<(&'static str, bool)> {
+pub fn annotations(args: Option<&AnnotationArgs>) -> Vec<(&'static str, bool)> {
     let Some(args) = args else {
         return Vec::new();
     };
@@ -186,7 +186,7 @@ fn annotations(args: Option<&AnnotationArgs>) -> Vec<(&'static str, bool)> {
 }
 
 /// The fn's doc comment, one paragraph per blank line, or `None`.
-fn doc_comment(item: &ItemFn) -> Option<String> {
+pub fn doc_comment(item: &ItemFn) -> Option<String> {
     let lines: Vec<String> = item
         .attrs
         .iter()
@@ -213,7 +213,7 @@ fn doc_comment(item: &ItemFn) -> Option<String> {
 }
 
 /// The shape checks both macros share: an async free fn, not generic, no receiver.
-fn check_signature(errors: &mut Errors, item: &ItemFn, what: &str, expected: &str) {
+pub fn check_signature(errors: &mut Errors, item: &ItemFn, what: &str, expected: &str) {
     let signature = &item.sig;
     if signature.asyncness.is_none() {
         errors.push(
@@ -280,7 +280,7 @@ impl Task {
         if args.optional.is_present() && args.required.is_present() {
             errors.push(
                 args.optional.span(),
-                "a task is either `required` (the default) or `optional`, not both",
+                "a task is either `optional` (the default) or `required`, not both",
             );
         }
         let ttl = args.ttl.as_ref().and_then(|ttl| {
@@ -310,7 +310,7 @@ impl Task {
             poll_interval,
             retry,
             timeout,
-            optional: args.optional.is_present(),
+            required: args.required.is_present(),
             annotations: annotations(args.annotations.as_ref()),
             takes_context,
             input: input.expect("an input when there are no errors"),
@@ -321,7 +321,7 @@ impl Task {
 }
 
 /// The `name` option, checked, or the fn's name.
-fn name(errors: &mut Errors, option: Option<&SpannedValue<String>>, item: &ItemFn) -> String {
+pub fn name(errors: &mut Errors, option: Option<&SpannedValue<String>>, item: &ItemFn) -> String {
     match option {
         Some(name) => {
             check_name(errors, name);
@@ -389,7 +389,7 @@ impl Step {
 }
 
 /// Where `item`'s return type is written (its first token on stable).
-fn result_span(item: &ItemFn) -> Span {
+pub fn result_span(item: &ItemFn) -> Span {
     match &item.sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => item.sig.ident.span(),
@@ -397,7 +397,7 @@ fn result_span(item: &ItemFn) -> Span {
 }
 
 /// `T` and `E` of a type written `Result<T, E>` (any path ending in `Result`).
-fn result_types(ty: &Type) -> Option<(Type, Type)> {
+pub fn result_types(ty: &Type) -> Option<(Type, Type)> {
     let Type::Path(path) = ty else { return None };
     let last = path.path.segments.last()?;
     if last.ident != "Result" {

@@ -138,3 +138,37 @@ fn a_failing_expansion_still_emits_the_item() {
     );
     check(expanded, expect_file!["../tests/snapshots/task_error.rs"]);
 }
+
+#[test]
+fn minimal_tool() {
+    let expanded = crate::tool::expand(
+        quote!(),
+        quote! {
+            /// Adds two numbers.
+            async fn add(input: Pair) -> Json<Sum> {
+                Json(Sum { sum: input.a + input.b })
+            }
+        },
+    );
+    check(expanded, expect_file!["../tests/snapshots/tool_minimal.rs"]);
+}
+
+#[test]
+fn tool_with_every_option() {
+    let expanded = crate::tool::expand(
+        quote! {
+            name = "is-prime",
+            title = "Is it prime?",
+            description = "Tells whether a number is prime.",
+            annotations(read_only, idempotent = true, open_world = false),
+            crate = ::my_framework::durable_mcp,
+        },
+        quote! {
+            pub async fn is_prime(call: &ToolCall, input: Candidate) -> Result<Json<Verdict>, String> {
+                call.notify.progress(1.0, None, None);
+                Ok(Json(Verdict { prime: check(input.n) }))
+            }
+        },
+    );
+    check(expanded, expect_file!["../tests/snapshots/tool_full.rs"]);
+}

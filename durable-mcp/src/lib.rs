@@ -112,8 +112,8 @@ pub mod testing;
 /// | `poll_interval` | duration | `"5s"` | the poll interval suggested to clients |
 /// | `retries(..)` | see below | see below | the retry policy of the task's steps, unless a step sets its own |
 /// | `timeout` | duration | `"5m"` | how long **one attempt of a step** may take, unless the step sets its own; it does not limit the task |
-/// | `required` | flag | set | a client that did not declare the Tasks extension gets error -32021 |
-/// | `optional` | flag | not set | such a client may call the tool anyway: the task runs and the call answers with its result |
+/// | `optional` | flag | set | a client that did not declare the Tasks extension may call the tool: the task runs and the call waits for its result, asking its input as input rounds of the call ([`TaskTool::optional`]) |
+/// | `required` | flag | not set | such a client gets error -32021 instead ([`TaskTool::required`]) |
 /// | `annotations(..)` | `read_only`, `destructive`, `idempotent`, `open_world` = bool (a bare name is `true`) | none | the tool's `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` |
 /// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
 ///
@@ -218,6 +218,89 @@ pub mod testing;
 /// than `delay`, `required` with `optional`) are errors on the offending option or literal.
 #[doc(inline)]
 pub use durable_mcp_macros::mcp_task;
+
+/// Turns an `async fn` into a plain MCP tool: one that answers each call at once.
+///
+/// ```text
+/// #[tool(option = value, ..)]
+/// async fn name(input: Input) -> Result<R, E> { .. }
+/// async fn name(call: &ToolCall, input: Input) -> Result<R, E> { .. }   // with the request
+/// async fn name() -> R { .. }                                          // no arguments, infallible
+/// ```
+///
+/// The fn becomes `fn name() -> PlainTool`, with the same visibility and doc comment: register
+/// it with [`McpServer::tool`]`(name)`. It is the counterpart of [`mcp_task`] for work that
+/// fits in one request: nothing is journaled, and every client can call it, in both protocol
+/// eras and on both hosts.
+///
+/// - `Input` derives `serde::Deserialize` and `schemars::JsonSchema`, and is a struct with
+///   named fields: its schema (doc comments included) is the tool's `inputSchema`. Arguments
+///   that do not deserialise into it are answered with a tool error naming the field, and the
+///   fn does not run. A fn without an input takes any object.
+/// - `call: &`[`ToolCall`] is the request: who is calling ([`principal`](Request::principal)),
+///   the client's capabilities, a [`Notifier`] for log messages and progress, and the answers
+///   to the input the tool asked for ([`input_response`](Request::input_response)).
+/// - `R` is the result: a `String` (one text block), a [`CallToolResult`](wire::CallToolResult)
+///   (any content blocks), [`Json`](wire::Json)`(value)`, or a [`ToolOutcome`] (the result, or
+///   an [`InputRequiredResult`](wire::InputRequiredResult) asking the client for input first;
+///   the call comes back with the answers). `Json<T>` sends `T` as `structuredContent` with
+///   its JSON text as the content beside it, for clients that read only content, and gives
+///   the tool an `outputSchema` derived from `T` (which derives `serde::Serialize` and
+///   `schemars::JsonSchema`, and is a struct with named fields).
+/// - `E` implements `Display` (`String`, `anyhow::Error`, any error type): an `Err` answers a
+///   tool error (`isError: true`) with its message, which the model reads and may act on.
+///
+/// # Options
+///
+/// | option | value | default | meaning |
+/// |---|---|---|---|
+/// | `name` | string, not empty, no `#` | the fn's name | the tool's name |
+/// | `title` | string | none | the display title |
+/// | `description` | string | the doc comment | what the model reads about the tool |
+/// | `annotations(..)` | `read_only`, `destructive`, `idempotent`, `open_world` = bool (a bare name is `true`) | none | the tool's `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` |
+/// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
+///
+/// # Example
+///
+/// ```
+/// use durable_mcp::wire::Json;
+/// use durable_mcp::{McpServer, tool};
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// /// Two numbers.
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Pair {
+///     /// The first number.
+///     a: i64,
+///     /// The second number.
+///     b: i64,
+/// }
+///
+/// /// Their sum.
+/// #[derive(Serialize, JsonSchema)]
+/// struct Sum {
+///     sum: i64,
+/// }
+///
+/// /// Adds two numbers.
+/// #[tool(annotations(read_only, idempotent))]
+/// async fn add(input: Pair) -> Result<Json<Sum>, String> {
+///     let sum = input.a.checked_add(input.b).ok_or("the sum overflows")?;
+///     Ok(Json(Sum { sum }))
+/// }
+///
+/// let server = McpServer::new("calculator", "1.0.0").tool(add);
+/// assert_eq!(server.tool_names(), ["add"]);
+/// let tool = add();
+/// assert_eq!(tool.tool().output_schema.as_ref().unwrap()["type"], "object");
+/// ```
+///
+/// Malformed options and signatures are errors on the offending option or parameter; a type
+/// that does not fit (an input without `JsonSchema`, a result that is not one) is reported
+/// where it is written.
+#[doc(inline)]
+pub use durable_mcp_macros::tool;
 
 pub use crate::core::retry::RetryPolicyError;
 pub use crate::core::{
@@ -338,8 +421,8 @@ pub use crate::core::{
 #[doc(inline)]
 pub use durable_mcp_macros::step;
 pub use rpc::{
-    CompletionCall, IntoTaskTool, LogLevel, McpServer, Notifier, Outcome, Preparation, PromptCall,
-    PromptOutcome, Request, TaskTool, ToolCall, ToolOutcome,
+    CompletionCall, IntoPlainTool, IntoTaskTool, LogLevel, McpServer, Notifier, Outcome, PlainTool,
+    Preparation, PromptCall, PromptOutcome, Request, TaskTool, ToolCall, ToolOutcome,
 };
 pub use runtime::{
     ElicitOutcome, IntoDelay, LocalBoxFuture, Step, StepError, StepFailureKind, TaskContext,

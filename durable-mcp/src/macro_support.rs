@@ -1,4 +1,4 @@
-//! What the code `#[mcp_task]` and `#[step]` generate calls. Not a public API: it changes
+//! What the code `#[mcp_task]`, `#[tool]` and `#[step]` generate calls. Not a public API: it changes
 //! with the macros. Everything here has a documented equivalent for hand-written code
 //! ([`TaskTool`], [`TaskContext::step`]).
 
@@ -14,10 +14,10 @@ pub use serde_json;
 
 pub use crate::core::Backoff;
 use crate::core::RetryPolicy;
-use crate::rpc::{Preparation, TaskTool, ToolCall};
+use crate::rpc::{PlainTool, Preparation, TaskTool, ToolCall, ToolOutcome};
 pub use crate::runtime::LocalBoxFuture;
 use crate::runtime::{StepError, TaskContext, TaskDefinition, TaskError};
-use crate::wire::{CallToolResult, ErrorObject, IntoCallToolResult};
+use crate::wire::{CallToolResult, ErrorObject, IntoCallToolResult, Json, Tool};
 
 /// What `#[mcp_task]` read from its attribute and the fn's doc comment.
 #[derive(Clone, Debug)]
@@ -36,8 +36,8 @@ pub struct TaskSpec {
     pub retry: Option<RetryPolicy>,
     /// The default per-attempt timeout of the task's steps.
     pub timeout: Option<Duration>,
-    /// Whether clients without the Tasks extension may call it (it then runs inline).
-    pub optional: bool,
+    /// Whether clients without the Tasks extension are refused (else it runs inline for them).
+    pub required: bool,
     /// Tool annotations (`readOnlyHint`, ...) and their values.
     pub annotations: &'static [(&'static str, bool)],
 }
@@ -90,16 +90,11 @@ where
     if let Some(title) = spec.title {
         tool = tool.title(title);
     }
-    if spec.optional {
-        tool = tool.optional();
+    if spec.required {
+        tool = tool.required();
     }
     if !spec.annotations.is_empty() {
-        let annotations = spec
-            .annotations
-            .iter()
-            .map(|(hint, value)| ((*hint).to_owned(), Value::Bool(*value)))
-            .collect();
-        tool = tool.annotations(Value::Object(annotations));
+        tool = tool.annotations(annotations(spec.annotations));
     }
     tool
 }
@@ -128,19 +123,27 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
 /// Starts the task if the arguments deserialise into `T`; else answers with a tool error that
 /// names the offending field, so that the model can correct the call.
 fn check_arguments<T: DeserializeOwned>(name: &str, call: &ToolCall) -> Preparation {
-    match serde_path_to_error::deserialize::<_, T>(call.arguments.clone()) {
+    match parse_arguments::<T>(name, &call.arguments) {
         Ok(_) => Preparation::Start(call.arguments.clone()),
-        Err(error) => {
-            let path = error.path().to_string();
-            let reason = error.into_inner();
-            let message = if path == "." {
-                format!("invalid arguments for {name}: {reason}")
-            } else {
-                format!("invalid arguments for {name}: `{path}`: {reason}")
-            };
-            Preparation::Answer(CallToolResult::error(message))
-        }
+        Err(refusal) => Preparation::Answer(refusal),
     }
+}
+
+/// The arguments of a call of tool `name` as `T`, or the tool error naming the offending
+/// field.
+fn parse_arguments<T: DeserializeOwned>(
+    name: &str,
+    arguments: &Value,
+) -> Result<T, CallToolResult> {
+    serde_path_to_error::deserialize::<_, T>(arguments).map_err(|error| {
+        let path = error.path().to_string();
+        let reason = error.into_inner();
+        CallToolResult::error(if path == "." {
+            format!("invalid arguments for {name}: {reason}")
+        } else {
+            format!("invalid arguments for {name}: `{path}`: {reason}")
+        })
+    })
 }
 
 /// The error type a `#[mcp_task]` fn returns, checked where the user wrote it.
@@ -273,4 +276,182 @@ impl IsStepError for StepError {
     fn from_step_error(error: StepError) -> Self {
         error
     }
+}
+
+/// What `#[tool]` read from its attribute and the fn's doc comment.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Its display title.
+    pub title: Option<&'static str>,
+    /// Its description (the doc comment).
+    pub description: Option<&'static str>,
+    /// Tool annotations (`readOnlyHint`, ...) and their values.
+    pub annotations: &'static [(&'static str, bool)],
+}
+
+/// The bound a plain tool's input type must meet, checked where the user wrote the type.
+#[diagnostic::on_unimplemented(
+    message = "the input type `{Self}` of a #[tool] must implement JsonSchema and Deserialize",
+    label = "add #[derive(serde::Deserialize, schemars::JsonSchema)] to this type",
+    note = "the tool's input schema is derived from the type, and arguments are checked against it"
+)]
+pub trait ToolInput: schemars::JsonSchema + DeserializeOwned + 'static {}
+
+impl<T: schemars::JsonSchema + DeserializeOwned + 'static> ToolInput for T {}
+
+/// The input of a `#[tool]` fn that takes none: any object.
+#[derive(Debug, serde::Deserialize)]
+pub struct NoInput {}
+
+impl schemars::JsonSchema for NoInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoInput".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "object", "properties": {} })
+    }
+}
+
+/// What a `#[tool]` fn may return (inside its `Result`, if it returns one).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool result",
+    label = "return a String, a CallToolResult, Json(value) for structured content, or a ToolOutcome",
+    note = "Json(value) of a T that derives serde::Serialize and schemars::JsonSchema sends the \
+            value as structuredContent, and gives the tool an outputSchema derived from T"
+)]
+pub trait ToolOutput {
+    /// The tool's `outputSchema`, for a result with structured content.
+    fn output_schema() -> Option<Value> {
+        None
+    }
+
+    /// The call's outcome.
+    fn into_outcome(self) -> ToolOutcome;
+}
+
+impl ToolOutput for String {
+    fn into_outcome(self) -> ToolOutcome {
+        CallToolResult::text(self).into()
+    }
+}
+
+impl ToolOutput for &'static str {
+    fn into_outcome(self) -> ToolOutcome {
+        CallToolResult::text(self).into()
+    }
+}
+
+impl ToolOutput for CallToolResult {
+    fn into_outcome(self) -> ToolOutcome {
+        self.into()
+    }
+}
+
+impl ToolOutput for ToolOutcome {
+    fn into_outcome(self) -> ToolOutcome {
+        self
+    }
+}
+
+// Without the impl recommended, a `T` that misses a derive reports this trait's message,
+// which says what `Json<T>` needs, rather than schemars' or serde's.
+#[diagnostic::do_not_recommend]
+impl<T: Serialize + schemars::JsonSchema> ToolOutput for Json<T> {
+    fn output_schema() -> Option<Value> {
+        Some(schemars::schema_for!(T).to_value())
+    }
+
+    fn into_outcome(self) -> ToolOutcome {
+        self.into_call_tool_result().into()
+    }
+}
+
+/// The error type a `#[tool]` fn returns, checked where the user wrote it.
+#[diagnostic::on_unimplemented(
+    message = "the error type `{Self}` of a #[tool] fn must implement Display",
+    label = "the error's message is the tool error the model reads (isError: true)",
+    note = "return an error type that implements std::fmt::Display, such as String or anyhow::Error"
+)]
+pub trait ToolFailure {
+    /// The tool error the call answers.
+    fn into_error_result(self) -> CallToolResult;
+}
+
+impl<E: std::fmt::Display> ToolFailure for E {
+    fn into_error_result(self) -> CallToolResult {
+        CallToolResult::error(self.to_string())
+    }
+}
+
+/// A `#[tool]` fn's `Result`, its error turned into the tool error the call answers (the
+/// value is converted by [`plain_tool`], so that a result type that does not fit is reported
+/// once).
+pub fn tool_result<R, E: ToolFailure>(result: Result<R, E>) -> Result<R, CallToolResult> {
+    result.map_err(ToolFailure::into_error_result)
+}
+
+/// A `#[tool]` fn's value, when it returns no `Result`.
+pub fn tool_value<R>(value: R) -> Result<R, CallToolResult> {
+    Ok(value)
+}
+
+/// The plain tool of a `#[tool]` fn returning `R`: `handler` gets the call and the typed
+/// input. Arguments that do not deserialise are answered with a tool error naming the field,
+/// and the handler does not run.
+///
+/// # Panics
+///
+/// When the input's or the output's schema does not describe a JSON object, which the MCP
+/// wire requires of both (a programming error, reported when the server is built).
+pub fn plain_tool<T, R, H>(spec: ToolSpec, handler: H) -> PlainTool
+where
+    T: ToolInput,
+    R: ToolOutput,
+    H: for<'a> Fn(&'a ToolCall, T) -> LocalBoxFuture<'a, Result<R, CallToolResult>> + 'static,
+{
+    let name = spec.name;
+    let mut tool = Tool::new(name, object_schema::<T>(name, "input", input_schema::<T>()));
+    tool.title = spec.title.map(str::to_owned);
+    tool.description = spec.description.map(str::to_owned);
+    tool.output_schema =
+        R::output_schema().map(|schema| object_schema::<R>(name, "output", schema));
+    if !spec.annotations.is_empty() {
+        tool.annotations = Some(annotations(spec.annotations));
+    }
+    let handler = std::rc::Rc::new(handler);
+    PlainTool::new(tool, move |call: ToolCall| {
+        let handler = std::rc::Rc::clone(&handler);
+        async move {
+            let input = match parse_arguments::<T>(name, &call.arguments) {
+                Ok(input) => input,
+                Err(refusal) => return Ok(refusal.into()),
+            };
+            Ok(match handler(&call, input).await {
+                Ok(value) => value.into_outcome(),
+                Err(error) => error.into(),
+            })
+        }
+    })
+}
+
+/// `schema`, after checking it describes an object.
+fn object_schema<T>(tool: &str, what: &str, schema: Value) -> Value {
+    assert!(
+        schema["type"] == "object",
+        "the {what} type `{}` of the tool {tool:?} is not a JSON object (its schema is {schema}); \
+         MCP requires an object: use a struct with named fields",
+        std::any::type_name::<T>(),
+    );
+    schema
+}
+
+fn annotations(hints: &[(&str, bool)]) -> Value {
+    let hints = hints
+        .iter()
+        .map(|(hint, value)| ((*hint).to_owned(), Value::Bool(*value)))
+        .collect();
+    Value::Object(hints)
 }

@@ -7,7 +7,10 @@
 
 mod blackbox;
 
-use blackbox::{Spec, Target, assert_complete_ack, assert_result, assert_valid};
+use blackbox::{
+    Spec, Target, assert_complete_ack, assert_forecast, assert_forecast_listed, assert_result,
+    assert_valid,
+};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
@@ -256,6 +259,67 @@ fn arguments_out_of_range_are_a_tool_error_and_create_no_task() {
     }
 }
 
+// ---- a #[tool] with structured output ----
+
+fn listed_tool(target: &Target, name: &str) -> Value {
+    let listed = target.client.result("tools/list", json!({}));
+    let tool = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not listed: {listed}"))
+        .clone();
+    assert_valid(Spec::Core, "Tool", &tool);
+    tool
+}
+
+#[test]
+fn a_tool_with_json_output_lists_its_output_schema_and_answers_structured_content() {
+    let target = Target::start();
+    let tool = listed_tool(&target, "forecast");
+    assert_forecast_listed(&tool);
+    for tasks in [false, true] {
+        let response = target.client.send(
+            "tools/call",
+            json!({ "name": "forecast", "arguments": { "city": " Lisbon ", "days": 2 } }),
+            tasks,
+        );
+        let response = response.json();
+        assert_result(Spec::Core, "CallToolResult", &response);
+        assert_eq!(response["result"]["resultType"], "complete");
+        assert_forecast(&tool, &response["result"]);
+    }
+}
+
+#[test]
+fn a_tool_refuses_bad_arguments_naming_the_field_and_answers_its_errors_as_tool_errors() {
+    let target = Target::start();
+    for (arguments, says) in [
+        (json!({}), "missing field `city`"),
+        (json!({ "city": 7 }), "`city`"),
+        (json!({ "city": "Lisbon", "days": "two" }), "`days`"),
+        (json!({ "city": "  " }), "`city` is empty: name a city"),
+        (
+            json!({ "city": "Lisbon", "days": 9 }),
+            "6 days ahead at most",
+        ),
+    ] {
+        let response = target.client.send(
+            "tools/call",
+            json!({ "name": "forecast", "arguments": arguments }),
+            false,
+        );
+        let response = response.json();
+        assert_result(Spec::Core, "CallToolResult", &response);
+        let result = &response["result"];
+        assert_eq!(result["isError"], true, "{arguments}: {result}");
+        assert!(result.get("structuredContent").is_none(), "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(says), "{arguments}: {text}");
+    }
+}
+
 // ---- input: tasks/update and MRTR ----
 
 #[test]
@@ -380,6 +444,123 @@ fn a_panicking_task_ends_as_a_tool_error_and_the_host_goes_on() {
     let done = target.wait_for(&id, "completed");
     let text = done["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("ran 3 steps"), "{text}");
+}
+
+/// A `tools/call` without the Tasks extension but with elicitation, as the core revision's
+/// clients send it (the Python SDK's default mode).
+fn call_without_tasks(client: &McpClient, params: Value) -> Value {
+    let (mut body, headers) = client.build("tools/call", params, false);
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
+        json!({ "form": {} });
+    let response = client.send_built(&body, &headers).json();
+    assert_valid(Spec::Core, "JSONRPCResultResponse", &response);
+    response["result"].clone()
+}
+
+/// The round's `requestState`, after checking the round is a valid `InputRequiredResult`
+/// asking exactly `keys` by elicitation.
+fn input_round(round: &Value, keys: &[&str]) -> String {
+    assert_valid(Spec::Core, "InputRequiredResult", round);
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let asked: Vec<&String> = round["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(asked, keys, "{round}");
+    for key in keys {
+        assert_eq!(round["inputRequests"][key]["method"], "elicitation/create");
+    }
+    round["requestState"]
+        .as_str()
+        .expect("requestState")
+        .to_owned()
+}
+
+#[test]
+fn a_task_asks_a_client_without_the_extension_in_input_rounds() {
+    let target = Target::start();
+    let call = json!({ "name": "confirm_delete", "arguments": { "filename": "r.txt" } });
+    let round = call_without_tasks(&target.client, call.clone());
+    let state = input_round(&round, &["confirm"]);
+    assert_eq!(
+        round["inputRequests"]["confirm"]["params"]["message"],
+        "Delete r.txt?"
+    );
+
+    let mut retry = call;
+    retry["inputResponses"] =
+        json!({ "confirm": { "action": "accept", "content": { "confirm": true } } });
+    retry["requestState"] = json!(state);
+    let done = call_without_tasks(&target.client, retry.clone());
+    assert_valid(Spec::Core, "CallToolResult", &done);
+    assert_eq!(done["resultType"], "complete");
+    assert_eq!(done["content"][0]["text"], "deleted=true");
+
+    // The task is stored: a retry of the last round (an answer lost on the way) answers the
+    // same result, and the answer is not recorded twice.
+    let again = call_without_tasks(&target.client, retry);
+    assert_eq!(again["content"][0]["text"], "deleted=true");
+}
+
+#[test]
+fn two_questions_asked_at_once_are_one_round() {
+    let target = Target::start();
+    let call = json!({ "name": "multi_input", "arguments": {} });
+    let round = call_without_tasks(&target.client, call.clone());
+    let state = input_round(&round, &["colour", "name"]);
+    let mut retry = call;
+    retry["inputResponses"] = json!({
+        "name": { "action": "accept", "content": { "name": "Ada" } },
+        "colour": { "action": "accept", "content": { "colour": "green" } },
+    });
+    retry["requestState"] = json!(state);
+    let done = call_without_tasks(&target.client, retry);
+    assert_eq!(done["content"][0]["text"], "name=Ada colour=green");
+}
+
+#[test]
+fn a_request_state_naming_no_task_of_the_tool_is_refused() {
+    let target = Target::start();
+    let round = call_without_tasks(
+        &target.client,
+        json!({ "name": "confirm_delete", "arguments": {} }),
+    );
+    let state = input_round(&round, &["confirm"]);
+    let answers = json!({ "confirm": { "action": "accept", "content": { "confirm": true } } });
+    for (tool, state, says) in [
+        ("multi_input", state.as_str(), "belongs to a call of"),
+        (
+            "confirm_delete",
+            "durable-mcp/task/no-such-task",
+            "cannot continue",
+        ),
+    ] {
+        let params = json!({
+            "name": tool, "arguments": {}, "inputResponses": answers, "requestState": state,
+        });
+        let (mut body, headers) = target.client.build("tools/call", params, false);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
+            json!({});
+        let (status, code, body) = error_of(&target.client.send_built(&body, &headers));
+        assert_eq!((status, code), (200, -32602), "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{message}");
+    }
+    // The refused answers reached no task: the first one still waits.
+    let round = call_without_tasks(
+        &target.client,
+        json!({ "name": "confirm_delete", "arguments": {}, "requestState": state }),
+    );
+    input_round(&round, &["confirm"]);
+}
+
+#[test]
+fn a_task_asking_a_client_without_elicitation_is_refused_with_32021() {
+    let target = Target::start();
+    let response = target.client.send(
+        "tools/call",
+        json!({ "name": "confirm_delete", "arguments": {} }),
+        false,
+    );
+    let (status, code, body) = error_of(&response);
+    assert_eq!((status, code), (400, -32021), "{body}");
 }
 
 #[test]

@@ -158,3 +158,33 @@ fn an_inline_run_past_its_deadline_answers_and_the_task_goes_on() {
 
     completes_computing_later(&client, id);
 }
+
+/// A client without the Tasks extension answers a task's question on a later call; the task
+/// lives in the store between the two calls, so a host killed in between loses nothing and the
+/// retried call, on the restarted host, finishes it.
+#[test]
+fn an_input_round_survives_a_killed_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(first.url());
+    let call = |client: &McpClient, params: serde_json::Value| {
+        let (mut body, headers) = client.build("tools/call", params, false);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
+            json!({});
+        client.send_built(&body, &headers).json()["result"].clone()
+    };
+    let question = json!({ "name": "confirm_delete", "arguments": { "filename": "k.txt" } });
+    let round = call(&client, question.clone());
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let state = round["requestState"].clone();
+    first.kill();
+
+    let second = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(second.url());
+    let mut answer = question;
+    answer["inputResponses"] =
+        json!({ "confirm": { "action": "accept", "content": { "confirm": true } } });
+    answer["requestState"] = state;
+    let done = call(&client, answer);
+    assert_eq!(done["content"][0]["text"], "deleted=true", "{done}");
+}

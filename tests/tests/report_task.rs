@@ -256,15 +256,11 @@ fn echo_answers_with_its_text(host: Host) {
     );
     assert!(result.get("isError").is_none(), "{result}");
 
-    let refused = server
-        .client
-        .send(
-            "tools/call",
-            json!({ "name": "echo", "arguments": {} }),
-            true,
-        )
-        .json();
-    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // A call without `m` is a tool error naming it, which the model can correct.
+    let refused = server.call("echo", json!({}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("missing field `m`"), "{text}");
 }
 
 // ---- send_report ----

@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use common::{block_on_ready, reply, task};
 use durable_mcp::CompletionCall;
+use durable_mcp::PlainTool;
 use durable_mcp::http::Router;
 use durable_mcp::http::{Headers, HttpRequest, HttpResponse};
 use durable_mcp::store::StoreError;
@@ -193,10 +194,10 @@ fn internal_errors_reach_the_error_hook_and_the_client_as_32603() {
 
 #[test]
 fn the_tasks_extension_is_advertised_only_with_a_task_tool() {
-    let plain = McpServer::new("plain", "1").tool(
+    let plain = McpServer::new("plain", "1").tool(PlainTool::new(
         durable_mcp::wire::Tool::new("noop", json!({ "type": "object" })),
         |_| async { Ok(durable_mcp::wire::CallToolResult::text("ok").into()) },
-    );
+    ));
     let harness = Harness::new(plain.task_registry());
     let router = Router::new(plain, harness.shared_engine());
     let discovered = send(&router, None, "server/discover", json!({})).json_body();

@@ -9,6 +9,7 @@ use std::task::{Context, Poll, Waker};
 
 use common::{block_on_ready, task};
 use durable_mcp::__internals::sse::{EventStream, parse_messages};
+use durable_mcp::PlainTool;
 use durable_mcp::Preparation;
 use durable_mcp::http::Router;
 use durable_mcp::http::{Headers, HttpRequest, HttpResponse};
@@ -56,7 +57,7 @@ fn server() -> McpServer {
             };
             std::future::ready(Ok(outcome))
         })
-        .tool(
+        .tool(PlainTool::new(
             Tool::new("chatty", json!({ "type": "object" })),
             |call: ToolCall| {
                 call.notify.log(LogLevel::Debug, None, "fine detail");
@@ -65,8 +66,8 @@ fn server() -> McpServer {
                 call.notify.progress(1.0, Some(1.0), Some("done"));
                 std::future::ready(Ok(CallToolResult::text("said it all").into()))
             },
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             Tool::new("ask_model", json!({ "type": "object" })),
             |call: ToolCall| {
                 let outcome = match call.input_response("reply") {
@@ -91,7 +92,7 @@ fn server() -> McpServer {
                 };
                 std::future::ready(Ok(outcome))
             },
-        )
+        ))
 }
 
 fn router() -> Router {

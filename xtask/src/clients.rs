@@ -5,7 +5,10 @@
 //! experimental core tasks).
 //!
 //! The command builds the server, starts it on a free port of 127.0.0.1 with a fresh data
-//! directory, reads its URL from its first line of output, and runs, in order:
+//! directory and an inline deadline of 5 s (`DURABLE_MCP_INLINE_DEADLINE=5s` in place of the
+//! default 5 minutes, so that the Python default-mode driver sees a call outlive it within
+//! seconds; every other call made here by a client without the Tasks extension ends within
+//! about a second), reads its URL from its first line of output, and runs, in order:
 //!
 //! 1. **The conformance suite** (`@modelcontextprotocol/conformance`, on Node 22): every
 //!    `tasks-*` scenario on its own (each must exit 0), then every scenario the 2026-07-28
@@ -29,7 +32,15 @@
 //!      `tasks/cancel` of a long `slow_compute`;
 //!    - `py_legacy_drive.py` (the Python SDK `mcp`, legacy mode, which has no tasks):
 //!      `slow_compute` inline with at least one progress notification, and `confirm_delete`
-//!      inline with its elicitation answered.
+//!      inline with its elicitation answered;
+//!    - `py_default_drive.py` (the Python SDK `mcp` in its default mode: 2026-07-28 through
+//!      `server/discover`, without the Tasks extension): the negotiated revision, and no
+//!      extension declared; `slow_compute` (1 s) answered inline; `ask_twice` asking its two
+//!      questions one after the other as input rounds of the call (the elicitation callback
+//!      called twice, the second question naming the first answer) to `name=Ada
+//!      colour=green`; `confirm_delete` with one round to `deleted=true`; an 8 s
+//!      `slow_compute` outliving the 5 s inline deadline as error -32021 ("still running",
+//!      `data.taskId`); and the required `failing_job` refused with -32021 up front.
 //!
 //!    The npm packages are pinned by `tests/mcp-clients/package-lock.json` and installed with
 //!    `npm ci` when `node_modules` is missing or was installed from another lockfile. The
@@ -42,8 +53,10 @@
 //!    worker-build and run under `wrangler dev` (workerd, real Durable Object SQLite and
 //!    alarms, loopback only); the black-box suite (`tests/tests/http_api.rs`, through
 //!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios, the 2026-07-28 and 2025-11-25 requirements
-//!    against their baseline, the inspector's default-era `slow_compute` and the three client
-//!    drivers run against it. See the `worker_target` module.
+//!    against their baseline, the inspector's default-era `slow_compute` and the four client
+//!    drivers run against it. The Worker gets the same 5 s inline deadline (the Worker variable
+//!    `DURABLE_MCP_INLINE_DEADLINE`, passed to `wrangler dev` with `--var`). See the
+//!    `worker_target` module.
 //!
 //! Node 22 comes from the npm package `node`, through npx: each npx package set is
 //! provisioned once (`npx -y -p node@22 -p <tool>@<version> -c …`, which installs it in
@@ -124,10 +137,14 @@ const V1_TASKS_DRIVER: &str = "v1-tasks-drive.mjs";
 /// The Python SDK driver (2025-11-25, legacy mode), relative to [`CLIENTS_DIR`].
 const PY_LEGACY_DRIVER: &str = "py_legacy_drive.py";
 
-/// The Python driver's pinned packages, relative to [`CLIENTS_DIR`].
+/// The Python SDK driver (2026-07-28 without the Tasks extension, the SDK's default mode),
+/// relative to [`CLIENTS_DIR`].
+const PY_DEFAULT_DRIVER: &str = "py_default_drive.py";
+
+/// The Python drivers' pinned packages, relative to [`CLIENTS_DIR`].
 const PY_REQUIREMENTS: &str = "requirements.txt";
 
-/// The virtual environment the Python driver runs in, relative to the target directory.
+/// The virtual environment the Python drivers run in, relative to the target directory.
 const PY_VENV: &str = "py-clients";
 
 /// The Python the virtual environment is made with, from `PATH`.
@@ -139,6 +156,17 @@ const INSTALL_STAMP: &str = ".xtask-installed-package-lock.json";
 /// What the virtual environment was installed from (the Python version and the requirements),
 /// inside the environment.
 const PY_INSTALL_STAMP: &str = ".xtask-installed-requirements.txt";
+
+/// The setting (environment variable natively, Worker variable on workerd) of how long a call
+/// to an optional task tool by a client without the Tasks extension waits inline.
+const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
+
+/// The inline deadline both hosts run with here: shorter than the default 5 minutes, so that
+/// [`PY_DEFAULT_DRIVER`] sees a call outlive it (its `DRIVE_LONG_SECONDS`, 8 s, must exceed
+/// it), and longer than any other call a client makes here without the Tasks extension
+/// (1 s at most: `slow_compute` from the inspector and the Python drivers; the conformance
+/// suite's and the black-box suite's take under half a second).
+const INLINE_DEADLINE: &str = "5s";
 
 /// The server's announcement on stdout; the URL follows it.
 const SERVING_PREFIX: &str = "durable-mcp: serving MCP at ";
@@ -244,7 +272,12 @@ pub fn run() -> Result<()> {
     }
 
     // The same fixtures as a Cloudflare Worker under workerd.
-    match crate::worker_target::start(&root, crate::worker_target::CONFORMANCE_WORKER) {
+    let worker = crate::worker_target::start_with_vars(
+        &root,
+        crate::worker_target::CONFORMANCE_WORKER,
+        &[(INLINE_DEADLINE_VAR, INLINE_DEADLINE)],
+    );
+    match worker {
         Ok(worker) => {
             let url = worker.mcp_url();
             say(format_args!("Worker at {url}"));
@@ -322,15 +355,20 @@ impl Drivers<'_> {
             };
             record(failed, format!("{check}{host}"), outcome);
         }
-        let outcome = match self.venv {
-            Ok(python) => {
-                let mut command = Command::new(python);
-                command.arg(PY_LEGACY_DRIVER);
-                driver(command, self.clients, url)
-            }
-            Err(error) => Err(error.clone().into()),
-        };
-        record(failed, format!("Python legacy driver{host}"), outcome);
+        for (check, script) in [
+            ("Python legacy driver", PY_LEGACY_DRIVER),
+            ("Python default-mode driver", PY_DEFAULT_DRIVER),
+        ] {
+            let outcome = match self.venv {
+                Ok(python) => {
+                    let mut command = Command::new(python);
+                    command.arg(script);
+                    driver(command, self.clients, url)
+                }
+                Err(error) => Err(error.clone().into()),
+            };
+            record(failed, format!("{check}{host}"), outcome);
+        }
     }
 }
 
@@ -403,14 +441,16 @@ struct Server {
 }
 
 impl Server {
-    /// Starts `binary` on a free port of 127.0.0.1 with its state in `data`, its stderr
-    /// going to `log`, and waits for it to announce its URL.
+    /// Starts `binary` on a free port of 127.0.0.1 with its state in `data`, an inline
+    /// deadline of [`INLINE_DEADLINE`], its stderr going to `log`, and waits for it to announce
+    /// its URL.
     fn start(binary: &Path, data: &Path, log: &Path) -> Result<Server> {
         let log_file =
             fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let mut child = Command::new(binary)
             .env("PORT", "0")
             .env("DURABLE_MCP_DATA", data)
+            .env(INLINE_DEADLINE_VAR, INLINE_DEADLINE)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file)

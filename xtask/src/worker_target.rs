@@ -34,16 +34,22 @@ impl Worker {
 
 /// Builds the Worker crate `relative` (to `root`) and starts it under `wrangler dev`.
 pub fn start(root: &Path, relative: &str) -> Result<Worker> {
-    launch(root, relative, true)
+    launch(root, relative, true, &[])
+}
+
+/// [`start`] with Worker variables set (`wrangler dev --var NAME:VALUE`), which take the place
+/// of the same variables in the crate's `wrangler.toml`.
+pub fn start_with_vars(root: &Path, relative: &str, vars: &[(&str, &str)]) -> Result<Worker> {
+    launch(root, relative, true, vars)
 }
 
 /// Starts the plain-JS Worker `relative` (to `root`; its `wrangler.toml`'s `main` is a module
 /// wrangler bundles itself) under `wrangler dev`, with no build step.
 pub fn start_js(root: &Path, relative: &str) -> Result<Worker> {
-    launch(root, relative, false)
+    launch(root, relative, false, &[])
 }
 
-fn launch(root: &Path, relative: &str, build: bool) -> Result<Worker> {
+fn launch(root: &Path, relative: &str, build: bool, vars: &[(&str, &str)]) -> Result<Worker> {
     let dir = root.join(relative);
     let state = tempfile::tempdir()?;
     // The helpers are the tests' own and report a failure by panicking.
@@ -51,7 +57,7 @@ fn launch(root: &Path, relative: &str, build: bool) -> Result<Worker> {
         if build {
             build_worker(&dir);
         }
-        WorkerProcess::start(&dir, state.path())
+        WorkerProcess::start_with_vars(&dir, state.path(), vars)
     })
     .map_err(|panic| {
         let message = panic

@@ -4,7 +4,7 @@ fn not_async() -> ::durable_mcp::TaskTool {
     fn __durable_mcp_task_body(input: Order) -> Result<String, TaskError> {
         Ok(input.summary())
     }
-    ::core::unimplemented!("#[mcp_task] failed to compile")
+    ::core::unimplemented!("the attribute macro on this fn failed to compile")
 }
 ::core::compile_error! {
     "#[mcp_task] needs an `async fn`: write `async fn name(cx: &TaskContext, input: Input) -> Result<R, E>`"

@@ -46,7 +46,7 @@ pub(crate) fn send_report() -> ::my_framework::durable_mcp::TaskTool {
             timeout: ::core::option::Option::Some(
                 ::core::time::Duration::from_millis(30000u64),
             ),
-            optional: true,
+            required: false,
             annotations: &[
                 ("readOnlyHint", false),
                 ("destructiveHint", false),

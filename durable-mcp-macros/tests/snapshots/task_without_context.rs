@@ -20,7 +20,7 @@ pub fn place_order() -> ::durable_mcp::TaskTool {
             poll_interval: ::core::option::Option::None,
             retry: ::core::option::Option::None,
             timeout: ::core::option::Option::None,
-            optional: false,
+            required: true,
             annotations: &[],
         },
         |_, __input| {

@@ -12,6 +12,7 @@ use super::exchange::{Answered, Exchange, Shape};
 use super::follow::{Emit, Follow, OnInput, Outcome as FollowOutcome, Refusal};
 use super::headers::check_param_headers;
 use super::http::Headers;
+use super::inline;
 use super::notify::{LogLevel, Notifier};
 use super::prompts::CompletionCall;
 use super::request::{Outcome, ToolCall};
@@ -262,34 +263,55 @@ impl Call<'_> {
 
     async fn call_task_tool(&self, task: &TaskTool, call: ToolCall) -> Result<Reply, RpcError> {
         let declared = self.declares_tasks();
-        if !declared && !task.optional {
+        if !declared && task.required {
             return Err(RpcError::tasks_required(&format!(
                 "the tool {:?}",
                 task.tool.name
             )));
         }
-        let snapshot = match self.start_task(task, call).await? {
-            Started::Task(snapshot) => snapshot,
-            Started::Answered(answer) => return Ok(Reply::Value(answer)),
-        };
-        if declared {
-            return Ok(Reply::Value(json!(CreateTaskResult::of(&snapshot))));
+        if !declared {
+            return self.run_inline(task, call).await;
         }
-        // A client that cannot poll waits for the outcome; with a progress token, on a
-        // stream that reports each status message.
+        match self.start_task(task, call).await? {
+            Started::Task(snapshot) => Ok(Reply::Value(json!(CreateTaskResult::of(&snapshot)))),
+            Started::Answered(answer) => Ok(Reply::Value(answer)),
+        }
+    }
+
+    /// A task tool's call by a client that cannot poll: the task runs (or, on a retried call,
+    /// goes on with the answers the call carries) and the call waits for it, with the input it
+    /// asks for answered as input rounds of the call (see `inline`), until the inline
+    /// deadline. With a progress token, the wait is a stream reporting each status message.
+    async fn run_inline(&self, task: &TaskTool, call: ToolCall) -> Result<Reply, RpcError> {
+        let asks_input = call.client_capabilities.other.contains_key("elicitation");
+        let (snapshot, answered) = match inline::resumed_task(&call) {
+            Some(task_id) => {
+                inline::resume(self.tasks.as_ref(), &task.tool.name, task_id, &call).await?
+            }
+            None => match self.start_task(task, call).await? {
+                Started::Task(snapshot) => (*snapshot, Vec::new()),
+                Started::Answered(answer) => return Ok(Reply::Value(answer)),
+            },
+        };
         let follow = Follow {
             tasks: Rc::clone(self.tasks),
             task_id: snapshot.task_id.clone(),
             principal: self.principal.clone(),
             progress_token: progress_token(self.params),
-            on_input: OnInput::Refuse(Refusal::MissingTasksExtension),
+            on_input: if asks_input {
+                OnInput::Return {
+                    answered: answered.into_iter().collect(),
+                }
+            } else {
+                OnInput::Refuse(Refusal::MissingTasksExtension)
+            },
             outcome: FollowOutcome::Modern,
             deadline: Some(self.server.inline_deadline),
         };
         if follow.progress_token.is_some() {
-            Ok(Reply::Stream(follow.into_stream(*snapshot)))
+            Ok(Reply::Stream(follow.into_stream(snapshot)))
         } else {
-            follow.outcome(*snapshot).await.map(Reply::Value)
+            follow.outcome(snapshot).await.map(Reply::Value)
         }
     }
 
@@ -457,7 +479,7 @@ pub(crate) fn answer<T: Serialize>(outcome: Outcome<T>) -> Value {
     }
 }
 
-fn input_required(input: InputRequiredResult) -> Value {
+pub(crate) fn input_required(input: InputRequiredResult) -> Value {
     let mut result = json!(input);
     result["resultType"] = json!("input_required");
     result

@@ -43,11 +43,15 @@ pub(crate) enum Emit {
 }
 
 /// What the follower does when the task asks for input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum OnInput {
     /// Send each request to the client (it declared elicitation) and let its answers reach
     /// the task.
     Ask,
+    /// Answer the call with an `InputRequiredResult` of the requests (2026-07-28 without the
+    /// Tasks extension); the client retries with its answers. The keys `answered` were
+    /// answered by this very call, and are not asked again while the task catches up.
+    Return { answered: BTreeSet<String> },
     /// Cancel the task and answer with this error instead: the client cannot answer.
     Refuse(Refusal),
 }
@@ -103,12 +107,16 @@ struct Follower {
 impl Follow {
     /// What the client is told, from `first` (the task as it was created or last read) on.
     pub(crate) fn into_stream(self, first: TaskSnapshot) -> LocalBoxStream<'static, Emit> {
+        let asked = match &self.on_input {
+            OnInput::Return { answered } => answered.clone(),
+            OnInput::Ask | OnInput::Refuse(_) => BTreeSet::new(),
+        };
         let mut follower = Follower {
             follow: self,
             queued: VecDeque::new(),
             last_message: None,
             progress: 0,
-            asked: BTreeSet::new(),
+            asked,
             pause: FIRST_PAUSE,
             silent_for: Duration::ZERO,
             waited: Duration::ZERO,
@@ -209,6 +217,10 @@ impl Follower {
                     self.ask(&snapshot);
                     None
                 }
+                OnInput::Return { .. } => {
+                    self.hand_back(&snapshot);
+                    None
+                }
             },
             TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled => {
                 let outcome = self.outcome_of(snapshot);
@@ -245,6 +257,23 @@ impl Follower {
             request["id"] = json!(format!("{TASK_REQUEST_PREFIX}{}/{key}", snapshot.task_id));
             self.queued.push_back(Emit::Message(request));
         }
+    }
+
+    /// Answers the call with the task's unanswered requests, unless this call just answered
+    /// all of them (the task has yet to take the answers in).
+    fn hand_back(&mut self, snapshot: &TaskSnapshot) {
+        let waiting: Vec<(String, Value)> = snapshot
+            .input_requests
+            .iter()
+            .filter(|(key, _)| !self.asked.contains(key))
+            .cloned()
+            .collect();
+        if waiting.is_empty() {
+            return;
+        }
+        let round = super::inline::input_round(&snapshot.task_id, &waiting);
+        self.queued
+            .push_back(Emit::Done(Ok(super::dispatch::input_required(round))));
     }
 
     /// Cancels a task whose input the client cannot give, and answers saying why.

@@ -14,6 +14,7 @@ mod exchange;
 mod follow;
 pub(crate) mod headers;
 mod http;
+mod inline;
 pub(crate) mod legacy;
 mod notify;
 mod prompts;
@@ -35,6 +36,7 @@ pub use prompts::CompletionCall;
 pub use request::{Outcome, PromptCall, PromptOutcome, Request, ToolCall, ToolOutcome};
 pub use router::Router;
 pub use server::{
-    INLINE_DEADLINE_VAR, IntoTaskTool, McpServer, OriginPolicy, Preparation, TaskTool,
+    INLINE_DEADLINE_VAR, IntoPlainTool, IntoTaskTool, McpServer, OriginPolicy, PlainTool,
+    Preparation, TaskTool,
 };
 pub use service::{TaskPage, TaskService};

@@ -42,7 +42,7 @@ type ErrorHook = Rc<dyn Fn(&str, &ErrorObject)>;
 pub struct TaskTool {
     pub(crate) tool: Tool,
     pub(crate) definition: TaskDefinition,
-    pub(crate) optional: bool,
+    pub(crate) required: bool,
     pub(crate) prepare: Option<PrepareHook>,
 }
 
@@ -50,7 +50,7 @@ impl fmt::Debug for TaskTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskTool")
             .field("tool", &self.tool)
-            .field("optional", &self.optional)
+            .field("required", &self.required)
             .finish_non_exhaustive()
     }
 }
@@ -58,13 +58,13 @@ impl fmt::Debug for TaskTool {
 impl TaskTool {
     /// The tool that runs `definition` as a task, with arguments matching `input_schema`.
     ///
-    /// By default the task is required: a client that did not declare the Tasks extension gets
-    /// -32021. See [`optional`](Self::optional).
+    /// Every client can call it: see [`optional`](Self::optional), the default, and
+    /// [`required`](Self::required).
     pub fn new(definition: TaskDefinition, input_schema: Value) -> Self {
         TaskTool {
             tool: Tool::new(definition.name(), input_schema),
             definition,
-            optional: false,
+            required: false,
             prepare: None,
         }
     }
@@ -90,11 +90,28 @@ impl TaskTool {
         self
     }
 
-    /// Lets a client that did not declare the Tasks extension call the tool anyway: the task
-    /// runs and the call answers with its result when it finishes.
+    /// Lets a client that did not declare the Tasks extension call the tool (the default): the
+    /// task is created and stored as for any client, and the call waits for it and answers
+    /// with its result. Input the task asks for is asked as input rounds of the call
+    /// (`InputRequiredResult`, whose `requestState` names the task), so the task goes on
+    /// durably between rounds. A task still running at the
+    /// [inline deadline](McpServer::inline_deadline) goes on, and the call answers -32021 with
+    /// the task's id.
+    ///
+    /// This is the default because the client in front of a user is often one that speaks
+    /// the core protocol only, and a tool it cannot call at all is worse than one it waits for.
     #[must_use]
     pub fn optional(mut self) -> Self {
-        self.optional = true;
+        self.required = false;
+        self
+    }
+
+    /// Refuses the tool to a client that did not declare the Tasks extension, with -32021
+    /// naming it: for a task that usually outlives the inline deadline, or whose result is
+    /// of no use to a client that cannot follow it after the call answers.
+    #[must_use]
+    pub fn required(mut self) -> Self {
+        self.required = true;
         self
     }
 
@@ -129,11 +146,70 @@ impl<F: FnOnce() -> TaskTool> IntoTaskTool for F {
     }
 }
 
-/// A tool that answers at once.
+/// A tool that answers at once: what [`McpServer::tool`] takes, written by `#[tool]` or by
+/// hand with [`PlainTool::new`].
 #[derive(Clone)]
-pub(crate) struct PlainTool {
+pub struct PlainTool {
     pub(crate) tool: Tool,
     pub(crate) handler: ToolHandler,
+}
+
+impl fmt::Debug for PlainTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlainTool")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PlainTool {
+    /// The tool `tool` (its name, input schema and descriptions), whose calls `handler`
+    /// answers. The handler gets the arguments as sent: checking them is its job.
+    ///
+    /// ```
+    /// use durable_mcp::{McpServer, PlainTool, ToolCall};
+    /// use durable_mcp::wire::{CallToolResult, Tool};
+    /// use serde_json::json;
+    ///
+    /// let echo = PlainTool::new(
+    ///     Tool::new("echo", json!({ "type": "object" })).description("Echoes its arguments."),
+    ///     |call: ToolCall| async move { Ok(CallToolResult::text(call.arguments.to_string()).into()) },
+    /// );
+    /// assert_eq!(McpServer::new("echo", "1.0.0").tool(echo).tool_names(), ["echo"]);
+    /// ```
+    pub fn new<F, Fut>(tool: Tool, handler: F) -> Self
+    where
+        F: Fn(ToolCall) -> Fut + 'static,
+        Fut: Future<Output = Result<ToolOutcome, ErrorObject>> + 'static,
+    {
+        PlainTool {
+            tool,
+            handler: boxed(handler),
+        }
+    }
+
+    /// The tool as `tools/list` describes it.
+    pub fn tool(&self) -> &Tool {
+        &self.tool
+    }
+}
+
+/// What [`McpServer::tool`] takes: a [`PlainTool`], or the fn `#[tool]` generates.
+pub trait IntoPlainTool {
+    /// The tool.
+    fn into_plain_tool(self) -> PlainTool;
+}
+
+impl IntoPlainTool for PlainTool {
+    fn into_plain_tool(self) -> PlainTool {
+        self
+    }
+}
+
+impl<F: FnOnce() -> PlainTool> IntoPlainTool for F {
+    fn into_plain_tool(self) -> PlainTool {
+        self()
+    }
 }
 
 /// The two kinds of tool, in registration order.
@@ -215,8 +291,11 @@ pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
 /// An MCP server: what it is called, what it serves, and its hooks. Hosts turn it into a
 /// [`Router`](super::Router) with an engine.
 ///
+/// Tools and tasks are usually `#[tool]` and `#[mcp_task]` fns, registered by name; both have
+/// a hand-written form ([`PlainTool::new`], [`TaskTool::new`]):
+///
 /// ```
-/// use durable_mcp::{McpServer, TaskTool, ToolCall};
+/// use durable_mcp::{McpServer, PlainTool, TaskTool, ToolCall};
 /// use durable_mcp::wire::{CallToolResult, Tool};
 /// use durable_mcp::{TaskContext, TaskDefinition, TaskError};
 /// use serde_json::{json, Value};
@@ -226,15 +305,16 @@ pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
 ///     Ok(CallToolResult::text(format!("counted to {}", input["to"])).into_value())
 /// }
 ///
+/// let echo = Tool::new("echo", json!({ "type": "object" }));
 /// let server = McpServer::new("counter", "1.0.0")
 ///     .instructions("Counts slowly.")
 ///     .task(TaskTool::new(
 ///         TaskDefinition::new("count", |cx, input| Box::pin(count(cx, input))),
 ///         json!({ "type": "object", "properties": { "to": { "type": "integer" } } }),
 ///     ))
-///     .tool(Tool::new("echo", json!({ "type": "object" })), |call: ToolCall| async move {
+///     .tool(PlainTool::new(echo, |call: ToolCall| async move {
 ///         Ok(CallToolResult::text(call.arguments.to_string()).into())
-///     });
+///     }));
 /// assert_eq!(server.tool_names(), ["count", "echo"]);
 /// ```
 #[derive(Clone)]
@@ -307,21 +387,17 @@ impl McpServer {
         self
     }
 
-    /// Adds a plain tool: `handler` answers each call at once.
+    /// Adds a plain tool, answering each call at once: a `#[tool]` fn by its name, or a
+    /// [`PlainTool`].
     ///
     /// # Panics
     ///
     /// If a tool of the same name is already registered (a programming error).
     #[must_use]
-    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Self
-    where
-        F: Fn(ToolCall) -> Fut + 'static,
-        Fut: Future<Output = Result<ToolOutcome, ErrorObject>> + 'static,
-    {
-        self.check_unique(&tool.name);
-        let handler: ToolHandler = boxed(handler);
-        self.tools
-            .push(ToolEntry::Plain(PlainTool { tool, handler }));
+    pub fn tool(mut self, tool: impl IntoPlainTool) -> Self {
+        let tool = tool.into_plain_tool();
+        self.check_unique(&tool.tool.name);
+        self.tools.push(ToolEntry::Plain(tool));
         self
     }
 

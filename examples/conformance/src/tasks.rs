@@ -6,17 +6,18 @@
 //! | `slow_compute` | task, optional | sleeps `seconds`, then `computed {label}` |
 //! | `failing_job` | task, required | after 1 s, a tool error (`isError: true`) |
 //! | `protocol_error_job` | task, required | fails with a JSON-RPC error |
-//! | `confirm_delete` | task | asks to confirm, answers `deleted={confirm}` |
-//! | `multi_input` | task | asks two questions at once, answers with both |
+//! | `confirm_delete` | task, optional | asks to confirm, answers `deleted={confirm}` |
+//! | `multi_input` | task, optional | asks two questions at once, answers with both |
+//! | `ask_twice` | task, optional | asks a name, then a colour, answers with both (for durable-mcp's own suite) |
 //! | `test_tool_with_task` | task, required | asks `user_name` before the task (MRTR), greets it |
-//! | `expiring_job` | task | kept 1 s but sleeps an hour: expires (for durable-mcp's own suite) |
+//! | `expiring_job` | task, optional | kept 1 s but sleeps an hour: expires (for durable-mcp's own suite) |
 
 use std::time::Duration;
 
 use durable_mcp::Preparation;
-use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, Tool, code};
+use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
 use durable_mcp::{
-    McpServer, TaskContext, TaskDefinition, TaskError, TaskTool, ToolCall, mcp_task,
+    McpServer, TaskContext, TaskDefinition, TaskError, TaskTool, ToolCall, mcp_task, tool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -27,26 +28,17 @@ use crate::schema::{form, object};
 /// Adds the Tasks extension fixtures to `server`. `greet` comes first: header-validation
 /// scenarios call the first listed tool with no arguments.
 ///
-/// The task fixtures are `#[mcp_task]` fns; `test_tool_with_task` is registered through plain
+/// `greet` is a `#[tool]` fn and the task fixtures are `#[mcp_task]` fns; `test_tool_with_task` is registered through plain
 /// Rust because it asks for input before its task exists (a `prepare` hook).
 pub fn add(server: McpServer) -> McpServer {
     server
-        .tool(
-            Tool::new("greet", object(json!({ "name": { "type": "string" } })))
-                .description("Greets someone at once."),
-            |call: ToolCall| async move {
-                let name = call.arguments["name"]
-                    .as_str()
-                    .unwrap_or("world")
-                    .to_owned();
-                Ok(CallToolResult::text(format!("Hello, {name}!")).into())
-            },
-        )
+        .tool(greet)
         .task(slow_compute)
         .task(failing_job)
         .task(protocol_error_job)
         .task(confirm_delete)
         .task(multi_input)
+        .task(ask_twice)
         .task(
             TaskTool::new(
                 TaskDefinition::new("test_tool_with_task", |cx, input| {
@@ -57,9 +49,24 @@ pub fn add(server: McpServer) -> McpServer {
                 object(json!({})),
             )
             .description("Asks for a name before starting a task that greets it.")
-            .prepare(ask_name_first),
+            .prepare(ask_name_first)
+            .required(),
         )
         .task(expiring_job)
+}
+
+/// `greet`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Greet {
+    /// Whom to greet (default: the world).
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// Greets someone at once.
+#[tool]
+async fn greet(input: Greet) -> String {
+    format!("Hello, {}!", input.name.as_deref().unwrap_or("world"))
 }
 
 /// The longest `slow_compute` computes: its task lives an hour.
@@ -98,7 +105,7 @@ fn compute_seconds<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<
 pub struct NoArguments {}
 
 /// Computes for `seconds`, then answers with `label`.
-#[mcp_task(optional, ttl = "1h", poll_interval = "200ms")]
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
 async fn slow_compute(cx: &TaskContext, input: SlowCompute) -> Result<String, TaskError> {
     cx.sleep("compute", Duration::from_secs_f64(input.seconds))
         .await?;
@@ -106,14 +113,14 @@ async fn slow_compute(cx: &TaskContext, input: SlowCompute) -> Result<String, Ta
 }
 
 /// Fails after a second with a tool error.
-#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+#[mcp_task(required, ttl = "1h", poll_interval = "200ms")]
 async fn failing_job(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
     cx.sleep("work", Duration::from_secs(1)).await?;
     Err(TaskError::failed("the job failed (as designed)"))
 }
 
 /// Fails with a JSON-RPC error.
-#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+#[mcp_task(required, ttl = "1h", poll_interval = "200ms")]
 async fn protocol_error_job(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
     cx.sleep("work", Duration::from_millis(200)).await?;
     Err(TaskError::protocol(
@@ -160,6 +167,27 @@ async fn multi_input(cx: &TaskContext, _input: NoArguments) -> Result<String, Ta
         name["content"]["name"].as_str().unwrap_or("?"),
         colour["content"]["colour"].as_str().unwrap_or("?")
     ))
+}
+
+/// Asks for a name, then, once it has it, for a colour.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn ask_twice(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
+    let name = cx
+        .elicit(
+            "name",
+            form("Your name?", json!({ "name": { "type": "string" } })),
+        )
+        .await?;
+    let name = name["content"]["name"].as_str().unwrap_or("?").to_owned();
+    let question = format!("Your favourite colour, {name}?");
+    let colour = cx
+        .elicit(
+            "colour",
+            form(&question, json!({ "colour": { "type": "string" } })),
+        )
+        .await?;
+    let colour = colour["content"]["colour"].as_str().unwrap_or("?");
+    Ok(format!("name={name} colour={colour}"))
 }
 
 /// Is kept for a second but sleeps an hour, so it expires.

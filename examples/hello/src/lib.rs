@@ -1,7 +1,6 @@
 //! `hello`: the smallest durable-mcp server, natively (`src/main.rs`) and as a Cloudflare Worker.
 
-use durable_mcp::wire::{CallToolResult, Tool};
-use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -33,17 +32,24 @@ async fn compose(name: &str) -> Result<String, StepError> {
     Ok(format!("Hello, {name}!"))
 }
 
+/// What to shout.
+#[derive(Deserialize, JsonSchema)]
+struct Shout {
+    /// The text to answer in capitals.
+    text: String,
+}
+
+/// Answers at once with `text` in capitals: a plain tool, no task.
+#[tool(annotations(read_only))]
+async fn shout(input: Shout) -> String {
+    input.text.to_uppercase()
+}
+
 /// The server: the task tool `greet` and the plain tool `shout`.
 pub fn server() -> McpServer {
-    let text = json!({ "text": { "type": "string" } });
-    let schema = json!({ "type": "object", "properties": text, "required": ["text"] });
-    let shout = Tool::new("shout", schema).description("Answers at once with `text` in capitals.");
     McpServer::new("hello", env!("CARGO_PKG_VERSION"))
         .task(greet)
-        .tool(shout, |call| async move {
-            let text = call.arguments["text"].as_str().unwrap_or_default();
-            Ok(CallToolResult::text(text.to_uppercase()).into())
-        })
+        .tool(shout)
 }
 
 // The Worker: its TaskRunner and TaskIndex Durable Objects (`wrangler.toml`) and fetch handler.

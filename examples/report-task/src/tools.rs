@@ -1,14 +1,14 @@
 //! The server's tools, written with the macros: `#[mcp_task]` turns an async fn into a task
-//! tool whose input schema comes from its input type, `#[step]` makes an async fn a journaled
-//! step. Both have a macro-free equivalent (`TaskTool::new` with a `TaskDefinition`, and
-//! `cx.step("name", || async { .. })`); `examples/conformance` uses it where a tool asks for
-//! input before its task exists.
+//! tool whose input schema comes from its input type, `#[tool]` does the same for a tool that
+//! answers at once, and `#[step]` makes an async fn a journaled step. Each has a macro-free
+//! equivalent (`TaskTool::new` with a `TaskDefinition`, `PlainTool::new`, and
+//! `cx.step("name", || async { .. })`); `examples/conformance` uses them where a tool asks for
+//! input before its task exists or needs a schema written by hand.
 
 use std::sync::OnceLock;
 
 use durable_mcp::format_duration;
-use durable_mcp::wire::{CallToolResult, ErrorObject, Tool, code};
-use durable_mcp::{McpServer, StepError, TaskContext, TaskError, ToolCall, mcp_task, step};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
@@ -37,26 +37,20 @@ pub fn server(config: Config) -> McpServer {
         )
         .task(send_report)
         .task(approve_report)
-        .tool(
-            Tool::new(
-                "echo",
-                json!({
-                    "type": "object",
-                    "properties": { "m": { "type": "string" } },
-                    "required": ["m"],
-                }),
-            )
-            .description("Answers with `m`."),
-            |call: ToolCall| async move {
-                match call.arguments["m"].as_str() {
-                    Some(text) => Ok(CallToolResult::text(text).into()),
-                    None => Err(ErrorObject::new(
-                        code::INVALID_PARAMS,
-                        "echo needs a string argument `m`",
-                    )),
-                }
-            },
-        )
+        .tool(echo)
+}
+
+/// What `echo` repeats.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Echo {
+    /// The text to answer with.
+    pub m: String,
+}
+
+/// Answers with `m`. A plain tool: it answers at once, without a task.
+#[tool(annotations(read_only, idempotent, open_world = false))]
+async fn echo(input: Echo) -> String {
+    input.m
 }
 
 /// Who receives a report.

@@ -17,7 +17,7 @@ use super::client_2025::{
     EventReader, RELATED_TASK, Session2025, V2025, assert_priming, initialize, initialize_body,
     is_event_stream, parse_events, single_message,
 };
-use super::{Spec, Target, assert_result, assert_valid};
+use super::{Spec, Target, assert_forecast, assert_forecast_listed, assert_result, assert_valid};
 
 /// The fields 2026-07-28 added to results, which a 2025 client does not know.
 const MODERN_FIELDS: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
@@ -294,6 +294,34 @@ fn a_plain_tool_answers_a_2025_call_result() {
         assert_eq!(text_of(&answer["result"]), expected);
         assert!(answer["result"].get("isError").is_none_or(|e| e == false));
     }
+}
+
+#[test]
+fn a_tool_with_json_output_answers_structured_content_on_the_2025_lane() {
+    let target = Target::start();
+    let session = Session2025::open(&target, json!({}));
+    let listed = session.call("tools/list", json!({}));
+    assert_result(Spec::V2025, "ListToolsResult", &listed);
+    let tool = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "forecast")
+        .expect("forecast is listed")
+        .clone();
+    assert_forecast_listed(&tool);
+    let answer = session.call(
+        "tools/call",
+        json!({ "name": "forecast", "arguments": { "city": "Lisbon" } }),
+    );
+    assert_result(Spec::V2025, "CallToolResult", &answer);
+    assert_no_modern_fields(&answer["result"]);
+    assert_forecast(&tool, &answer["result"]);
+
+    let refused = session.call("tools/call", json!({ "name": "forecast", "arguments": {} }));
+    assert_result(Spec::V2025, "CallToolResult", &refused);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(text_of(&refused["result"]).contains("missing field `city`"));
 }
 
 #[test]

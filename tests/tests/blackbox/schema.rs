@@ -136,3 +136,19 @@ pub fn assert_result(spec: Spec, type_name: &str, response: &Value) {
     assert_valid(spec.envelopes(), "JSONRPCResultResponse", response);
     assert_valid(spec, type_name, &response["result"]);
 }
+
+/// Panics unless `instance` is valid against `schema`, a schema a server sent (a tool's
+/// `outputSchema`), naming every violation.
+pub fn assert_matches_schema(schema: &Value, instance: &Value) {
+    let validator = jsonschema::validator_for(schema)
+        .unwrap_or_else(|error| panic!("the server's schema does not compile: {error}\n{schema}"));
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|error| format!("{} at {}", error, error.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "does not match the schema:\n  {}\ninstance: {instance}\nschema: {schema}",
+        errors.join("\n  ")
+    );
+}

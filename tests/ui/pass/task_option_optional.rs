@@ -1,4 +1,4 @@
-// Checks: `optional` marks the tool callable without the Tasks extension.
+// Checks: `optional` (the default, written out) keeps the tool callable without the Tasks extension.
 use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -11,6 +11,6 @@ async fn work(_cx: &TaskContext, _input: Input) -> Result<String, TaskError> {
 
 fn main() {
     let tool = work();
-    assert!(format!("{tool:?}").contains("optional: true"));
+    assert!(format!("{tool:?}").contains("required: false"));
     let _server = McpServer::new("ui", "0").task(tool);
 }

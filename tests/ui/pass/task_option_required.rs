@@ -1,4 +1,4 @@
-// Checks: `required` (the default, written out) compiles.
+// Checks: `required` refuses the tool to clients without the Tasks extension.
 use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -11,6 +11,6 @@ async fn work(_cx: &TaskContext, _input: Input) -> Result<String, TaskError> {
 
 fn main() {
     let tool = work();
-    assert!(format!("{tool:?}").contains("optional: false"));
+    assert!(format!("{tool:?}").contains("required: true"));
     let _server = McpServer::new("ui", "0").task(tool);
 }

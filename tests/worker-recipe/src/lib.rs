@@ -1,6 +1,6 @@
 use durable_mcp::cloudflare;
 use durable_mcp::wire::{CallToolResult, Tool};
-use durable_mcp::{McpServer, TaskDefinition, TaskTool, ToolCall};
+use durable_mcp::{McpServer, PlainTool, TaskDefinition, TaskTool, ToolCall};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
@@ -15,9 +15,9 @@ fn server() -> McpServer {
     });
     McpServer::new("recipe", "1.0.0")
         .task(TaskTool::new(pause, json!({ "type": "object" })))
-        .tool(Tool::new("echo", json!({ "type": "object" })), |call: ToolCall| async move {
+        .tool(PlainTool::new(Tool::new("echo", json!({ "type": "object" })), |call: ToolCall| async move {
             Ok(CallToolResult::text(call.arguments.to_string()).into())
-        })
+        }))
 }
 
 /// One task per object; `wrangler.toml` binds the class as `TASK_RUNNER`.

@@ -12,6 +12,7 @@
 //! and on the 2025 lane the router sends each request to the client on the call's stream and
 //! runs the tool again with the answers.
 
+use durable_mcp::PlainTool;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, Tool};
 use durable_mcp::{LogLevel, McpServer, ToolCall, ToolOutcome};
 use serde_json::{Value, json};
@@ -38,7 +39,7 @@ pub fn add(server: McpServer) -> McpServer {
         enums_schema,
     );
     server
-        .tool(
+        .tool(PlainTool::new(
             no_arguments(
                 "test_tool_with_logging",
                 "Logs three messages while it works.",
@@ -50,16 +51,16 @@ pub fn add(server: McpServer) -> McpServer {
                 }
                 std::future::ready(Ok(CallToolResult::text("logged three messages").into()))
             },
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             Tool::new(
                 "test_sampling",
                 object(json!({ "prompt": { "type": "string" } })),
             )
             .description("Asks the client's model the prompt and answers with its reply."),
             |call: ToolCall| std::future::ready(ask_model(&call)),
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             Tool::new(
                 "test_elicitation",
                 object(json!({ "message": { "type": "string" } })),
@@ -80,9 +81,9 @@ pub fn add(server: McpServer) -> McpServer {
                 });
                 std::future::ready(ask_form(&call, &message, schema))
             },
-        )
-        .tool(defaults, ask_defaults)
-        .tool(enums, ask_enums)
+        ))
+        .tool(PlainTool::new(defaults, ask_defaults))
+        .tool(PlainTool::new(enums, ask_enums))
 }
 
 fn ask_model(call: &ToolCall) -> Result<ToolOutcome, ErrorObject> {

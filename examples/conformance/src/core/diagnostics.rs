@@ -6,6 +6,7 @@
 //! | `test_streaming_elicitation` | asks a name inside its own result (`input_required`) |
 //! | `test_logging_tool` | does its work; logs nothing, since no log level was asked for |
 
+use durable_mcp::PlainTool;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
 use durable_mcp::{McpServer, ToolCall, ToolOutcome};
 use serde_json::json;
@@ -17,21 +18,21 @@ use super::no_arguments;
 /// Adds the diagnostic tools to `server`.
 pub fn add(server: McpServer) -> McpServer {
     server
-        .tool(
+        .tool(PlainTool::new(
             no_arguments(
                 "test_missing_capability",
                 "Needs the client's sampling capability, and refuses without it.",
             ),
             |call| std::future::ready(sample_if_declared(&call)),
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 "test_streaming_elicitation",
                 "Asks the user's name in its own result, never as a separate request.",
             ),
             ask_name,
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 "test_logging_tool",
                 "Works, logging only at a log level the request asks for.",
@@ -40,7 +41,7 @@ pub fn add(server: McpServer) -> McpServer {
                 // durable-mcp has no log notifications, so the tool never logs.
                 std::future::ready(Ok(CallToolResult::text("done, nothing logged").into()))
             },
-        )
+        ))
 }
 
 /// A server MUST NOT rely on a capability the client did not declare: without `sampling`

@@ -14,6 +14,7 @@
 //! | `test_input_required_result_multi_round` | `step1`, then `step2` | sealed, changes per round |
 //! | `test_input_required_result_capabilities` | only what the client declared it supports | none |
 
+use durable_mcp::PlainTool;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
 use durable_mcp::{McpServer, ToolCall, ToolOutcome};
 use serde_json::Value;
@@ -33,62 +34,62 @@ const MULTI_ROUND: &str = "test_input_required_result_multi_round";
 /// Adds the input-required fixtures to `server`.
 pub fn add(server: McpServer) -> McpServer {
     server
-        .tool(
+        .tool(PlainTool::new(
             no_arguments(
                 "test_input_required_result_elicitation",
                 "Asks the user's name, then greets them.",
             ),
             ask_name,
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 "test_input_required_result_sampling",
                 "Asks the client's model a question, then reports its answer.",
             ),
             ask_model,
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 "test_input_required_result_list_roots",
                 "Asks for the client's roots, then lists them.",
             ),
             ask_roots,
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 REQUEST_STATE,
                 "Asks for confirmation, carrying signed state between rounds.",
             ),
             |call| confirm_with_state(REQUEST_STATE, call),
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 TAMPERED_STATE,
                 "Asks for confirmation; refuses state it did not sign.",
             ),
             |call| confirm_with_state(TAMPERED_STATE, call),
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 MULTIPLE_INPUTS,
                 "Asks for a name, a generated greeting and the roots at once.",
             ),
             ask_everything,
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 MULTI_ROUND,
                 "Asks a name, then a favorite color, one round each.",
             ),
             ask_in_two_rounds,
-        )
-        .tool(
+        ))
+        .tool(PlainTool::new(
             no_arguments(
                 "test_input_required_result_capabilities",
                 "Asks for input only in a way the client declared it supports.",
             ),
             ask_within_capabilities,
-        )
+        ))
 }
 
 /// Asks for a name by elicitation if the client declared it, else by sampling, else by its
