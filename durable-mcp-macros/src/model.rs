@@ -75,6 +75,8 @@ pub struct Step {
     pub step_name: String,
     pub retry: Option<Retry>,
     pub timeout: Option<Millis>,
+    /// `T` of the fn's `Result<T, StepError>`, as written: the value the journal stores.
+    pub output: Type,
     /// Where the fn's return type is written (type errors of `T` and `E` are reported there).
     pub result_span: Span,
 }
@@ -382,6 +384,7 @@ impl Step {
             step_name,
             retry,
             timeout,
+            output: result.expect("a Result when there are no errors").0,
             result_span: result_span(&item),
             item,
         })
