@@ -300,7 +300,7 @@ impl Task {
             .timeout
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
-        let retry = args.retries.as_ref().map(|r| retry(&mut errors, r));
+        let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
         let tool_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
         Ok(Task {
@@ -376,7 +376,7 @@ impl Step {
             .timeout
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
-        let retry = args.retries.as_ref().map(|r| retry(&mut errors, r));
+        let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
         let step_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
         Ok(Step {

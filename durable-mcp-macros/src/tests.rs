@@ -138,3 +138,56 @@ fn a_failing_expansion_still_emits_the_item() {
     );
     check(expanded, expect_file!["../tests/snapshots/task_error.rs"]);
 }
+
+#[test]
+fn retries_without_its_list_says_what_to_write() {
+    for (args, suggestion) in [
+        (quote!(retries = 3), "`retries(limit = 3)`"),
+        (quote!(retries(3)), "`retries(limit = 3)`"),
+        (
+            quote!(retries = "3"),
+            "`retries(limit = 5, delay = \"1s\")`",
+        ),
+        (
+            quote!(retries = true),
+            "`retries(limit = 5, delay = \"1s\")`",
+        ),
+        (quote!(retries), "`retries(limit = 5, delay = \"1s\")`"),
+        (
+            quote!(retries = limit),
+            "`retries(limit = 5, delay = \"1s\")`",
+        ),
+    ] {
+        for expanded in [
+            expand::task(
+                args.clone(),
+                quote!(
+                    async fn work(input: Order) -> Result<String, TaskError> {
+                        todo!()
+                    }
+                ),
+            ),
+            expand::step(
+                args.clone(),
+                quote!(
+                    async fn fetch() -> Result<String, StepError> {
+                        todo!()
+                    }
+                ),
+            ),
+        ] {
+            let message = syn::parse2::<syn::File>(expanded)
+                .expect("a Rust file")
+                .items
+                .iter()
+                .find_map(|item| match item {
+                    syn::Item::Macro(error) => error.mac.parse_body::<syn::LitStr>().ok(),
+                    _ => None,
+                })
+                .map(|message| message.value())
+                .unwrap_or_default();
+            assert!(message.contains("`retries` takes"), "{args}: {message}");
+            assert!(message.contains(suggestion), "{args}: {message}");
+        }
+    }
+}
