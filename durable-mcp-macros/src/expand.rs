@@ -31,12 +31,30 @@ const STEP_OPTIONS: &[&str] = &["name", "retries", "timeout", "crate"];
 
 /// `#[mcp_task]`: the expansion, or the errors next to a stand-in for the user's fn.
 pub fn task(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand_task(args, item.clone()).unwrap_or_else(|errors| task_stand_in(item, errors))
+    let krate = crate_path(args.clone());
+    expand_task(args, item.clone()).unwrap_or_else(|errors| task_stand_in(&krate, item, errors))
+}
+
+/// The `crate = path` option, read leniently (as darling reads it, but alone): whatever else
+/// is wrong with the arguments, the stand-in for a failed task names `TaskTool` through the
+/// crate the user pointed at, which may be the only path to durable-mcp.
+fn crate_path(args: TokenStream) -> syn::Path {
+    NestedMeta::parse_meta_list(args)
+        .ok()
+        .into_iter()
+        .flatten()
+        .find_map(|meta| match meta {
+            NestedMeta::Meta(syn::Meta::NameValue(option)) if option.path.is_ident("crate") => {
+                syn::Path::from_expr(&option.value).ok()
+            }
+            _ => None,
+        })
+        .unwrap_or_else(crate::model::default_crate)
 }
 
 /// After a mistake, the user's fn still compiles (nested, so its own errors show) behind a fn
 /// of its name that returns a task tool, so that `McpServer::task(name)` adds no second error.
-fn task_stand_in(item: TokenStream, errors: TokenStream) -> TokenStream {
+fn task_stand_in(krate: &syn::Path, item: TokenStream, errors: TokenStream) -> TokenStream {
     let Ok(mut function) = syn::parse2::<ItemFn>(item.clone()) else {
         return quote!(#item #errors);
     };
@@ -53,7 +71,7 @@ fn task_stand_in(item: TokenStream, errors: TokenStream) -> TokenStream {
     function.sig.ident = format_ident!("__durable_mcp_task_body");
     quote! {
         #(#attrs)*
-        #vis fn #name() -> ::durable_mcp::TaskTool {
+        #vis fn #name() -> #krate::TaskTool {
             #function
             ::core::unimplemented!("#[mcp_task] failed to compile")
         }

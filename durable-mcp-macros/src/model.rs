@@ -99,7 +99,7 @@ impl Errors {
     }
 }
 
-fn default_crate() -> syn::Path {
+pub fn default_crate() -> syn::Path {
     syn::parse_quote!(::durable_mcp)
 }
 

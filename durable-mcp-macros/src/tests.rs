@@ -140,6 +140,25 @@ fn a_failing_expansion_still_emits_the_item() {
 }
 
 #[test]
+fn a_failing_task_names_the_crate_it_was_given() {
+    // The stand-in's `TaskTool` goes through `crate = ..` although another option fails: in a
+    // crate that only reaches durable-mcp through a re-export, `::durable_mcp` would be a
+    // second error.
+    let expanded = expand::task(
+        quote!(crate = reexport::durable_mcp, ttl = "soon"),
+        quote! {
+            async fn work(input: Order) -> Result<String, TaskError> {
+                Ok(input.summary())
+            }
+        },
+    );
+    check(
+        expanded,
+        expect_file!["../tests/snapshots/task_error_crate.rs"],
+    );
+}
+
+#[test]
 fn retries_without_its_list_says_what_to_write() {
     for (args, suggestion) in [
         (quote!(retries = 3), "`retries(limit = 3)`"),
