@@ -28,14 +28,14 @@
 //! ```
 //! # #[cfg(feature = "testing")] {
 //! use durable_mcp::testing::Harness;
-//! use durable_mcp::{TaskContext, TaskError, TaskRegistry, TaskDefinition};
+//! use durable_mcp::{TaskContext, TaskError, TaskRegistry, TaskDefinition, duration};
 //! use serde_json::{json, Value};
 //!
 //! async fn greet(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
 //!     let name: String = cx.step("lookup", || async move {
 //!         Ok(input["name"].as_str().unwrap_or("world").to_owned())
 //!     }).await?;
-//!     cx.sleep("pause", "1m").await?;
+//!     cx.sleep("pause", duration!("1m")).await?;
 //!     Ok(json!({ "content": [{ "type": "text", "text": format!("hello {name}") }] }))
 //! }
 //!
@@ -137,7 +137,7 @@ pub mod testing;
 /// # #[cfg(feature = "testing")] {
 /// use durable_mcp::testing::Harness;
 /// use durable_mcp::wire::Json;
-/// use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+/// use durable_mcp::{McpServer, StepError, TaskContext, TaskError, duration, mcp_task, step};
 /// use serde::{Deserialize, Serialize};
 /// use serde_json::json;
 ///
@@ -165,7 +165,7 @@ pub mod testing;
 /// #[mcp_task(ttl = "1h", poll_interval = "2s", annotations(read_only = true))]
 /// async fn summarise(cx: &TaskContext, input: Request) -> Result<Json<Summary>, TaskError> {
 ///     let rows = count_rows(&input.report).await?;
-///     cx.sleep("cool-off", "30s").await?;
+///     cx.sleep("cool-off", duration!("30s")).await?;
 ///     Ok(Json(Summary { report: input.report, rows }))
 /// }
 ///
