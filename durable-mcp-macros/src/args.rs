@@ -2,6 +2,7 @@
 //! validated beyond its Rust type: `model` turns these into checked values.
 
 use darling::FromMeta;
+use darling::ast::NestedMeta;
 use darling::util::SpannedValue;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -54,7 +55,7 @@ pub struct TaskArgs {
     /// The suggested poll interval.
     pub poll_interval: Option<SpannedValue<String>>,
     /// The default retry policy of the task's steps.
-    pub retries: Option<SpannedValue<RetryArgs>>,
+    pub retries: Option<Retries>,
     /// The default per-attempt timeout of the task's steps.
     pub timeout: Option<SpannedValue<String>>,
     /// Clients without the Tasks extension get -32021.
@@ -90,12 +91,62 @@ pub struct StepArgs {
     /// The journal name (default: the fn name).
     pub name: Option<SpannedValue<String>>,
     /// The step's retry policy.
-    pub retries: Option<SpannedValue<RetryArgs>>,
+    pub retries: Option<Retries>,
     /// The per-attempt timeout.
     pub timeout: Option<SpannedValue<String>>,
     /// The path of the durable-mcp crate (default `::durable_mcp`).
     #[darling(rename = "crate")]
     pub krate: Option<syn::Path>,
+}
+
+/// The `retries` option, which only takes the list form: darling alone would answer
+/// `retries = 3` with "Unexpected type `int`", which does not say what to write.
+#[derive(Debug)]
+pub struct Retries(pub RetryArgs);
+
+/// The fields of `retries(..)`, listed in its errors.
+const RETRY_FIELDS: &str = "limit, delay, backoff, max_delay, jitter";
+
+/// What the errors of `retries` suggest (`retries = N` suggests `limit = N`).
+const RETRY_EXAMPLE: &str = "limit = 5, delay = \"1s\"";
+
+impl FromMeta for Retries {
+    fn from_meta(meta: &syn::Meta) -> darling::Result<Self> {
+        match meta {
+            syn::Meta::List(list) => {
+                let nested = NestedMeta::parse_meta_list(list.tokens.clone())?;
+                // `retries(3)`: darling would say "Unexpected literal type".
+                if let Some(literal) = nested.iter().find_map(|item| match item {
+                    NestedMeta::Lit(literal) => Some(literal),
+                    NestedMeta::Meta(_) => None,
+                }) {
+                    return Err(refuse(literal, Some(literal), "takes named fields"));
+                }
+                RetryArgs::from_list(&nested).map(Retries)
+            }
+            syn::Meta::NameValue(name_value) => match &name_value.value {
+                syn::Expr::Lit(literal) => Err(refuse(literal, Some(&literal.lit), "takes a list")),
+                other => Err(refuse(other, None, "takes a list")),
+            },
+            syn::Meta::Path(path) => Err(refuse(path, None, "takes a list")),
+        }
+    }
+}
+
+/// The error for a malformed `retries`, at `at`, with the list to write instead: `retries = 3`
+/// (or `retries(3)`) most likely means `retries(limit = 3)`.
+fn refuse(at: &impl Spanned, written: Option<&syn::Lit>, problem: &str) -> darling::Error {
+    let suggestion = match written {
+        Some(syn::Lit::Int(int)) => format!(
+            "`retries(limit = {})` (`limit` counts attempts, the first included)",
+            int.base10_digits()
+        ),
+        _ => format!("`retries({RETRY_EXAMPLE})`"),
+    };
+    darling::Error::custom(format!(
+        "`retries` {problem}: write {suggestion}; its fields are {RETRY_FIELDS}"
+    ))
+    .with_span(at)
 }
 
 /// `retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "5m", jitter = true)`.

@@ -5,6 +5,30 @@
 //! here too, and both parsers are tested against one table of cases, `duration_cases.rs` in
 //! this crate, which the workspace's tests run against the runtime's parser.
 
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// `duration!("5m")`: the literal, checked now, as `Duration::from_millis(300000)` (no crate
+/// path: the expansion names only `core`). A literal the grammar refuses is an error on it.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let literal = match syn::parse2::<syn::LitStr>(input) {
+        Ok(literal) => literal,
+        Err(error) => {
+            return syn::Error::new(
+                error.span(),
+                "duration! takes one string literal, checked at compile time: write \
+                 `duration!(\"5m\")`; a string known only at run time goes to \
+                 `durable_mcp::parse_duration` (or as a `&str` wherever a duration is taken)",
+            )
+            .to_compile_error();
+        }
+    };
+    match parse_millis(&literal.value()) {
+        Ok(millis) => quote!(::core::time::Duration::from_millis(#millis)),
+        Err(message) => syn::Error::new(literal.span(), message).to_compile_error(),
+    }
+}
+
 /// The latest time every host can store and schedule, in milliseconds since the epoch
 /// (JavaScript's `Date` maximum, 100,000,000 days): the longest duration a literal may name.
 const MAX_MILLIS: u64 = 8_640_000_000_000_000;
@@ -73,6 +97,37 @@ mod tests {
     fn the_macros_read_the_shared_table() {
         for (text, expected) in DURATION_CASES {
             assert_eq!(read(text).ok(), *expected, "case {text:?}");
+        }
+    }
+
+    /// `duration!` reads the same table: each accepted text expands to its milliseconds, each
+    /// refused one to a compile error.
+    #[test]
+    fn the_duration_macro_reads_the_shared_table() {
+        for (text, expected) in DURATION_CASES {
+            let expanded = expand(quote!(#text)).to_string();
+            match expected {
+                Some(millis) => assert_eq!(
+                    expanded,
+                    quote!(::core::time::Duration::from_millis(#millis)).to_string(),
+                    "case {text:?}"
+                ),
+                None => assert!(
+                    expanded.contains("compile_error") && expanded.contains("invalid duration"),
+                    "case {text:?}: {expanded}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn the_duration_macro_takes_only_a_string_literal() {
+        for input in [quote!(), quote!(5), quote!(pause), quote!("5m", "1s")] {
+            let expanded = expand(input.clone()).to_string();
+            assert!(
+                expanded.contains("takes one string literal"),
+                "{input}: {expanded}"
+            );
         }
     }
 

@@ -4,9 +4,9 @@
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, Pat, ReturnType};
+use syn::{FnArg, ItemFn, Pat, ReturnType, Type};
 
 use crate::args::{StepArgs, TaskArgs};
 use crate::model::{Millis, Retry, Step, Task, Ttl};
@@ -31,8 +31,26 @@ const STEP_OPTIONS: &[&str] = &["name", "retries", "timeout", "crate"];
 
 /// `#[mcp_task]`: the expansion, or the errors next to a stand-in for the user's fn.
 pub fn task(args: TokenStream, item: TokenStream) -> TokenStream {
-    let returns = quote!(::durable_mcp::TaskTool);
+    let krate = crate_path(args.clone());
+    let returns = quote!(#krate::TaskTool);
     expand_task(args, item.clone()).unwrap_or_else(|errors| stand_in(item, errors, &returns))
+}
+
+/// The `crate = path` option, read leniently (as darling reads it, but alone): whatever else
+/// is wrong with the arguments, the stand-in for a failed macro names its type through the
+/// crate the user pointed at, which may be the only path to durable-mcp.
+pub fn crate_path(args: TokenStream) -> syn::Path {
+    NestedMeta::parse_meta_list(args)
+        .ok()
+        .into_iter()
+        .flatten()
+        .find_map(|meta| match meta {
+            NestedMeta::Meta(syn::Meta::NameValue(option)) if option.path.is_ident("crate") => {
+                syn::Path::from_expr(&option.value).ok()
+            }
+            _ => None,
+        })
+        .unwrap_or_else(crate::model::default_crate)
 }
 
 /// After a mistake, the user's fn still compiles (nested, so its own errors show) behind a fn
@@ -281,14 +299,16 @@ fn step_tokens(step: &Step) -> TokenStream {
             FnArg::Receiver(_) => None,
         })
         .unzip();
+    let journaled = journaled(krate, &step.output);
     let step_name = &step.step_name;
     let retry = option(step.retry.as_ref().map(|r| retry(krate, r)));
     let timeout = option(step.timeout.map(duration));
-    // Only the call is on the return type's span, so that an output the journal cannot store,
-    // or an error type other than StepError, is reported where the user wrote the type; the
-    // options stay on the macro's span, out of the user's lints.
+    // Only the call is on the return type's span, so that an error type other than StepError
+    // is reported where the user wrote the type (the output is checked by `journaled`, on its
+    // own type); the options stay on the macro's span, out of the user's lints.
     let prelude = quote! {
         #body
+        #journaled
         let __durable_mcp_spec = #krate::__private::StepSpec { retry: #retry, timeout: #timeout };
         let __durable_mcp_run = move || #body_name(#(#names),*);
     };
@@ -299,7 +319,7 @@ fn step_tokens(step: &Step) -> TokenStream {
         // stays an `async fn` and claims its key when first polled.
         (ReturnType::Type(_, result), false) => {
             let call = respan(
-                quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_run)),
+                quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_journaled, __durable_mcp_run)),
                 step.result_span,
             );
             quote! {
@@ -312,7 +332,7 @@ fn step_tokens(step: &Step) -> TokenStream {
         }
         _ => {
             let call = respan(
-                quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_run).await),
+                quote!(#krate::__private::run_step(#step_name, __durable_mcp_spec, __durable_mcp_journaled, __durable_mcp_run).await),
                 step.result_span,
             );
             quote! {
@@ -324,6 +344,37 @@ fn step_tokens(step: &Step) -> TokenStream {
             }
         }
     }
+}
+
+/// `fn __durable_mcp_journaled(output: T) -> impl StepOutput + Into<T>`, the one check that the
+/// step's output `T` can be journaled. `run_step` stores the opaque type, which meets its bound,
+/// so an output that cannot be journaled is reported once, here. rustc reports it at the
+/// `impl` type and labels the value: both span the user's `T` (rustc spans a type or an
+/// expression from its first token to its last).
+fn journaled(krate: &syn::Path, output: &Type) -> TokenStream {
+    let tokens: Vec<TokenTree> = output.to_token_stream().into_iter().collect();
+    let first = tokens.first().map_or_else(Span::call_site, TokenTree::span);
+    let last = tokens.last().map_or(first, TokenTree::span);
+    let impl_token = quote_spanned!(first=> impl);
+    let close = quote_spanned!(last=> >);
+    let value = respan(quote!(::core::convert::identity(output)), first);
+    let value = with_last_span(value, last);
+    quote! {
+        fn __durable_mcp_journaled(output: #output)
+            -> #impl_token #krate::__private::StepOutput + ::core::convert::Into<#output #close
+        {
+            #value
+        }
+    }
+}
+
+/// `tokens` with its last token on `span`.
+fn with_last_span(tokens: TokenStream, span: Span) -> TokenStream {
+    let mut tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    if let Some(token) = tokens.last_mut() {
+        token.set_span(span);
+    }
+    tokens.into_iter().collect()
 }
 
 /// Whether any of `types` borrows: a reference, a lifetime, or an `impl Trait`.

@@ -1,5 +1,5 @@
-//! The attribute macros of durable-mcp: `#[mcp_task]`, `#[tool]` and `#[step]`. Use them through
-//! `durable_mcp`, which re-exports and documents them.
+//! The macros of durable-mcp: the attributes `#[mcp_task]`, `#[tool]` and `#[step]`, and
+//! `duration!`. Use them through `durable_mcp`, which re-exports and documents them.
 //!
 //! Each entry point converts to `proc_macro2`, calls an `expand` that returns a
 //! `syn::Result`, and turns errors into `compile_error!` next to the user's item, so that one
@@ -36,4 +36,11 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn step(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::step(args.into(), item.into()).into()
+}
+
+// Documented on its re-export in durable-mcp (rustdoc would append docs written here).
+#[allow(missing_docs)]
+#[proc_macro]
+pub fn duration(input: TokenStream) -> TokenStream {
+    duration::expand(input.into()).into()
 }

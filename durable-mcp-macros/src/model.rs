@@ -75,6 +75,8 @@ pub struct Step {
     pub step_name: String,
     pub retry: Option<Retry>,
     pub timeout: Option<Millis>,
+    /// `T` of the fn's `Result<T, StepError>`, as written: the value the journal stores.
+    pub output: Type,
     /// Where the fn's return type is written (type errors of `T` and `E` are reported there).
     pub result_span: Span,
 }
@@ -298,7 +300,7 @@ impl Task {
             .timeout
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
-        let retry = args.retries.as_ref().map(|r| retry(&mut errors, r));
+        let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
         let tool_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
         Ok(Task {
@@ -374,7 +376,7 @@ impl Step {
             .timeout
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
-        let retry = args.retries.as_ref().map(|r| retry(&mut errors, r));
+        let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
         let step_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
         Ok(Step {
@@ -382,6 +384,7 @@ impl Step {
             step_name,
             retry,
             timeout,
+            output: result.expect("a Result when there are no errors").0,
             result_span: result_span(&item),
             item,
         })

@@ -172,3 +172,75 @@ fn tool_with_every_option() {
     );
     check(expanded, expect_file!["../tests/snapshots/tool_full.rs"]);
 }
+
+#[test]
+fn a_failing_task_names_the_crate_it_was_given() {
+    // The stand-in's `TaskTool` goes through `crate = ..` although another option fails: in a
+    // crate that only reaches durable-mcp through a re-export, `::durable_mcp` would be a
+    // second error.
+    let expanded = expand::task(
+        quote!(crate = reexport::durable_mcp, ttl = "soon"),
+        quote! {
+            async fn work(input: Order) -> Result<String, TaskError> {
+                Ok(input.summary())
+            }
+        },
+    );
+    check(
+        expanded,
+        expect_file!["../tests/snapshots/task_error_crate.rs"],
+    );
+}
+
+#[test]
+fn retries_without_its_list_says_what_to_write() {
+    for (args, suggestion) in [
+        (quote!(retries = 3), "`retries(limit = 3)`"),
+        (quote!(retries(3)), "`retries(limit = 3)`"),
+        (
+            quote!(retries = "3"),
+            "`retries(limit = 5, delay = \"1s\")`",
+        ),
+        (
+            quote!(retries = true),
+            "`retries(limit = 5, delay = \"1s\")`",
+        ),
+        (quote!(retries), "`retries(limit = 5, delay = \"1s\")`"),
+        (
+            quote!(retries = limit),
+            "`retries(limit = 5, delay = \"1s\")`",
+        ),
+    ] {
+        for expanded in [
+            expand::task(
+                args.clone(),
+                quote!(
+                    async fn work(input: Order) -> Result<String, TaskError> {
+                        todo!()
+                    }
+                ),
+            ),
+            expand::step(
+                args.clone(),
+                quote!(
+                    async fn fetch() -> Result<String, StepError> {
+                        todo!()
+                    }
+                ),
+            ),
+        ] {
+            let message = syn::parse2::<syn::File>(expanded)
+                .expect("a Rust file")
+                .items
+                .iter()
+                .find_map(|item| match item {
+                    syn::Item::Macro(error) => error.mac.parse_body::<syn::LitStr>().ok(),
+                    _ => None,
+                })
+                .map(|message| message.value())
+                .unwrap_or_default();
+            assert!(message.contains("`retries` takes"), "{args}: {message}");
+            assert!(message.contains(suggestion), "{args}: {message}");
+        }
+    }
+}

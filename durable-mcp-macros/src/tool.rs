@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, ReturnType, Type};
 
 use crate::args::ToolArgs;
-use crate::expand::{inner_body, option, parse_options, respan, stand_in};
+use crate::expand::{crate_path, inner_body, option, parse_options, respan, stand_in};
 use crate::model::{
     Errors, annotations, check_signature, default_crate, doc_comment, name, result_span,
     result_types,
@@ -21,7 +21,8 @@ const SHAPE: &str = "async fn name(call: &ToolCall, input: Input) -> Result<R, E
 
 /// `#[tool]`: the expansion, or the errors next to a stand-in for the user's fn.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
-    let returns = quote!(::durable_mcp::PlainTool);
+    let krate = crate_path(args.clone());
+    let returns = quote!(#krate::PlainTool);
     checked(args, item.clone())
         .map(|tool| tokens(&tool))
         .unwrap_or_else(|errors| stand_in(item, errors, &returns))

@@ -8,8 +8,8 @@
 //! # Who finds what where
 //!
 //! - **Task authors** find everything at the crate root: the [`mcp_task`] and [`step`] macros,
-//!   [`McpServer`] to register tasks, tools, prompts and resources, [`TaskContext`] for the
-//!   body, the errors ([`TaskError`], [`StepError`]) and the values they name ([`TaskStatus`],
+//!   [`duration!`] for duration literals checked at compile time, [`McpServer`] to register
+//!   tasks, tools, prompts and resources, [`TaskContext`] for the body, the errors ([`TaskError`], [`StepError`]) and the values they name ([`TaskStatus`],
 //!   [`RetryPolicy`], [`Backoff`], [`Timestamp`], durations). [`wire`] holds the MCP values
 //!   handlers return (tool results, content, prompts, resources, completions), and
 //!   `testing` (feature `testing`) the harness that runs tasks on virtual time.
@@ -28,14 +28,14 @@
 //! ```
 //! # #[cfg(feature = "testing")] {
 //! use durable_mcp::testing::Harness;
-//! use durable_mcp::{TaskContext, TaskError, TaskRegistry, TaskDefinition};
+//! use durable_mcp::{TaskContext, TaskError, TaskRegistry, TaskDefinition, duration};
 //! use serde_json::{json, Value};
 //!
 //! async fn greet(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
 //!     let name: String = cx.step("lookup", || async move {
 //!         Ok(input["name"].as_str().unwrap_or("world").to_owned())
 //!     }).await?;
-//!     cx.sleep("pause", "1m").await?;
+//!     cx.sleep("pause", duration!("1m")).await?;
 //!     Ok(json!({ "content": [{ "type": "text", "text": format!("hello {name}") }] }))
 //! }
 //!
@@ -137,7 +137,7 @@ pub mod testing;
 /// # #[cfg(feature = "testing")] {
 /// use durable_mcp::testing::Harness;
 /// use durable_mcp::wire::Json;
-/// use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+/// use durable_mcp::{McpServer, StepError, TaskContext, TaskError, duration, mcp_task, step};
 /// use serde::{Deserialize, Serialize};
 /// use serde_json::json;
 ///
@@ -165,7 +165,7 @@ pub mod testing;
 /// #[mcp_task(ttl = "1h", poll_interval = "2s", annotations(read_only = true))]
 /// async fn summarise(cx: &TaskContext, input: Request) -> Result<Json<Summary>, TaskError> {
 ///     let rows = count_rows(&input.report).await?;
-///     cx.sleep("cool-off", "30s").await?;
+///     cx.sleep("cool-off", duration!("30s")).await?;
 ///     Ok(Json(Summary { report: input.report, rows }))
 /// }
 ///
@@ -307,6 +307,84 @@ pub use crate::core::{
     Backoff, DurationError, EngineError, Limits, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp,
     format_duration, parse_duration,
 };
+/// A duration literal checked at compile time: `duration!("5m")` is
+/// `Duration::from_millis(300_000)`, and a malformed literal is a compile error on it.
+///
+/// ```text
+/// duration!("250ms")   duration!("1.5s")   duration!("5m")   duration!("2d")   duration!("1500")
+/// ```
+///
+/// The grammar is durable-mcp's one duration grammar, that of the macros' options and of
+/// [`parse_duration`]: a number followed by `ms`, `s`, `m`, `h` or `d`, or plain milliseconds;
+/// fractions round to the nearest millisecond, and nothing longer than [`MAX_DURATION`]
+/// (`"100000000d"`). The expansion names only `core`, so it works in a `const` and in crates
+/// that reach durable-mcp through a re-export.
+///
+/// Write it wherever a duration is a literal: [`TaskContext::sleep`],
+/// [`TaskContext::elicit_with_timeout`] and the test harness take any [`IntoDelay`], which a
+/// `&str` is too, but a `&str` is only parsed when the task runs, so a typo in it fails the
+/// task rather than the build. Keep the `&str` form for text read at run time (a setting, a
+/// request).
+///
+/// ```
+/// # #[cfg(feature = "testing")] {
+/// use std::time::Duration;
+///
+/// use durable_mcp::testing::Harness;
+/// use durable_mcp::{McpServer, TaskContext, TaskError, duration, mcp_task};
+/// use serde_json::json;
+///
+/// const COOL_OFF: Duration = duration!("30s");
+/// assert_eq!(COOL_OFF, Duration::from_secs(30));
+/// assert_eq!(duration!("1.5s"), Duration::from_millis(1500));
+///
+/// /// Whom to remind.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Input {
+///     name: String,
+/// }
+///
+/// /// Reminds someone after a pause.
+/// #[mcp_task]
+/// async fn remind(cx: &TaskContext, input: Input) -> Result<String, TaskError> {
+///     cx.sleep("pause", duration!("5m")).await?;
+///     cx.sleep("cool-off", COOL_OFF).await?;
+///     Ok(format!("reminded {}", input.name))
+/// }
+///
+/// let server = McpServer::new("reminders", "1.0.0").task(remind);
+/// let mut harness = Harness::new(server.task_registry());
+/// let id = harness.create("remind", json!({ "name": "Ada" }));
+/// harness.advance(duration!("5m"));
+/// harness.advance(COOL_OFF);
+/// assert_eq!(harness.result(&id).unwrap()["content"][0]["text"], "reminded Ada");
+/// # }
+/// ```
+///
+/// # Mistakes caught at compile time
+///
+/// A literal outside the grammar is refused where it is written, with the forms it accepts:
+///
+/// ```compile_fail
+/// use durable_mcp::duration;
+///
+/// // error: invalid duration "5 minutes": the unit is not one of ms, s, m, h, d; write a
+/// // number followed by ms, s, m, h or d ("250ms", "30s", "5m", "1h", "2d") or plain
+/// // milliseconds ("1500")
+/// let pause = duration!("5 minutes");
+/// ```
+///
+/// It takes a string literal only; a string known at run time goes to [`parse_duration`], or
+/// as a `&str` wherever an [`IntoDelay`] is taken:
+///
+/// ```compile_fail
+/// use durable_mcp::duration;
+///
+/// let text = String::from("5m");
+/// let pause = duration!(text); // error: duration! takes one string literal, ...
+/// ```
+#[doc(inline)]
+pub use durable_mcp_macros::duration;
 /// Turns an `async fn` into a journaled step, callable from any task body.
 ///
 /// ```text

@@ -53,13 +53,18 @@ pub trait TaskInput: schemars::JsonSchema + DeserializeOwned + 'static {}
 impl<T: schemars::JsonSchema + DeserializeOwned + 'static> TaskInput for T {}
 
 /// The bound a step's output must meet, checked where the user wrote the type.
+///
+/// The blanket impl is `do_not_recommend`: rustc then reports the output type the user wrote
+/// (`Vec<Report>`), once, with this message, instead of serde's own message for each of
+/// `Serialize` and `Deserialize` on a type nested inside it.
 #[diagnostic::on_unimplemented(
     message = "step output `{Self}` must be Serialize + DeserializeOwned to be journaled",
     label = "this type is stored in the task's journal as JSON",
-    note = "derive serde::Serialize and serde::Deserialize for it, or return a type that does"
+    note = "add #[derive(serde::Serialize, serde::Deserialize)] to each of your types in `{Self}`"
 )]
 pub trait StepOutput: Serialize + DeserializeOwned + 'static {}
 
+#[diagnostic::do_not_recommend]
 impl<T: Serialize + DeserializeOwned + 'static> StepOutput for T {}
 
 /// The task tool of a `#[mcp_task]` fn: `handler` gets the typed input; arguments that do not
@@ -188,13 +193,20 @@ pub struct StepSpec {
 /// A `#[step]` fn's call: journaled under `name` in the running task's journal, or, called
 /// outside a running task (or inside another step's closure), simply run. The journal key is
 /// claimed now, at the call, so that concurrent calls get their keys in call order.
-pub fn run_step<'a, T, E, F, Fut>(
+///
+/// The output `T` is journaled as `J`, which `journaled` converts it into: the macro passes a
+/// fn returning `impl StepOutput + Into<T>`, whose one check (on the user's type) is the only
+/// place an output that cannot be journaled is reported; this fn, seeing only the opaque
+/// type, adds no second error.
+pub fn run_step<'a, T, J, E, F, Fut>(
     name: &'static str,
     spec: StepSpec,
+    journaled: fn(T) -> J,
     body: F,
 ) -> LocalBoxFuture<'a, Result<T, E>>
 where
-    T: StepOutput,
+    T: 'a,
+    J: StepOutput + Into<T>,
     E: IsStepError + 'a,
     F: FnOnce() -> Fut + 'a,
     Fut: Future<Output = Result<T, E>> + 'a,
@@ -208,7 +220,10 @@ where
             return body().await;
         };
         let mut step = cx.claimed_step(key, move || async move {
-            body().await.map_err(IsStepError::into_step_error)
+            body()
+                .await
+                .map(journaled)
+                .map_err(IsStepError::into_step_error)
         });
         if let Some(retry) = spec.retry {
             step = step.retry(retry);
@@ -217,6 +232,7 @@ where
             step = step.timeout(timeout);
         }
         step.await
+            .map(Into::into)
             .map_err(|failure| E::from_step_error(StepError::failed_for_good(failure)))
     })
 }

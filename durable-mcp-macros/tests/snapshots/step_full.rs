@@ -14,6 +14,13 @@ pub async fn send_mail(
         attempts += 1;
         Ok(Receipt::new(to, attempts, body))
     }
+    fn __durable_mcp_journaled(
+        output: Receipt,
+    ) -> impl ::my_framework::durable_mcp::__private::StepOutput + ::core::convert::Into<
+        Receipt,
+    > {
+        ::core::convert::identity(output)
+    }
     let __durable_mcp_spec = ::my_framework::durable_mcp::__private::StepSpec {
         retry: ::core::option::Option::Some(
             ::my_framework::durable_mcp::__private::retry_policy(
@@ -38,6 +45,7 @@ pub async fn send_mail(
     ::my_framework::durable_mcp::__private::run_step(
             "send-mail",
             __durable_mcp_spec,
+            __durable_mcp_journaled,
             __durable_mcp_run,
         )
         .await

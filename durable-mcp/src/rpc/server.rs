@@ -297,11 +297,11 @@ pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
 /// ```
 /// use durable_mcp::{McpServer, PlainTool, TaskTool, ToolCall};
 /// use durable_mcp::wire::{CallToolResult, Tool};
-/// use durable_mcp::{TaskContext, TaskDefinition, TaskError};
+/// use durable_mcp::{TaskContext, TaskDefinition, TaskError, duration};
 /// use serde_json::{json, Value};
 ///
 /// async fn count(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
-///     cx.sleep("pause", "1s").await?;
+///     cx.sleep("pause", duration!("1s")).await?;
 ///     Ok(CallToolResult::text(format!("counted to {}", input["to"])).into_value())
 /// }
 ///

@@ -35,7 +35,13 @@ use crate::core::limits::to_stored_json;
 use crate::core::replay::{AttemptResult, StepFailure};
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
 
-/// A duration given to [`TaskContext::sleep`]: a [`Duration`] or a string such as `"5s"`.
+/// A duration given to [`TaskContext::sleep`] and the other calls that wait: a [`Duration`] or
+/// a string.
+///
+/// Write a literal with [`duration!`](crate::duration): `duration!("5s")` is a `Duration`
+/// checked at compile time, so a malformed literal does not build. A string (`"5s"`) is parsed
+/// with [`parse_duration`](crate::parse_duration) when the call runs, and a malformed one fails
+/// the task there: keep it for text only known at run time, such as a setting.
 pub trait IntoDelay {
     /// The duration, or the parse error of a malformed string.
     fn into_delay(self) -> Result<Duration, crate::core::DurationError>;
@@ -178,9 +184,13 @@ impl TaskContext {
         }
     }
 
-    /// Sleeps durably for `duration` (a [`Duration`] or a string such as `"5s"`); the task is
-    /// unloaded meanwhile and resumes when the time comes, across restarts. A wake time past
-    /// [`Timestamp::MAX`] (the latest every host can store) is that time.
+    /// Sleeps durably for `duration`; the task is unloaded meanwhile and resumes when the time
+    /// comes, across restarts. A wake time past [`Timestamp::MAX`] (the latest every host can
+    /// store) is that time.
+    ///
+    /// `duration` is a [`Duration`]: for a literal, `duration!("5s")`, checked at compile time
+    /// (see [`duration!`](crate::duration)). A string read at run time is taken too (see
+    /// [`IntoDelay`]); a malformed one fails the task at this sleep.
     pub fn sleep<'a>(
         &'a self,
         name: &str,
@@ -268,7 +278,7 @@ impl TaskContext {
 
     /// Like [`elicit`](Self::elicit), but gives up after `timeout` (counted from the first time
     /// the request was recorded): returns [`ElicitOutcome::TimedOut`] then, and ignores a later
-    /// answer.
+    /// answer. `timeout` is a duration as for [`sleep`](Self::sleep): `duration!("1h")`.
     pub fn elicit_with_timeout<'a>(
         &'a self,
         name: &str,

@@ -152,8 +152,9 @@ impl Harness {
         }
     }
 
-    /// Moves virtual time on by `duration` (a [`Duration`] or a string such as `"5m"`), firing
-    /// every wake-up and timer on the way at its exact time.
+    /// Moves virtual time on by `duration` (any [`IntoDelay`]: `duration!("5m")`, a
+    /// [`Duration`], or a string such as `"5m"`), firing every wake-up and timer on the way at
+    /// its exact time.
     ///
     /// # Panics
     ///

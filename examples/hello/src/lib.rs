@@ -1,6 +1,6 @@
 //! `hello`: the smallest durable-mcp server, natively (`src/main.rs`) and as a Cloudflare Worker.
 
-use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step, tool};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, duration, mcp_task, step, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -23,7 +23,7 @@ async fn greet(cx: &TaskContext, input: Greet) -> Result<String, TaskError> {
     let answer = cx.elicit("mood", form).await?; // waits, durably, for tasks/update
     let mood = answer["content"]["mood"].as_str().unwrap_or("unsure"); // no content: declined
     cx.status(format!("thinking about {mood:?}")).await;
-    cx.sleep("think", "3s").await?; // durable: survives a restart
+    cx.sleep("think", duration!("3s")).await?; // durable: survives a restart
     Ok(format!("{greeting} Glad you feel {mood}."))
 }
 

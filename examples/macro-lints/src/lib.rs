@@ -6,7 +6,7 @@
 #![warn(clippy::pedantic)]
 
 use durable_mcp::wire::Json;
-use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, duration, mcp_task, step};
 use serde::{Deserialize, Serialize};
 
 /// What to count.
@@ -73,7 +73,7 @@ pub async fn count(cx: &TaskContext, input: CountInput) -> Result<Json<Counted>,
     while value < input.to {
         value = increment(value).await?;
     }
-    cx.sleep("rest", "1s").await?;
+    cx.sleep("rest", duration!("1s")).await?;
     Ok(Json(label(&input.label, value).await?))
 }
 

@@ -304,7 +304,7 @@ impl<'a> Run<'a> {
                 timeout,
             };
             // The call claims the key, as a `#[step]` fn's call does.
-            let call = run_step(step.name, spec, closure);
+            let call = run_step(step.name, spec, std::convert::identity, closure);
             Box::pin(async move { call.await.map_err(TaskError::from) })
         } else {
             let mut call = self.cx.step(step.name, closure).retry(policy());
@@ -374,9 +374,12 @@ impl<'a> Run<'a> {
             for (index, inner_name) in inner_names.iter().enumerate() {
                 let value = inner_value(&task, &outer, inner_name, index);
                 let spec = StepSpec::default();
-                let got = run_step(inner_name, spec, move || async move {
-                    Ok::<_, StepError>(value)
-                });
+                let got = run_step(
+                    inner_name,
+                    spec,
+                    std::convert::identity,
+                    move || async move { Ok::<_, StepError>(value) },
+                );
                 values.push(got.await?);
             }
             let mut value = step_value(&task, &outer);

@@ -1,4 +1,5 @@
-// Checks: a step's output must be Serialize + DeserializeOwned (StepOutput), at the output type.
+// Checks: a step's output must be Serialize + DeserializeOwned (StepOutput): one error, at the
+// output type, for both missing derives.
 use durable_mcp::{StepError, step};
 
 struct Report {

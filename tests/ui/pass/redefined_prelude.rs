@@ -13,7 +13,7 @@ pub struct Input {
 #[allow(dead_code)]
 mod shadowed {
     use ::durable_mcp::wire::Json;
-    use ::durable_mcp::{StepError, TaskContext, TaskError, mcp_task, step};
+    use ::durable_mcp::{StepError, TaskContext, TaskError, duration, mcp_task, step};
 
     pub struct Result;
     pub struct Option;
@@ -86,7 +86,7 @@ mod shadowed {
         for value in input.values {
             squared.push(square(value).await?);
         }
-        cx.sleep("pause", "1s").await?;
+        cx.sleep("pause", duration!("1s")).await?;
         ::core::result::Result::Ok(Json(squared))
     }
 

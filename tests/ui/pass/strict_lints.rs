@@ -24,11 +24,11 @@
 )]
 
 use durable_mcp::wire::Json;
-use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task, step};
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, duration, mcp_task, step};
 
 /// The tools of this binary.
 pub mod tools {
-    use super::{Json, StepError, TaskContext, TaskError, mcp_task, step};
+    use super::{Json, StepError, TaskContext, TaskError, duration, mcp_task, step};
 
     /// What to count.
     #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -50,7 +50,7 @@ pub mod tools {
         while n < input.to {
             n = next(n).await?;
         }
-        cx.sleep("rest", "1s").await?;
+        cx.sleep("rest", duration!("1s")).await?;
         Ok(Json(n))
     }
 

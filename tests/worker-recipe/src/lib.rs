@@ -1,6 +1,6 @@
 use durable_mcp::cloudflare;
 use durable_mcp::wire::{CallToolResult, Tool};
-use durable_mcp::{McpServer, PlainTool, TaskDefinition, TaskTool, ToolCall};
+use durable_mcp::{McpServer, PlainTool, TaskDefinition, TaskTool, ToolCall, duration};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
@@ -9,7 +9,7 @@ use worker::{DurableObject, Env, Request, Response, Result, State, durable_objec
 fn server() -> McpServer {
     let pause = TaskDefinition::new("pause", |cx, _input| {
         Box::pin(async move {
-            cx.sleep("pause", "1s").await?;
+            cx.sleep("pause", duration!("1s")).await?;
             Ok(CallToolResult::text("paused").into_value())
         })
     });
