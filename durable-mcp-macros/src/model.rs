@@ -214,7 +214,19 @@ pub fn doc_comment(item: &ItemFn) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-/// The shape checks both macros share: an async free fn, not generic, no receiver.
+/// The fn's parameters but `self`.
+pub fn typed_params(item: &ItemFn) -> Vec<&syn::PatType> {
+    item.sig
+        .inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(typed) => Some(typed),
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// The shape checks the macros share: an async free fn, not generic, no receiver.
 pub fn check_signature(errors: &mut Errors, item: &ItemFn, what: &str, expected: &str) {
     let signature = &item.sig;
     if signature.asyncness.is_none() {
@@ -242,16 +254,7 @@ impl Task {
         let mut errors = Errors::default();
         const SHAPE: &str = "async fn name(cx: &TaskContext, input: Input) -> Result<R, E>";
         check_signature(&mut errors, &item, "#[mcp_task]", SHAPE);
-        let typed: Vec<&syn::PatType> = item
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|arg| match arg {
-                FnArg::Typed(typed) => Some(typed),
-                FnArg::Receiver(_) => None,
-            })
-            .collect();
-        let (takes_context, input) = match typed.as_slice() {
+        let (takes_context, input) = match typed_params(&item).as_slice() {
             [input] => (false, Some((*input.ty).clone())),
             [context, input] => {
                 if !matches!(*context.ty, Type::Reference(_)) {

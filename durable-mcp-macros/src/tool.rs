@@ -4,13 +4,13 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, ReturnType, Type};
+use syn::{ItemFn, ReturnType, Type};
 
 use crate::args::ToolArgs;
 use crate::expand::{crate_path, inner_body, option, parse_options, respan, stand_in};
 use crate::model::{
     Errors, annotations, check_signature, default_crate, doc_comment, name, result_span,
-    result_types,
+    result_types, typed_params,
 };
 
 /// The options `#[tool]` accepts.
@@ -63,17 +63,8 @@ impl Tool {
     fn new(args: ToolArgs, item: ItemFn) -> syn::Result<Self> {
         let mut errors = Errors::default();
         check_signature(&mut errors, &item, "#[tool]", SHAPE);
-        let typed: Vec<&syn::PatType> = item
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|arg| match arg {
-                FnArg::Typed(typed) => Some(typed),
-                FnArg::Receiver(_) => None,
-            })
-            .collect();
         let is_call = |param: &syn::PatType| matches!(*param.ty, Type::Reference(_));
-        let (takes_call, input) = match typed.as_slice() {
+        let (takes_call, input) = match typed_params(&item).as_slice() {
             [] => (false, None),
             [call] if is_call(call) => (true, None),
             [input] => (false, Some((*input.ty).clone())),

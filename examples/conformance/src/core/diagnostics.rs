@@ -8,11 +8,11 @@
 
 use durable_mcp::PlainTool;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
-use durable_mcp::{McpServer, ToolCall, ToolOutcome};
+use durable_mcp::{McpServer, ToolCall, ToolOutcome, tool};
 use serde_json::json;
 
 use super::input::sample;
-use super::input_required::ask_name;
+use super::input_required::greet_by_name;
 use super::no_arguments;
 
 /// Adds the diagnostic tools to `server`.
@@ -25,13 +25,7 @@ pub fn add(server: McpServer) -> McpServer {
             ),
             |call| std::future::ready(sample_if_declared(&call)),
         ))
-        .tool(PlainTool::new(
-            no_arguments(
-                "test_streaming_elicitation",
-                "Asks the user's name in its own result, never as a separate request.",
-            ),
-            ask_name,
-        ))
+        .tool(test_streaming_elicitation)
         .tool(PlainTool::new(
             no_arguments(
                 "test_logging_tool",
@@ -42,6 +36,12 @@ pub fn add(server: McpServer) -> McpServer {
                 std::future::ready(Ok(CallToolResult::text("done, nothing logged").into()))
             },
         ))
+}
+
+/// Asks the user's name in its own result, never as a separate request.
+#[tool]
+async fn test_streaming_elicitation(call: &ToolCall) -> ToolOutcome {
+    greet_by_name(call)
 }
 
 /// A server MUST NOT rely on a capability the client did not declare: without `sampling`

@@ -16,7 +16,7 @@
 
 use durable_mcp::PlainTool;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
-use durable_mcp::{McpServer, ToolCall, ToolOutcome};
+use durable_mcp::{McpServer, ToolCall, ToolOutcome, tool};
 use serde_json::Value;
 
 use super::input::{
@@ -34,13 +34,7 @@ const MULTI_ROUND: &str = "test_input_required_result_multi_round";
 /// Adds the input-required fixtures to `server`.
 pub fn add(server: McpServer) -> McpServer {
     server
-        .tool(PlainTool::new(
-            no_arguments(
-                "test_input_required_result_elicitation",
-                "Asks the user's name, then greets them.",
-            ),
-            ask_name,
-        ))
+        .tool(test_input_required_result_elicitation)
         .tool(PlainTool::new(
             no_arguments(
                 "test_input_required_result_sampling",
@@ -133,14 +127,21 @@ fn done(text: String) -> Result<ToolOutcome, ErrorObject> {
     Ok(CallToolResult::text(text).into())
 }
 
-/// Greets the user by the name they give; also serves `test_streaming_elicitation`.
-pub async fn ask_name(call: ToolCall) -> Result<ToolOutcome, ErrorObject> {
-    match elicited_string(&call, "user_name", "name") {
-        Some(Some(name)) => done(format!("Hello, {name}!")),
-        Some(None) => done("Hello, whoever you are!".to_owned()),
-        None => Ok(InputRequiredResult::default()
+/// Asks the user's name, then greets them.
+#[tool]
+async fn test_input_required_result_elicitation(call: &ToolCall) -> ToolOutcome {
+    greet_by_name(call)
+}
+
+/// Greets the user by the name they give, once they have given it; also serves
+/// `test_streaming_elicitation`.
+pub fn greet_by_name(call: &ToolCall) -> ToolOutcome {
+    match elicited_string(call, "user_name", "name") {
+        Some(Some(name)) => CallToolResult::text(format!("Hello, {name}!")).into(),
+        Some(None) => CallToolResult::text("Hello, whoever you are!").into(),
+        None => InputRequiredResult::default()
             .elicit("user_name", ask_string("What is your name?", "name"))
-            .into()),
+            .into(),
     }
 }
 
