@@ -39,18 +39,15 @@ the driver at another server's tools with the same contracts:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
-import threading
 import time
 from typing import Any
 
+from drive_support import REQUEST_TIMEOUT_S, Outcomes, clip, describe, result_text, run, run_checks, setting
 from mcp import Client, MCPError, types
 
-RUN_TIMEOUT_S = 120.0
-REQUEST_TIMEOUT_S = 45.0
 CLIENT_INFO = types.Implementation(name="durable-mcp-py-default-drive", version="0.0.0")
 MODERN_VERSION = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -59,11 +56,6 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY = -32021
 # The answers the elicitation callback gives, by the requested field.
 ANSWERS: dict[str, Any] = {"name": "Ada", "colour": "green", "confirm": True}
-
-
-def setting(name: str, fallback: str) -> str:
-    value = os.environ.get(name, "")
-    return value if value else fallback
 
 
 def seconds_setting(name: str, fallback: float) -> float:
@@ -86,31 +78,6 @@ LONG_SECONDS = seconds_setting("DRIVE_LONG_SECONDS", 8.0)
 LONG_ARGUMENT: int | float = int(LONG_SECONDS) if LONG_SECONDS.is_integer() else LONG_SECONDS
 
 
-class Outcomes:
-    """The checks' verdicts, printed as they come."""
-
-    def __init__(self) -> None:
-        self.failures = 0
-
-    def ok(self, check: str, detail: str) -> None:
-        print(f"ok   {check}: {detail}", flush=True)
-
-    def fail(self, check: str, detail: str) -> None:
-        self.failures += 1
-        print(f"FAIL {check}: {detail}", flush=True)
-
-
-class TraceHandler(logging.Handler):
-    """Keeps the SDK's log records, printed only when something failed."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(f"{record.levelname.lower():7} {record.name}: {clip(record.getMessage(), 600)}")
-
-
 class Asked:
     """The elicitation requests the callback answered, in order."""
 
@@ -120,15 +87,6 @@ class Asked:
     def since(self, before: int) -> list[str]:
         """The messages of the requests answered after the first `before`."""
         return [getattr(params, "message", "") for params in self.requests[before:]]
-
-
-def clip(value: Any, length: int = 400) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= length else text[:length] + "…"
-
-
-def result_text(result: types.CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 def expect_text(result: types.CallToolResult, expected: str) -> str | None:
@@ -300,58 +258,11 @@ async def drive(url: str, out: Outcomes) -> None:
             ("outlives the inline deadline", lambda: check_outlives_deadline(client, out)),
             ("required", lambda: check_required(client, out)),
         )
-        for name, check in checks:
-            try:
-                await check()
-            except MCPError as error:
-                out.fail(name, f"JSON-RPC error {error.code}: {clip(error.message)}")
-            except Exception as error:  # the driver reports every failure and goes on
-                out.fail(name, f"raised {type(error).__name__}: {clip(describe(error))}")
+        await run_checks(out, checks, describe)
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print("usage: python py_default_drive.py <mcp-url>", file=sys.stderr)
-        return 2
-    url = sys.argv[1]
-    trace = TraceHandler()
-    logger = logging.getLogger("mcp")
-    logger.setLevel(logging.DEBUG)
-    logger.addHandler(trace)
-    logger.propagate = False
-    out = Outcomes()
-
-    def report() -> int:
-        if out.failures or os.environ.get("PY_DEFAULT_TRACE"):
-            print("SDK log:\n" + "\n".join(trace.lines), file=sys.stderr)
-        print("py default: every expected outcome observed" if not out.failures else f"py default: {out.failures} check(s) failed")
-        return 0 if not out.failures else 1
-
-    # A hang in teardown must not outlive the run either.
-    def give_up() -> None:
-        out.fail("run", f"still running after {RUN_TIMEOUT_S + 5:g} s")
-        sys.stdout.flush()
-        os._exit(report())
-
-    watchdog = threading.Timer(RUN_TIMEOUT_S + 5, give_up)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        asyncio.run(asyncio.wait_for(drive(url, out), RUN_TIMEOUT_S))
-    except asyncio.TimeoutError:
-        out.fail("run", f"still running after {RUN_TIMEOUT_S:g} s")
-    except BaseException as error:  # a failed connect surfaces as an exception group
-        out.fail("session", f"{type(error).__name__}: {clip(describe(error), 600)}")
-    watchdog.cancel()
-    return report()
-
-
-def describe(error: BaseException) -> str:
-    """The innermost messages of an exception (group), which say what went wrong."""
-    inner = getattr(error, "exceptions", None)
-    if inner:
-        return "; ".join(describe(each) for each in inner)
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return run(drive, "py_default_drive.py", "py default", "PY_DEFAULT_TRACE")
 
 
 if __name__ == "__main__":
