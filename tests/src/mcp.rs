@@ -165,6 +165,15 @@ impl McpClient {
         }
     }
 
+    /// Sends `tools/call` with `params` as a 2026-07-28 client that did not declare the Tasks
+    /// extension but declared form elicitation (the Python SDK's default mode) sends it.
+    pub fn call_without_tasks(&self, params: Value) -> Response {
+        let (mut body, headers) = self.build("tools/call", params, false);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
+            json!({ "form": {} });
+        self.send_built(&body, &headers)
+    }
+
     /// Sends a request declaring the Tasks extension and returns its `result`, panicking on an
     /// error response.
     pub fn result(&self, method: &str, params: Value) -> Value {

@@ -449,10 +449,7 @@ fn a_panicking_task_ends_as_a_tool_error_and_the_host_goes_on() {
 /// A `tools/call` without the Tasks extension but with elicitation, as the core revision's
 /// clients send it (the Python SDK's default mode).
 fn call_without_tasks(client: &McpClient, params: Value) -> Value {
-    let (mut body, headers) = client.build("tools/call", params, false);
-    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
-        json!({ "form": {} });
-    let response = client.send_built(&body, &headers).json();
+    let response = client.call_without_tasks(params).json();
     assert_valid(Spec::Core, "JSONRPCResultResponse", &response);
     response["result"].clone()
 }
@@ -535,10 +532,7 @@ fn a_request_state_naming_no_task_of_the_tool_is_refused() {
         let params = json!({
             "name": tool, "arguments": {}, "inputResponses": answers, "requestState": state,
         });
-        let (mut body, headers) = target.client.build("tools/call", params, false);
-        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
-            json!({});
-        let (status, code, body) = error_of(&target.client.send_built(&body, &headers));
+        let (status, code, body) = error_of(&target.client.call_without_tasks(params));
         assert_eq!((status, code), (200, -32602), "{body}");
         let message = body["error"]["message"].as_str().unwrap();
         assert!(message.contains(says), "{message}");

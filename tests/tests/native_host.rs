@@ -167,12 +167,8 @@ fn an_input_round_survives_a_killed_host() {
     let dir = tempfile::tempdir().unwrap();
     let first = ServerProcess::start("conformance-server", dir.path(), &[]);
     let client = McpClient::new(first.url());
-    let call = |client: &McpClient, params: serde_json::Value| {
-        let (mut body, headers) = client.build("tools/call", params, false);
-        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
-            json!({});
-        client.send_built(&body, &headers).json()["result"].clone()
-    };
+    let call =
+        |client: &McpClient, params| client.call_without_tasks(params).json()["result"].clone();
     let question = json!({ "name": "confirm_delete", "arguments": { "filename": "k.txt" } });
     let round = call(&client, question.clone());
     assert_eq!(round["resultType"], "input_required", "{round}");

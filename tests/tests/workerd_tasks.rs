@@ -105,6 +105,41 @@ fn an_activation_cut_off_by_a_crash_runs_again_at_once_not_at_its_lease() {
     assert!(text.starts_with("ran 100000 steps"), "{text}");
 }
 
+/// A client without the Tasks extension answers a task's question on a later call: between
+/// the two calls the task lives in its object, so a killed runtime loses nothing and the
+/// retried call, on the restarted Worker, finishes it.
+#[test]
+fn an_input_round_survives_a_killed_runtime() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (worker, client) = start(state.path(), &[]);
+    let question = json!({ "name": "ask_twice", "arguments": {} });
+    let round = client.call_without_tasks(question.clone()).json()["result"].clone();
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    assert!(round["inputRequests"]["name"].is_object(), "{round}");
+    worker.kill();
+
+    let (_worker, client) = start(state.path(), &[]);
+    let mut answer = question;
+    answer["inputResponses"] =
+        json!({ "name": { "action": "accept", "content": { "name": "Ada" } } });
+    answer["requestState"] = round["requestState"].clone();
+    let round = client.call_without_tasks(answer.clone()).json()["result"].clone();
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    assert_eq!(
+        round["inputRequests"]["colour"]["params"]["message"],
+        "Your favourite colour, Ada?"
+    );
+    answer["inputResponses"] =
+        json!({ "colour": { "action": "accept", "content": { "colour": "green" } } });
+    answer["requestState"] = round["requestState"].clone();
+    let done = client.call_without_tasks(answer).json()["result"].clone();
+    assert_eq!(
+        done["content"][0]["text"], "name=Ada colour=green",
+        "{done}"
+    );
+}
+
 /// The ids of the Durable Object databases in a `wrangler dev` state directory that hold the
 /// task table: the objects that store a task.
 fn objects_with_task_rows(state: &Path) -> Vec<String> {
