@@ -1,17 +1,26 @@
-//! The Worker's side of the internal protocol: one retrying helper that sends a call to a
-//! named Durable Object (a task's TaskRunner, a scope's TaskIndex) and reads its reply.
+//! How the Worker reaches its Durable Objects. [`ObjectTasks`] is the Worker's task service:
+//! it sends each task operation to the task's own TaskRunner object, named by the task id, and
+//! reads listings from the TaskIndex object of their scope. Under it, `ObjectClient` sends one
+//! call of the internal protocol to a named object and reads its reply, retrying what the
+//! platform says is safe to retry.
 
-use std::cell::RefCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::{Delay, Env, ObjectNamespace, js_sys};
 
 use super::driven::settled;
+use super::entry::Bindings;
+use super::listing;
 use super::object_rpc::CallTarget;
-use crate::rpc::RpcError;
+use super::protocol::{ObjectCall, ObjectReply};
+use crate::core::TaskSnapshot;
+use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor};
+use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
 /// How many times an internal call is sent when the platform says the failure is retryable.
 const CALL_ATTEMPTS: u32 = 3;
@@ -133,4 +142,199 @@ impl std::fmt::Display for CallError {
 /// An internal error: `what` failed because of `error`.
 pub(crate) fn internal(what: &str, error: &dyn std::fmt::Display) -> RpcError {
     RpcError::internal(format!("{what}: {error}"))
+}
+
+/// The task service of the Worker: every task operation goes to the task's own TaskRunner
+/// object, named by the task id, and listings to the TaskIndex object of their scope. This is
+/// what [`serve`](super::serve) hands the router; a Worker with routes of its own can use it
+/// directly.
+pub struct ObjectTasks {
+    runners: ObjectClient,
+    env: Env,
+    /// The index client, looked up on first use (creations and listings, not polls); `None`
+    /// inside when the Worker has no binding named `bindings.index`.
+    index: OnceCell<Option<ObjectClient>>,
+    bindings: Bindings,
+}
+
+impl std::fmt::Debug for ObjectTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectTasks")
+            .field("bindings", &self.bindings)
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// Whether this isolate has logged that tasks are created unlisted for want of an index.
+    static WARNED_UNLISTED: Cell<bool> = const { Cell::new(false) };
+}
+
+impl ObjectTasks {
+    /// The task service over the Worker's [`TASK_RUNNER_BINDING`](super::TASK_RUNNER_BINDING)
+    /// and, if bound, [`TASK_INDEX_BINDING`](super::TASK_INDEX_BINDING). Fails only without a
+    /// TaskRunner binding.
+    pub fn from_env(env: &Env) -> worker::Result<Self> {
+        Self::from_bindings(env, Bindings::DEFAULT)
+    }
+
+    /// The task service over the TaskRunner namespace bound as `bindings.runner()` and, if
+    /// bound, the TaskIndex namespace `bindings.index()`. Fails only without the runner
+    /// binding.
+    pub fn from_bindings(env: &Env, bindings: Bindings) -> worker::Result<Self> {
+        let runners = bound_namespace(env, bindings.runner())?;
+        Ok(ObjectTasks {
+            runners: ObjectClient::new(runners, "the task's Durable Object"),
+            env: env.clone(),
+            index: OnceCell::new(),
+            bindings,
+        })
+    }
+
+    /// The index's client, or `None` without its binding.
+    fn bound_index(&self) -> Option<&ObjectClient> {
+        self.index
+            .get_or_init(|| {
+                let index = bound_namespace(&self.env, self.bindings.index()).ok()?;
+                Some(ObjectClient::new(index, "the task index"))
+            })
+            .as_ref()
+    }
+
+    /// The index, or the error that says how to add it.
+    fn index(&self) -> Result<&ObjectClient, RpcError> {
+        self.bound_index().ok_or_else(|| {
+            let binding = self.bindings.index();
+            RpcError::internal(format!(
+                "tasks/list needs the Durable Object binding {binding}, which this \
+                 Worker lacks: add to wrangler.toml a [[durable_objects.bindings]] with name = \
+                 \"{binding}\" and class_name = \"TaskIndex\", and a [[migrations]] \
+                 entry with new_sqlite_classes = [\"TaskIndex\"] (see docs/deploying.md)"
+            ))
+        })
+    }
+
+    /// Records a new task in its scope's index before it is created: a crash in between
+    /// leaves at most an id whose task does not exist, which listing skips and forgets.
+    async fn register(&self, scope: &str, task_id: &str) -> Result<(), RpcError> {
+        let Some(index) = self.bound_index() else {
+            if !WARNED_UNLISTED.replace(true) {
+                worker::console_error!(
+                    "durable-mcp: tasks are created without being listed: this Worker has no \
+                     {} binding (see docs/deploying.md)",
+                    self.bindings.index()
+                );
+            }
+            return Ok(());
+        };
+        listing::register(index, scope, task_id).await
+    }
+
+    /// Runs the alarm handler of the task's object at once, as if its alarm had fired: what
+    /// an operator's wake request asks for.
+    pub(super) async fn wake(&self, task_id: &str) -> Result<(), RpcError> {
+        let call = ObjectCall::Wake {
+            task_id: task_id.to_owned(),
+        };
+        self.runners
+            .call::<_, ObjectReply>(task_id, &call)
+            .await
+            .and_then(ObjectReply::into_done)
+    }
+}
+
+impl TaskService for ObjectTasks {
+    fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
+        Box::pin(async move {
+            let task_id = match request.task_id {
+                Some(id) => id,
+                None => new_task_id().map_err(RpcError::from_engine)?,
+            };
+            if let Some(scope) = &request.list_scope {
+                self.register(scope, &task_id).await?;
+            }
+            let call = ObjectCall::Create {
+                task_id: task_id.clone(),
+                tool_name: request.tool_name,
+                input: request.input,
+                principal: request.principal,
+                list_scope: request.list_scope,
+            };
+            self.runners
+                .call::<_, ObjectReply>(&task_id, &call)
+                .await?
+                .into_snapshot()
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Get {
+                task_id: task_id.to_owned(),
+                caller: caller.map(str::to_owned),
+            };
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_snapshot()
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        responses: &'a Value,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Update {
+                task_id: task_id.to_owned(),
+                responses: responses.clone(),
+                caller: caller.map(str::to_owned),
+            };
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_done()
+        })
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Cancel {
+                task_id: task_id.to_owned(),
+                caller: caller.map(str::to_owned),
+            };
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await?
+                .into_done()
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        scope: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
+        Box::pin(async move {
+            let index = self.index()?;
+            let after = cursor.map(decode_cursor).transpose()?;
+            let page = listing::page(index, &self.runners, scope, after, limit).await?;
+            Ok(TaskPage::from(page))
+        })
+    }
+
+    fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
+        Box::pin(Delay::from(duration))
+    }
 }

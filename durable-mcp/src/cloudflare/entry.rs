@@ -1,26 +1,19 @@
 //! The Worker's fetch handler: the router, with each task reached in its own Durable Object.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::time::Duration;
 
-use serde_json::Value;
 use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
-use worker::{ByteStream, Delay, Env, Method, Request, Response, web_sys};
+use worker::{ByteStream, Env, Method, Request, Response, web_sys};
 
-use super::client::{ObjectClient, bound_namespace};
+use super::client::ObjectTasks;
 use super::driven::{self, settled};
-use super::listing;
-use super::protocol::{ObjectCall, ObjectReply};
-use crate::core::TaskSnapshot;
 use crate::rpc::headers::same_secret;
 use crate::rpc::{
     CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
-    RpcError, TaskPage, TaskService, decode_cursor,
 };
-use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
 /// The binding name of the TaskRunner Durable Object namespace in wrangler.toml.
 pub const TASK_RUNNER_BINDING: &str = "TASK_RUNNER";
@@ -399,15 +392,7 @@ async fn wake(
         return Response::error("wake is a POST", 405);
     }
     let tasks = ObjectTasks::from_bindings(env, endpoint.bindings)?;
-    let call = ObjectCall::Wake {
-        task_id: task_id.to_owned(),
-    };
-    match tasks
-        .runners
-        .call::<_, ObjectReply>(task_id, &call)
-        .await
-        .and_then(ObjectReply::into_done)
-    {
+    match tasks.wake(task_id).await {
         Ok(()) => Response::ok(format!("woke {task_id}")),
         Err(error) => Response::error(error.error.message, 500),
     }
@@ -484,185 +469,4 @@ fn into_response(response: HttpResponse) -> worker::Result<Response> {
         headers.set(name, &value)?;
     }
     Ok(reply)
-}
-
-/// The task service of the Worker: every task operation goes to the task's own TaskRunner
-/// object, named by the task id, and listings to the TaskIndex object of their scope. This is
-/// what [`serve`] hands the router; a Worker with routes of its own can use it directly.
-pub struct ObjectTasks {
-    runners: ObjectClient,
-    env: Env,
-    /// The index client, looked up on first use (creations and listings, not polls); `None`
-    /// inside when the Worker has no binding named `bindings.index`.
-    index: OnceCell<Option<ObjectClient>>,
-    bindings: Bindings,
-}
-
-impl std::fmt::Debug for ObjectTasks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ObjectTasks")
-            .field("bindings", &self.bindings)
-            .finish_non_exhaustive()
-    }
-}
-
-thread_local! {
-    /// Whether this isolate has logged that tasks are created unlisted for want of an index.
-    static WARNED_UNLISTED: Cell<bool> = const { Cell::new(false) };
-}
-
-impl ObjectTasks {
-    /// The task service over the Worker's [`TASK_RUNNER_BINDING`] and, if bound,
-    /// [`TASK_INDEX_BINDING`]. Fails only without a TaskRunner binding.
-    pub fn from_env(env: &Env) -> worker::Result<Self> {
-        Self::from_bindings(env, Bindings::DEFAULT)
-    }
-
-    /// The task service over the TaskRunner namespace bound as `bindings.runner()` and, if
-    /// bound, the TaskIndex namespace `bindings.index()`. Fails only without the runner
-    /// binding.
-    pub fn from_bindings(env: &Env, bindings: Bindings) -> worker::Result<Self> {
-        let runners = bound_namespace(env, bindings.runner)?;
-        Ok(ObjectTasks {
-            runners: ObjectClient::new(runners, "the task's Durable Object"),
-            env: env.clone(),
-            index: OnceCell::new(),
-            bindings,
-        })
-    }
-
-    /// The index's client, or `None` without its binding.
-    fn bound_index(&self) -> Option<&ObjectClient> {
-        self.index
-            .get_or_init(|| {
-                let index = bound_namespace(&self.env, self.bindings.index).ok()?;
-                Some(ObjectClient::new(index, "the task index"))
-            })
-            .as_ref()
-    }
-
-    /// The index, or the error that says how to add it.
-    fn index(&self) -> Result<&ObjectClient, RpcError> {
-        self.bound_index().ok_or_else(|| {
-            let binding = self.bindings.index;
-            RpcError::internal(format!(
-                "tasks/list needs the Durable Object binding {binding}, which this \
-                 Worker lacks: add to wrangler.toml a [[durable_objects.bindings]] with name = \
-                 \"{binding}\" and class_name = \"TaskIndex\", and a [[migrations]] \
-                 entry with new_sqlite_classes = [\"TaskIndex\"] (see docs/deploying.md)"
-            ))
-        })
-    }
-
-    /// Records a new task in its scope's index before it is created: a crash in between
-    /// leaves at most an id whose task does not exist, which listing skips and forgets.
-    async fn register(&self, scope: &str, task_id: &str) -> Result<(), RpcError> {
-        let Some(index) = self.bound_index() else {
-            if !WARNED_UNLISTED.replace(true) {
-                worker::console_error!(
-                    "durable-mcp: tasks are created without being listed: this Worker has no \
-                     {} binding (see docs/deploying.md)",
-                    self.bindings.index
-                );
-            }
-            return Ok(());
-        };
-        listing::register(index, scope, task_id).await
-    }
-}
-
-impl TaskService for ObjectTasks {
-    fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
-        Box::pin(async move {
-            let task_id = match request.task_id {
-                Some(id) => id,
-                None => new_task_id().map_err(RpcError::from_engine)?,
-            };
-            if let Some(scope) = &request.list_scope {
-                self.register(scope, &task_id).await?;
-            }
-            let call = ObjectCall::Create {
-                task_id: task_id.clone(),
-                tool_name: request.tool_name,
-                input: request.input,
-                principal: request.principal,
-                list_scope: request.list_scope,
-            };
-            self.runners
-                .call::<_, ObjectReply>(&task_id, &call)
-                .await?
-                .into_snapshot()
-        })
-    }
-
-    fn get<'a>(
-        &'a self,
-        task_id: &'a str,
-        caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
-        Box::pin(async move {
-            let call = ObjectCall::Get {
-                task_id: task_id.to_owned(),
-                caller: caller.map(str::to_owned),
-            };
-            self.runners
-                .call::<_, ObjectReply>(task_id, &call)
-                .await?
-                .into_snapshot()
-        })
-    }
-
-    fn update<'a>(
-        &'a self,
-        task_id: &'a str,
-        responses: &'a Value,
-        caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
-        Box::pin(async move {
-            let call = ObjectCall::Update {
-                task_id: task_id.to_owned(),
-                responses: responses.clone(),
-                caller: caller.map(str::to_owned),
-            };
-            self.runners
-                .call::<_, ObjectReply>(task_id, &call)
-                .await?
-                .into_done()
-        })
-    }
-
-    fn cancel<'a>(
-        &'a self,
-        task_id: &'a str,
-        caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
-        Box::pin(async move {
-            let call = ObjectCall::Cancel {
-                task_id: task_id.to_owned(),
-                caller: caller.map(str::to_owned),
-            };
-            self.runners
-                .call::<_, ObjectReply>(task_id, &call)
-                .await?
-                .into_done()
-        })
-    }
-
-    fn list<'a>(
-        &'a self,
-        scope: &'a str,
-        cursor: Option<&'a str>,
-        limit: usize,
-    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
-        Box::pin(async move {
-            let index = self.index()?;
-            let after = cursor.map(decode_cursor).transpose()?;
-            let page = listing::page(index, &self.runners, scope, after, limit).await?;
-            Ok(TaskPage::from(page))
-        })
-    }
-
-    fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
-        Box::pin(Delay::from(duration))
-    }
 }

@@ -65,10 +65,10 @@ mod sql;
 pub(crate) mod sql_store;
 mod step_batch;
 
+pub use client::ObjectTasks;
 pub use entry::{
     ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH,
-    ObjectTasks, TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, respond, respond_with, serve,
-    serve_with,
+    TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, respond, respond_with, serve, serve_with,
 };
 pub use index::TaskIndex;
 pub use runner::TaskRunner;
