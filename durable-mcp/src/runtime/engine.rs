@@ -1,8 +1,6 @@
 //! The engine's control surface: create, get, update, cancel, and the tick a host calls when a
 //! task's wake-up fires.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -10,6 +8,7 @@ use serde_json::Value;
 
 use super::driver::{RunOutcome, run_body, settle_guard, settled_record};
 use super::host::Host;
+use super::in_flight::{InFlightMark, InFlightRegistry};
 use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
 use crate::core::activation::{End, Suspension};
@@ -69,9 +68,7 @@ pub struct Engine {
     limits: Limits,
     lease: Duration,
     hand_off: Option<Duration>,
-    in_flight: RefCell<HashMap<String, InFlightMark>>,
-    /// Whether an activation stops counting as running once its lease is over.
-    marks_expire: bool,
+    in_flight: InFlightRegistry,
 }
 
 impl std::fmt::Debug for Engine {
@@ -103,8 +100,7 @@ impl Engine {
             limits: Limits::DEFAULT,
             lease: DEFAULT_LEASE,
             hand_off: None,
-            in_flight: RefCell::default(),
-            marks_expire: false,
+            in_flight: InFlightRegistry::default(),
         }
     }
 
@@ -142,7 +138,7 @@ impl Engine {
     /// host).
     #[must_use]
     pub fn expire_activations_with_their_lease(mut self) -> Self {
-        self.marks_expire = true;
+        self.in_flight.expire_marks_with_their_lease();
         self
     }
 
@@ -371,11 +367,7 @@ impl Engine {
     /// [`expire_activations_with_their_lease`](Self::expire_activations_with_their_lease),
     /// within its lease).
     pub fn is_running(&self, task_id: &str) -> bool {
-        let now = self.host.clock.now();
-        self.in_flight
-            .borrow()
-            .get(task_id)
-            .is_some_and(|mark| !self.marks_expire || now < mark.expires_at)
+        self.in_flight.is_running(task_id, self.host.clock.now())
     }
 
     // ---- internals ----
@@ -415,7 +407,7 @@ impl Engine {
             generation: claimed.generation,
             expires_at: claimed.next_run_at.unwrap_or(Timestamp::MAX),
         };
-        let _running = InFlight::enter(&self.in_flight, &task_id, mark);
+        let _running = self.in_flight.enter(&task_id, mark);
         let hand_off_at = self
             .hand_off
             .map(|after| self.host.clock.now().saturating_add(after));
@@ -584,48 +576,4 @@ pub fn new_task_id() -> Result<String, EngineError> {
     getrandom::fill(&mut bytes)
         .map_err(|error| EngineError::Store(format!("the OS random source failed: {error}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// Which activation of a task runs on this engine, and until when it counts as running.
-#[derive(Clone, Copy, Debug)]
-struct InFlightMark {
-    /// The generation (lease) of the activation.
-    generation: u64,
-    /// When its lease ends: the claim's redelivery time.
-    expires_at: Timestamp,
-}
-
-/// Marks a task as running on this engine for as long as it lives.
-struct InFlight<'a> {
-    marks: &'a RefCell<HashMap<String, InFlightMark>>,
-    task_id: String,
-    generation: u64,
-}
-
-impl<'a> InFlight<'a> {
-    fn enter(
-        marks: &'a RefCell<HashMap<String, InFlightMark>>,
-        task_id: &str,
-        mark: InFlightMark,
-    ) -> Self {
-        marks.borrow_mut().insert(task_id.to_owned(), mark);
-        InFlight {
-            marks,
-            task_id: task_id.to_owned(),
-            generation: mark.generation,
-        }
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        // A later activation (after this one's lease ran out) owns the mark now.
-        let mut marks = self.marks.borrow_mut();
-        if marks
-            .get(&self.task_id)
-            .is_some_and(|mark| mark.generation == self.generation)
-        {
-            marks.remove(&self.task_id);
-        }
-    }
 }

@@ -14,6 +14,7 @@ mod driver;
 mod engine;
 mod error;
 mod host;
+mod in_flight;
 mod pacer;
 pub(crate) mod ports;
 mod registry;
