@@ -3,10 +3,11 @@
 //!
 //! workers-rs's `SqlStorage::exec` converts the statement's text into a JavaScript string on
 //! every call, builds its parameters one call at a time (checking each integer in JavaScript),
-//! and leaves the cursor to be read. Under workerd that made a step's row cost about four bare
-//! inserts. Here a statement's text is converted once per object instance, `exec` is called
-//! with every argument at once, and a write's cursor is never read: `exec` runs a statement
-//! that returns no rows to completion before it returns.
+//! and leaves the cursor to be read. Each of those crosses between wasm and JavaScript, and for
+//! a write as small as a step row the crossings cost more than the insert. Here a statement's
+//! text is converted once per object instance, `exec` is called with every argument at once,
+//! and a write's cursor is never read: `exec` runs a statement that returns no rows to
+//! completion before it returns.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -3,10 +3,11 @@
 //! A Durable Object commits the writes of a turn together once the turn's code and microtasks
 //! have run, and holds every response until that commit. So a step row written when its step
 //! completes and one written later in the same turn are equally durable and seen by the same
-//! readers. A body that runs steps back to back writes one row per step; one statement per row
-//! cost about four bare inserts under workerd (twelve values bound through JavaScript), so the
-//! rows of a turn are kept here and inserted by one statement, from one JSON array, in a
-//! microtask queued with the first of them.
+//! readers. A body that runs steps back to back writes one row per step, and a statement per
+//! row binds twelve values through JavaScript each time, which costs more than the insert. So
+//! the rows of a turn are kept here and inserted by one statement, from one JSON array
+//! ([`PUT_STEPS_JSON`](crate::core::schema::PUT_STEPS_JSON)), in a microtask queued with the
+//! first of them.
 //!
 //! The output gate holds an outgoing request only once a write of the turn has been *issued*
 //! (the turn's implicit transaction starts at its first write, and the gate stays shut until

@@ -1,11 +1,13 @@
 //! How often a running body yields to its host's event loop.
 //!
 //! A body whose steps finish without waiting never gives the event loop a turn, and a Durable
-//! Object serves a `tasks/get` only between turns. Each yield costs something, though: in a
-//! Durable Object under workerd, about 1 ms, nearly all of it the commit of the turn's writes.
-//! So the body yields after a batch of journal writes whose size adapts to the time one batch
-//! and its yield took, aiming at [`CYCLE`]. The time is read after the yield, because a
-//! Worker's clock moves only across I/O.
+//! Object serves a `tasks/get` only between turns. Each yield has a cost, though: in a Durable
+//! Object it also ends the turn, whose writes are then committed. So the body yields only after
+//! a batch of journal writes, and [`Pacer`] sizes each batch from the time the last batch and
+//! its yield took, aiming at [`CYCLE`]: often enough that other requests are served, rarely
+//! enough that yielding stays a small part of the body's time. Batches change by at most a
+//! factor of [`MAX_STEP`] a cycle, within [`MIN_BATCH`] and [`MAX_BATCH`]. The time is read
+//! after the yield, because a Worker's clock moves only across I/O.
 
 use std::cell::Cell;
 use std::time::Duration;
