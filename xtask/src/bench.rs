@@ -45,6 +45,8 @@ use durable_mcp::{StepError, TaskContext, TaskDefinition, TaskError, TaskRegistr
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
+use crate::stats::{Ranked, Spread, mib, micros_per_op, millis, print_row, ratio, thousands};
+
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 /// Steps per task, inserts per bare run, recorded steps per replay.
@@ -180,6 +182,7 @@ pub fn run(scale: Scale) -> Result<()> {
         }
     }
     let [engine, bare, replay] = samples.map(Summary::of);
+    let (engine, bare, replay) = (engine?, bare?, replay?);
     print_table(&plan, &engine, &bare, &replay);
     crate::http_bench::run(&exe, scale)?;
     crate::worker_bench::run(scale)
@@ -410,41 +413,19 @@ struct Summary {
 }
 
 impl Summary {
-    fn of(samples: Vec<Sample>) -> Summary {
-        let mut times: Vec<Duration> = samples.iter().map(|s| s.elapsed).collect();
-        times.sort_unstable();
-        Summary {
-            best: times[0],
-            median: times[times.len() / 2],
+    /// Summarises one measurement's runs; an error if it has none.
+    fn of(samples: Vec<Sample>) -> Result<Summary> {
+        let times = samples.iter().map(|s| s.elapsed).collect();
+        let Spread { best, median } = Ranked::lowest_first(times)
+            .spread()
+            .ok_or("a measurement ran no time")?;
+        Ok(Summary {
+            best,
+            median,
             peak_rss_kib: samples.iter().map(|s| s.peak_rss_kib).max().unwrap_or(0),
             start_rss_kib: samples.iter().map(|s| s.start_rss_kib).min().unwrap_or(0),
-        }
+        })
     }
-}
-
-fn micros_per_op(elapsed: Duration, steps: u64) -> f64 {
-    elapsed.as_secs_f64() * 1e6 / steps as f64
-}
-
-fn millis(elapsed: Duration) -> f64 {
-    elapsed.as_secs_f64() * 1e3
-}
-
-fn mib(kib: u64) -> String {
-    format!("{:.1} MiB", kib as f64 / 1024.0)
-}
-
-/// `10000` as `10,000`.
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 /// Whether a target was met, as the tables say it; nothing is judged in a smoke run.
@@ -460,13 +441,10 @@ pub(crate) fn verdict(met: bool) -> &'static str {
 
 fn print_table(plan: &Plan, engine: &Summary, bare: &Summary, replay: &Summary) {
     let Plan { steps, runs } = *plan;
-    let ratio =
-        |pick: fn(&Summary) -> Duration| pick(engine).as_secs_f64() / pick(bare).as_secs_f64();
-    let (ratio_best, ratio_median) = (ratio(|s| s.best), ratio(|s| s.median));
-    let row = |what: &str, best: String, median: String, rss: String, target: String| {
-        let line = format!("{what:<34} {best:>11} {median:>11} {rss:>10}   {target}");
-        println!("{}", line.trim_end());
-    };
+    let (ratio_best, ratio_median) = (
+        ratio(engine.best, bare.best),
+        ratio(engine.median, bare.median),
+    );
     println!(
         "durable-mcp bench: {} steps per task, SQLite files in {} (set TMPDIR to move \
          them)",
@@ -478,43 +456,37 @@ fn print_table(plan: &Plan, engine: &Summary, bare: &Summary, replay: &Summary) 
          median of the {runs} runs; peak RSS is the highest VmHWM of the runs"
     );
     println!();
-    row(
-        "measurement",
-        "best".into(),
-        "median".into(),
-        "peak RSS".into(),
-        "target".into(),
-    );
-    row(
+    print_row("measurement", "best", "median", "peak RSS", "target");
+    print_row(
         "engine, per step (SQLite store)",
-        format!("{:.2} µs", micros_per_op(engine.best, steps)),
-        format!("{:.2} µs", micros_per_op(engine.median, steps)),
-        mib(engine.peak_rss_kib),
-        String::new(),
+        &micros_per_op(engine.best, steps),
+        &micros_per_op(engine.median, steps),
+        &mib(engine.peak_rss_kib),
+        "",
     );
-    row(
+    print_row(
         "bare SQLite insert, per insert",
-        format!("{:.2} µs", micros_per_op(bare.best, steps)),
-        format!("{:.2} µs", micros_per_op(bare.median, steps)),
-        mib(bare.peak_rss_kib),
-        String::new(),
+        &micros_per_op(bare.best, steps),
+        &micros_per_op(bare.median, steps),
+        &mib(bare.peak_rss_kib),
+        "",
     );
-    row(
+    print_row(
         "engine / bare",
-        format!("{ratio_best:.2}x"),
-        format!("{ratio_median:.2}x"),
-        String::new(),
-        format!(
+        &format!("{ratio_best:.2}x"),
+        &format!("{ratio_median:.2}x"),
+        "",
+        &format!(
             "at most {TARGET_RATIO}x: {}",
             verdict(ratio_median <= TARGET_RATIO)
         ),
     );
-    row(
+    print_row(
         &format!("replay of {} recorded steps", thousands(steps)),
-        format!("{:.2} ms", millis(replay.best)),
-        format!("{:.2} ms", millis(replay.median)),
-        mib(replay.peak_rss_kib),
-        format!(
+        &millis(replay.best),
+        &millis(replay.median),
+        &mib(replay.peak_rss_kib),
+        &format!(
             "under {} ms: {}",
             TARGET_REPLAY.as_millis(),
             verdict(replay.median < TARGET_REPLAY)

@@ -39,8 +39,9 @@ use durable_mcp_tests::mcp::McpClient;
 use rusqlite::OpenFlags;
 use serde_json::{Value, json};
 
-use crate::bench::{Scale, thousands, verdict};
+use crate::bench::{Scale, verdict};
 use crate::load::{self, RESULT_PREFIX, endpoint};
+use crate::stats::{Ranked, Spread, mib, micros, millis, print_row, thousands};
 
 /// A result whose error is any error.
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
@@ -141,7 +142,7 @@ pub fn run(exe: &Path, scale: Scale) -> Result<()> {
         loads.push(load_run(exe, &server, &plan)?);
     }
     let memory = memory_run(&server, plan.parked_tasks)?;
-    print_table(&plan, &LoadSummary::of(&loads), &memory);
+    print_table(&plan, &LoadSummary::of(&loads)?, &memory);
     Ok(())
 }
 
@@ -493,61 +494,39 @@ fn memory_run(binary: &Path, parked_tasks: usize) -> Result<MemorySample> {
 /// The load runs, summarised: best and median of each figure.
 struct LoadSummary {
     /// Requests per second.
-    throughput: (f64, f64),
+    throughput: Spread<f64>,
     /// Median latency.
-    p50: (Duration, Duration),
+    p50: Spread<Duration>,
     /// 99th percentile latency.
-    p99: (Duration, Duration),
+    p99: Spread<Duration>,
     /// The server's CPU time per request.
-    server_cpu: (Duration, Duration),
+    server_cpu: Spread<Duration>,
     /// The generator's CPU time per request.
-    client_cpu: (Duration, Duration),
+    client_cpu: Spread<Duration>,
     /// The highest peak RSS of the server in any run.
     server_hwm_kib: u64,
 }
 
 impl LoadSummary {
-    /// Summarises `samples` (at least one).
-    fn of(samples: &[LoadSample]) -> LoadSummary {
-        /// The lowest and the median of `values`.
-        fn best_median(mut values: Vec<Duration>) -> (Duration, Duration) {
-            values.sort_unstable();
-            (values[0], values[values.len() / 2])
-        }
+    /// Summarises `samples`; an error if there is none.
+    fn of(samples: &[LoadSample]) -> Result<LoadSummary> {
+        const NO_RUN: &str = "no load run";
         // Best is the lowest, except for throughput.
-        let pick = |f: fn(&LoadSample) -> Duration| best_median(samples.iter().map(f).collect());
-        let mut throughput: Vec<f64> = samples.iter().map(|s| s.throughput).collect();
-        throughput.sort_unstable_by(|a, b| b.total_cmp(a));
-        LoadSummary {
-            throughput: (throughput[0], throughput[throughput.len() / 2]),
-            p50: pick(|s| s.p50),
-            p99: pick(|s| s.p99),
-            server_cpu: pick(|s| s.server_cpu),
-            client_cpu: pick(|s| s.client_cpu),
+        let pick = |f: fn(&LoadSample) -> Duration| {
+            Ranked::lowest_first(samples.iter().map(f).collect())
+                .spread()
+                .ok_or(NO_RUN)
+        };
+        let throughput = Ranked::highest_first(samples.iter().map(|s| s.throughput).collect());
+        Ok(LoadSummary {
+            throughput: throughput.spread().ok_or(NO_RUN)?,
+            p50: pick(|s| s.p50)?,
+            p99: pick(|s| s.p99)?,
+            server_cpu: pick(|s| s.server_cpu)?,
+            client_cpu: pick(|s| s.client_cpu)?,
             server_hwm_kib: samples.iter().map(|s| s.server_hwm_kib).max().unwrap_or(0),
-        }
+        })
     }
-}
-
-/// KiB as MiB, one decimal.
-fn mib(kib: u64) -> String {
-    format!("{:.1} MiB", kib as f64 / 1024.0)
-}
-
-/// A duration in milliseconds, two decimals.
-fn millis(duration: Duration) -> String {
-    format!("{:.2} ms", duration.as_secs_f64() * 1e3)
-}
-
-/// A duration in microseconds, one decimal.
-fn micros(duration: Duration) -> String {
-    format!("{:.1} µs", duration.as_secs_f64() * 1e6)
-}
-
-/// One line of the table, in the columns of the engine's table.
-fn row(what: &str, first: &str, second: &str, third: &str, target: &str) {
-    let line = format!("{what:<34} {first:>11} {second:>11} {third:>10}   {target}");
-    println!("{}", line.trim_end());
 }
 
 /// Prints the load and memory figures with their targets.
@@ -570,9 +549,9 @@ fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
         plan.load_runs
     );
     println!();
-    row("measurement", "best", "median", "peak RSS", "target");
-    let (best, median) = load.throughput;
-    row(
+    print_row("measurement", "best", "median", "peak RSS", "target");
+    let Spread { best, median } = load.throughput;
+    print_row(
         "tasks/get throughput",
         &format!("{}/s", thousands(best as u64)),
         &format!("{}/s", thousands(median as u64)),
@@ -583,49 +562,49 @@ fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
             verdict(median >= TARGET_THROUGHPUT)
         ),
     );
-    row(
+    print_row(
         "tasks/get latency, p50",
-        &millis(load.p50.0),
-        &millis(load.p50.1),
+        &millis(load.p50.best),
+        &millis(load.p50.median),
         "",
         "",
     );
-    row(
+    print_row(
         "tasks/get latency, p99",
-        &millis(load.p99.0),
-        &millis(load.p99.1),
+        &millis(load.p99.best),
+        &millis(load.p99.median),
         "",
         &format!(
             "under {} ms: {}",
             TARGET_P99.as_millis(),
-            verdict(load.p99.1 < TARGET_P99)
+            verdict(load.p99.median < TARGET_P99)
         ),
     );
-    row(
+    print_row(
         "server CPU per tasks/get",
-        &micros(load.server_cpu.0),
-        &micros(load.server_cpu.1),
+        &micros(load.server_cpu.best),
+        &micros(load.server_cpu.median),
         "",
         "",
     );
-    row(
+    print_row(
         "load generator CPU per tasks/get",
-        &micros(load.client_cpu.0),
-        &micros(load.client_cpu.1),
+        &micros(load.client_cpu.best),
+        &micros(load.client_cpu.median),
         "",
         "",
     );
     println!();
     let target = TARGET_RSS_MIB * 1024;
-    row("host memory", "VmRSS", "VmHWM", "", "target");
-    row(
+    print_row("host memory", "VmRSS", "VmHWM", "", "target");
+    print_row(
         "idle, no task yet",
         &mib(memory.idle_rss_kib),
         &mib(memory.idle_hwm_kib),
         "",
         "",
     );
-    row(
+    print_row(
         &format!("{} tasks parked in a sleep", thousands(parked_tasks as u64)),
         &mib(memory.rss_kib),
         &mib(memory.hwm_kib),

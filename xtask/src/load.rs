@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::json;
 
+use crate::stats::{Ranked, per_second};
+
 /// A result whose error is any error.
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
@@ -379,22 +381,18 @@ pub fn child(args: &[&str]) -> Result<()> {
     if let Some(error) = first_error {
         eprintln!("load: {errors} errors; the first: {error}");
     }
-    latencies.sort_unstable();
-    let percentile = |p: usize| -> u64 {
-        // The smallest latency that at least p% of the requests did not exceed.
-        let rank = (latencies.len() * p).div_ceil(100).max(1);
-        latencies.get(rank - 1).copied().unwrap_or(0)
-    };
+    let latencies = Ranked::lowest_first(latencies);
+    let percentile = |fraction: f64| latencies.percentile(fraction).unwrap_or(0);
     let us = |nanos: u64| nanos as f64 / 1e3;
     println!(
         "{RESULT_PREFIX}requests={} seconds={:.3} req_per_s={:.1} p50_us={:.1} p99_us={:.1} \
          max_us={:.1} errors={errors} sent={sent} cpu_s={:.3}",
         latencies.len(),
         measured.as_secs_f64(),
-        latencies.len() as f64 / measured.as_secs_f64(),
-        us(percentile(50)),
-        us(percentile(99)),
-        us(latencies.last().copied().unwrap_or(0)),
+        per_second(latencies.len() as u64, measured),
+        us(percentile(0.5)),
+        us(percentile(0.99)),
+        us(latencies.worst().unwrap_or(0)),
         cpu.as_secs_f64()
     );
     Ok(())

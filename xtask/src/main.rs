@@ -51,6 +51,7 @@ mod publish;
 mod sim;
 mod size;
 mod smoke;
+mod stats;
 mod wire_schemas;
 mod worker_bench;
 mod worker_target;

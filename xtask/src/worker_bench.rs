@@ -61,6 +61,7 @@ use durable_mcp_tests::workerd::{
 use serde_json::{Value, json};
 
 use crate::bench::{Scale, verdict};
+use crate::stats::{Ranked, median, micros, millis, per_second, ratio, thousands};
 use crate::workerd_cpu::Runtime;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
@@ -503,7 +504,11 @@ impl Bench {
             self.floor(&format!("/floor/insert/{object}?n={inserts}"), "POST")?;
             per_insert.push(started.elapsed().saturating_sub(none) / u32::try_from(inserts)?);
         }
-        Ok((median(steps), median(per_insert)))
+        let no_run = "no per-step run";
+        Ok((
+            median(steps).ok_or(no_run)?,
+            median(per_insert).ok_or(no_run)?,
+        ))
     }
 
     /// The slowest `tasks/get` answered while a task runs [`LONG_RUN`] steps; `None` if none
@@ -630,7 +635,7 @@ struct Rate {
 
 impl Rate {
     fn per_second(&self) -> f64 {
-        self.done as f64 / self.took.as_secs_f64().max(1e-9)
+        per_second(self.done, self.took)
     }
 }
 
@@ -706,20 +711,20 @@ struct Latency {
 }
 
 impl Latency {
-    fn of(mut samples: Vec<Duration>) -> Latency {
-        samples.sort();
-        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    /// The percentiles of `samples` (at least one: every plan takes some).
+    fn of(samples: Vec<Duration>) -> Latency {
+        let ranked = Ranked::lowest_first(samples);
+        let at = |q: f64| {
+            ranked
+                .percentile(q)
+                .expect("a latency has at least one sample")
+        };
         Latency {
             p50: at(0.5),
             p90: at(0.9),
             p99: at(0.99),
         }
     }
-}
-
-fn median(mut values: Vec<Duration>) -> Duration {
-    values.sort();
-    values[values.len() / 2]
 }
 
 /// The module's size, raw and gzipped (`gzip -9`).
@@ -730,18 +735,6 @@ pub(crate) fn wasm_size(path: &Path) -> Result<(u64, u64)> {
         return Err("gzip failed".into());
     }
     Ok((raw, gzipped.stdout.len() as u64))
-}
-
-fn ms(duration: Duration) -> String {
-    format!("{:.2} ms", duration.as_secs_f64() * 1e3)
-}
-
-fn us(duration: Duration) -> String {
-    format!("{:.1} us", duration.as_secs_f64() * 1e6)
-}
-
-fn ratio(a: Duration, b: Duration) -> f64 {
-    a.as_secs_f64() / b.as_secs_f64().max(1e-9)
 }
 
 /// The latency table, and the targets against the floors.
@@ -777,9 +770,9 @@ fn print_latencies(plan: &Plan, latencies: &Latencies) {
         };
         println!(
             "| {what} | {} | {} | {} | {against:.2}x | {target} | {outcome} |",
-            ms(latency.p50),
-            ms(latency.p90),
-            ms(latency.p99)
+            millis(latency.p50),
+            millis(latency.p90),
+            millis(latency.p99)
         );
     };
     row("floor: bare Durable Object fetch", floor, None);
@@ -855,29 +848,29 @@ fn print_poll_breakdown(latencies: &Latencies) {
     println!();
     println!(
         "Where a tasks/get's p50 goes (differences of p50s; {} in all)",
-        ms(get.p50)
+        millis(get.p50)
     );
     println!("| part | p50 | from |");
     println!("| --- | --- | --- |");
     println!(
         "| HTTP in and out, the Worker's entry | {} | the Worker answering at once |",
-        ms(none.p50)
+        millis(none.p50)
     );
     println!(
         "| the Worker's router | {} | server/discover less the Worker answering at once |",
-        ms(router)
+        millis(router)
     );
     println!(
         "| the hop to the object and back (RPC) | {} | the RPC floor less the Worker answering at once |",
-        ms(hop)
+        millis(hop)
     );
     println!(
         "| the object: the call decoded, the task read, the reply encoded | {} | tasks/get less the RPC floor and the router |",
-        ms(object)
+        millis(object)
     );
     println!(
         "| SQL of an unchanged task's read | 0 (kept in memory; {} if read) | the RPC floor with three reads less without |",
-        ms(minus(rpc_sql, rpc_ping))
+        millis(minus(rpc_sql, rpc_ping))
     );
 }
 
@@ -895,8 +888,8 @@ fn print_against_js_floor(get: &Latency, js_insert: &Latency) {
     for (name, ours, floor) in pairs {
         println!(
             "| {name} | {} | {} | {:.2}x | <= 1.00x | {} |",
-            ms(ours),
-            ms(floor),
+            millis(ours),
+            millis(floor),
             ratio(ours, floor),
             verdict(ours <= floor)
         );
@@ -921,7 +914,7 @@ fn print_cpu(plan: &Plan, costs: Option<&CpuCosts>) {
     println!("| --- | --- | --- |");
     let insert = costs[1];
     for ((_, what), cost) in CPU_PROBES.iter().zip(costs) {
-        let figure = cost.map_or("n/a".to_owned(), ms);
+        let figure = cost.map_or("n/a".to_owned(), millis);
         let against = cost.zip(insert).map_or("n/a".to_owned(), |(cost, insert)| {
             format!("{:.2}x", ratio(cost, insert))
         });
@@ -935,7 +928,7 @@ fn print_throughput(plan: &Plan, throughput: &Throughput) {
         js_insert,
         js_ping,
     } = throughput;
-    let against = get.per_second() / js_insert.per_second().max(1e-9);
+    let against = ratio(get.per_second(), js_insert.per_second());
     println!();
     println!(
         "{} concurrent clients, each on its own keep-alive connection; {} rounds of {} s per \
@@ -949,9 +942,9 @@ fn print_throughput(plan: &Plan, throughput: &Throughput) {
     let row = |what: &str, rate: &Rate, target: &str, outcome: &str| {
         println!(
             "| {what} | {} | {:.0} | {:.2}x | {target} | {outcome} |",
-            crate::bench::thousands(rate.done),
+            thousands(rate.done),
             rate.per_second(),
-            rate.per_second() / js_insert.per_second().max(1e-9)
+            ratio(rate.per_second(), js_insert.per_second())
         );
     };
     let target = format!(">= {TARGET_THROUGHPUT_RATIO}x");
@@ -981,25 +974,25 @@ fn print_others(
     println!("| --- | --- | --- | --- |");
     println!(
         "| no-op step, median of {step_runs} runs of {steps} | {} ({step_ratio:.2}x the insert) | <= {TARGET_STEP_RATIO:.0}x and < {} | {} |",
-        us(step),
-        us(TARGET_STEP),
+        micros(step),
+        micros(TARGET_STEP),
         verdict(step_ratio <= TARGET_STEP_RATIO && step < TARGET_STEP)
     );
     println!(
         "| floor: bare insert in a Durable Object | {} | | |",
-        us(insert)
+        micros(insert)
     );
     println!(
         "| slowest tasks/get during {long_run} steps | {} | < {} | {} |",
-        slowest.map_or_else(|| "none answered while it ran".to_owned(), ms),
-        ms(TARGET_RESPONSIVE),
+        slowest.map_or_else(|| "none answered while it ran".to_owned(), millis),
+        millis(TARGET_RESPONSIVE),
         verdict(slowest.is_some_and(|slowest| slowest < TARGET_RESPONSIVE))
     );
     println!(
         "| report-task wasm{}, raw / gzip -9 | {} / {} bytes | gzip < {TARGET_GZIP_BYTES} | {} |",
         if plan.optimized { "" } else { " (no wasm-opt)" },
-        crate::bench::thousands(raw),
-        crate::bench::thousands(gzipped),
+        thousands(raw),
+        thousands(gzipped),
         verdict(gzipped < TARGET_GZIP_BYTES)
     );
 }
