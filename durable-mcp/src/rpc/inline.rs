@@ -38,9 +38,10 @@ pub(crate) fn input_round(task_id: &str, requests: &[(String, Value)]) -> InputR
 }
 
 /// Continues the task of a retried call of `tool`: records the answers the call carries and
-/// returns the task as it now is, with the keys this call answered. The state is client-held,
-/// so the task is read with the caller's identity like any `tasks/get`, and must be a task of
-/// the tool called.
+/// returns the task as it was read before them, with the keys this call answered (the follower
+/// does not ask those again, and reads the task anew after its first pause). The state is
+/// client-held, so the task is read with the caller's identity like any `tasks/get`, and must
+/// be a task of the tool called.
 pub(crate) async fn resume(
     tasks: &dyn TaskService,
     tool: &str,
@@ -72,7 +73,6 @@ pub(crate) async fn resume(
     }
     let responses = Value::Object(call.input_responses.clone().unwrap_or_default());
     tasks.update(task_id, &responses, caller).await?;
-    let task = tasks.get(task_id, caller).await?;
     Ok((task, answered))
 }
 

@@ -551,8 +551,9 @@ impl McpServer {
 
     /// How long a call to an optional task tool waits inline, for a client that cannot poll
     /// (no Tasks extension), before it answers that the task is still running (default
-    /// 5 minutes). The task goes on durably either way; the
-    /// answer names it and the extension a client must declare to follow it.
+    /// 5 minutes). Each input round of such a call waits up to it anew. The task goes on
+    /// durably either way; the answer names it and the extension a client must declare to
+    /// follow it.
     #[must_use]
     pub fn inline_deadline(mut self, deadline: Duration) -> Self {
         self.inline_deadline = deadline;
