@@ -19,11 +19,10 @@ use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
 use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
-use crate::core::schedule::{TickDecision, decide_tick};
-use crate::core::{EngineError, LoadScope};
+use crate::core::EngineError;
 use crate::rpc::{McpServer, RpcError, TaskService};
-use crate::runtime::Engine;
-use crate::runtime::{Clock, CreateTask, Host, Store, TaskRegistry};
+use crate::runtime::engine::TickEnd;
+use crate::runtime::{Clock, CreateTask, Engine, Host, Store, TaskRegistry};
 
 /// The body of a user's TaskRunner Durable Object. [`task_runner!`](crate::task_runner)
 /// declares the object: a `#[durable_object]` struct wrapping this, whose `alarm` calls
@@ -209,52 +208,44 @@ impl Runner {
         Response::ok("")
     }
 
+    /// Ticks every task the object holds (one, or none once purged), and deletes the object's
+    /// storage when none is left.
     async fn tick(&self) -> Result<(), EngineError> {
-        if !self.recovered.get() {
-            // An object has one live instance, and this one runs nothing yet: an activation
-            // the task's row says is running died with an earlier instance (its isolate was
-            // evicted or crashed). Run it again now rather than at its lease's expiry.
-            self.engine.recover()?;
-            self.recovered.set(true);
-        }
-        let store_error = |error: crate::runtime::StoreError| EngineError::Store(error.0);
-        let ids = self.store.task_ids().map_err(store_error)?;
+        // An object has one live instance, and until its first tick succeeded it has run
+        // nothing: an activation the task's row says is running died with an earlier instance
+        // (its isolate was evicted or crashed), and runs again now rather than at its lease's
+        // expiry.
+        let recovering = !self.recovered.get();
+        let ids = self.store.task_ids().map_err(|error| EngineError::Store(error.0))?;
+        let mut left = ids.len();
         for task_id in &ids {
-            self.forget_before_purge(task_id).await?;
-            self.engine.tick(task_id).await?;
-            self.engine.rearm(task_id)?;
+            match self.engine.tick_task(task_id, recovering).await? {
+                TickEnd::Alive => {}
+                TickEnd::Gone { list_scope } => {
+                    left -= 1;
+                    if let Some(scope) = list_scope {
+                        self.forget(task_id, scope).await;
+                    }
+                }
+            }
         }
-        if self.store.task_ids().map_err(store_error)?.is_empty() {
+        self.recovered.set(true);
+        if left == 0 {
             self.delete_all().await?;
         }
         Ok(())
     }
 
-    /// Tells the task's listing index that the task is gone, if this tick is to purge it. Best
-    /// effort: an id the index keeps is dropped by the next listing that meets it.
-    async fn forget_before_purge(&self, task_id: &str) -> Result<(), EngineError> {
-        let Some(index) = &self.index else {
-            return Ok(());
-        };
-        let store_error = |error: crate::runtime::StoreError| EngineError::Store(error.0);
-        let state = self
-            .store
-            .load(task_id, LoadScope::Control)
-            .map_err(store_error)?;
-        let Some(state) = state else { return Ok(()) };
-        let Some(scope) = &state.task.list_scope else {
-            return Ok(());
-        };
-        if decide_tick(Some(&state), JsClock.now()) != TickDecision::Purge {
-            return Ok(());
-        }
-        if let Err(error) = listing::forget(index, scope, vec![task_id.to_owned()]).await {
+    /// Tells the listing index `scope` that the task is purged. Best effort: an id the index
+    /// keeps is dropped by the next listing that meets it.
+    async fn forget(&self, task_id: &str, scope: String) {
+        let Some(index) = &self.index else { return };
+        if let Err(error) = listing::forget(index, &scope, vec![task_id.to_owned()]).await {
             worker::console_error!(
                 "durable-mcp: telling the task index that {task_id} is purged: {}",
                 error.error.message
             );
         }
-        Ok(())
     }
 
     /// Leaves no storage behind once the task is purged (or was never created).

@@ -283,16 +283,35 @@ pub fn plan_update(
     writes
 }
 
-/// The writes that request cancellation of a live task (none for a terminal one).
-pub fn plan_cancel(state: &TaskState, now: Timestamp) -> Vec<Write> {
+/// The writes that request cancellation of a live task (none for a terminal one). With
+/// `settle`, no activation of the task runs, so nothing is left to observe the request: the
+/// task is cancelled in the same write.
+pub fn plan_cancel(state: &TaskState, now: Timestamp, settle: bool) -> Vec<Write> {
     let mut task = state.task.clone();
-    if task.status.is_terminal() || task.cancel_requested {
+    if task.status.is_terminal() || (task.cancel_requested && !settle) {
         return Vec::new();
+    }
+    if settle {
+        return vec![finish(state, now, |_| TaskStatus::Cancelled)];
     }
     task.cancel_requested = true;
     task.last_updated_at = now;
     task.next_run_at = Some(earliest(task.next_run_at, now));
     vec![Write::PutTask(task)]
+}
+
+/// A terminal transition made by the control plane. It also moves the lease on, so that an
+/// activation still running somewhere can no longer write.
+pub fn finish(
+    state: &TaskState,
+    now: Timestamp,
+    set: impl FnOnce(&mut TaskRecord) -> TaskStatus,
+) -> Write {
+    let mut task = state.task.clone();
+    let status = set(&mut task);
+    task.transition(status, now);
+    task.generation += 1;
+    Write::PutTask(task)
 }
 
 fn earliest(current: Option<Timestamp>, now: Timestamp) -> Timestamp {
@@ -378,14 +397,27 @@ mod tests {
     #[test]
     fn cancel_is_requested_once_and_never_on_a_terminal_task() {
         let s = state(TaskStatus::Working, &[]);
-        let writes = plan_cancel(&s, Timestamp(3));
+        let writes = plan_cancel(&s, Timestamp(3), false);
         let task = task_write(&writes);
         assert!(task.cancel_requested);
         assert_eq!(task.next_run_at, Some(Timestamp(3)));
         let mut requested = s.clone();
         requested.task.cancel_requested = true;
-        assert!(plan_cancel(&requested, Timestamp(4)).is_empty());
-        assert!(plan_cancel(&state(TaskStatus::Failed, &[]), Timestamp(4)).is_empty());
+        assert!(plan_cancel(&requested, Timestamp(4), false).is_empty());
+        assert!(plan_cancel(&state(TaskStatus::Failed, &[]), Timestamp(4), false).is_empty());
+        assert!(plan_cancel(&state(TaskStatus::Failed, &[]), Timestamp(4), true).is_empty());
+    }
+
+    #[test]
+    fn a_cancel_with_nothing_running_settles_at_once() {
+        let mut s = state(TaskStatus::Working, &[]);
+        for requested in [false, true] {
+            s.task.cancel_requested = requested;
+            let writes = plan_cancel(&s, Timestamp(3), true);
+            let task = task_write(&writes);
+            assert_eq!(task.status, TaskStatus::Cancelled);
+            assert_eq!(task.generation, s.task.generation + 1, "the lease moves on");
+        }
     }
 
     #[test]

@@ -1,10 +1,14 @@
-//! The pure engine: records, journal, replay decisions, scheduling, retry arithmetic, limits and
-//! errors.
+//! The pure engine: records, journal, replay decisions, scheduling, the tick of a task's
+//! wake-up, retry arithmetic, limits and errors.
 //!
 //! Nothing here does I/O, reads a clock, or depends on an async runtime or a platform crate:
 //! time is passed in as a [`Timestamp`], and every decision is a function from loaded rows to
-//! the writes a store applies, or a method of the one state machine of a running body,
-//! [`Activation`]. It builds for `wasm32-unknown-unknown` as well as natively.
+//! the writes a store applies, or a method of one of two state machines: a running body's
+//! ([`Activation`]) and a wake-up's ([`Tick`]). It builds for `wasm32-unknown-unknown` as
+//! well as natively.
+//!
+//! [`Activation`]: activation::Activation
+//! [`Tick`]: tick::Tick
 
 pub mod activation;
 pub mod control;
@@ -18,6 +22,9 @@ pub mod retry;
 pub mod schedule;
 pub mod schema;
 pub mod task;
+#[cfg(test)]
+mod test_rows;
+pub mod tick;
 pub mod time;
 
 pub use control::{NewTask, TaskSnapshot};

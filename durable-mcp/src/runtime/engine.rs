@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::driver::{RunOutcome, run_body, settle_guard, settled_record};
+use super::driver::run_body;
 use super::host::Host;
 use super::in_flight::{InFlightMark, InFlightRegistry};
 use super::ports::StoreError;
@@ -15,15 +15,12 @@ use crate::core::activation::{End, Suspension};
 use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder, is_listed};
-use crate::core::schedule::{self, TickDecision};
+use crate::core::schedule;
+use crate::core::tick::{self, BodyOutcome, Command, Event, MAX_CONFLICTS, Tick};
 use crate::core::{
     Applied, EngineError, Guard, Limits, LoadScope, TaskRecord, TaskState, TaskStatus, Timestamp,
     Write,
 };
-
-/// How many times a control-plane operation re-reads and retries when a concurrent write
-/// changed the task under it. Each retry means another writer made progress.
-const MAX_CONFLICT_RETRIES: usize = 64;
 
 /// What [`Engine::create_task`] creates.
 #[derive(Clone, Debug, PartialEq)]
@@ -260,27 +257,18 @@ impl Engine {
         let responses = control::validate_responses(responses, &self.limits)?;
         self.control_write(task_id, Access::Caller(caller), |state, now| {
             control::plan_update(state, &responses, now)
-        })
+        })?;
+        Ok(())
     }
 
     /// Asks a live task to stop; it is `cancelled` once that is observed (at once when nothing
     /// runs, else at the body's next step boundary). Idempotent; a finished task stays as it is.
     pub fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), EngineError> {
-        self.control_write(task_id, Access::Caller(caller), control::plan_cancel)?;
-        // A task that is not running can be settled right away.
-        if !self.is_running(task_id) {
-            let state = self.load(task_id, LoadScope::Control)?;
-            if let (Some(state), now) = (state, self.host.clock.now())
-                && state.task.cancel_requested
-            {
-                let write = schedule::finish(&state, now, |_| TaskStatus::Cancelled);
-                let guard = Guard {
-                    version: Some(state.task.version),
-                    generation: None,
-                };
-                self.commit(state, guard, &[write])?;
-            }
-        }
+        // A task that is not running is settled in the same write.
+        let settle = !self.is_running(task_id);
+        self.control_write(task_id, Access::Caller(caller), |state, now| {
+            control::plan_cancel(state, now, settle)
+        })?;
         Ok(())
     }
 
@@ -288,46 +276,48 @@ impl Engine {
     /// cancellation, times out elicitations, or runs the body, as due. Calling it when nothing
     /// is due, twice, or while the task runs elsewhere on this engine is harmless.
     pub async fn tick(&self, task_id: &str) -> Result<(), EngineError> {
+        self.tick_task(task_id, false).await.map(drop)
+    }
+
+    /// Carries out the commands of a [`Tick`] of the task until it is over, and says how it
+    /// ended. With `recovering`, the tick is the first since this host started (see
+    /// [`Tick::recovering`]).
+    pub(crate) async fn tick_task(
+        &self,
+        task_id: &str,
+        recovering: bool,
+    ) -> Result<TickEnd, EngineError> {
         if self.is_running(task_id) {
             // The running activation settles the task and sets its next wake-up itself.
-            return Ok(());
+            return Ok(TickEnd::Alive);
         }
-        for _ in 0..MAX_CONFLICT_RETRIES {
-            let state = self.load(task_id, LoadScope::Control)?;
-            let now = self.host.clock.now();
-            match schedule::decide_tick(state.as_ref(), now) {
-                TickDecision::Missing => {
-                    self.host.scheduler.schedule(task_id, None);
-                    return Ok(());
+        let mut tick = Tick::new(task_id, self.lease, self.limits);
+        if recovering {
+            tick = tick.recovering();
+        }
+        let mut command = tick.start();
+        loop {
+            let event = match command {
+                Command::Load(scope) => Event::Loaded(self.load(task_id, scope)?),
+                Command::Apply { guard, writes } => {
+                    Event::Applied(self.apply(task_id, guard, &writes)?)
                 }
-                TickDecision::Purge => {
+                Command::Run(journal) => Event::Ran(self.run(journal).await),
+                Command::Purge => {
                     self.host.store.purge(task_id).map_err(store_error)?;
+                    Event::Purged
+                }
+                Command::Sleep(wake) => {
+                    self.host.scheduler.schedule(task_id, wake);
+                    return Ok(TickEnd::Alive);
+                }
+                Command::Gone { list_scope } => {
                     self.host.scheduler.schedule(task_id, None);
-                    return Ok(());
+                    return Ok(TickEnd::Gone { list_scope });
                 }
-                TickDecision::Idle => {
-                    if let Some(state) = &state {
-                        self.reschedule(state);
-                    }
-                    return Ok(());
-                }
-                TickDecision::Write(writes) => {
-                    let guard = version_guard(state.as_ref());
-                    self.apply(task_id, guard, &writes)?;
-                }
-                TickDecision::Run => {
-                    let Some(state) = state else { return Ok(()) };
-                    let claimed = schedule::claim(&state, now, self.lease);
-                    let guard = version_guard(Some(&state));
-                    let write = Write::PutTask(claimed.clone());
-                    if let Applied::Done { .. } = self.apply(task_id, guard, &[write])? {
-                        self.run_claimed(claimed).await?;
-                        return Ok(());
-                    }
-                }
-            }
+            };
+            command = tick.handle(event, self.host.clock.now())?;
         }
-        Err(conflict(task_id))
     }
 
     /// Re-arms every stored task after a restart. A task whose activation died with the host
@@ -336,25 +326,15 @@ impl Engine {
     pub fn recover(&self) -> Result<usize, EngineError> {
         let ids = self.host.store.task_ids().map_err(store_error)?;
         for id in &ids {
-            // Only a claim sets `next_run_at` in the future; after a restart nothing runs, so
-            // that claim's activation is dead and its redelivery is due now.
-            self.control_write(id, Access::Engine, |state, now| {
-                let mut task = state.task.clone();
-                if task.status.is_terminal() || task.next_run_at.is_none_or(|at| at <= now) {
-                    return Vec::new();
-                }
-                task.next_run_at = Some(now);
-                vec![Write::PutTask(task)]
+            let state = self.control_write(id, Access::Engine, |state, now| {
+                tick::redeliver_now(&state.task, now)
+                    .map(Write::PutTask)
+                    .into_iter()
+                    .collect()
             })?;
-            self.reschedule_by_id(id)?;
+            self.reschedule(&state);
         }
         Ok(ids.len())
-    }
-
-    /// Sets the task's wake-up from its stored rows again (a host whose wake-up was moved by
-    /// something else, such as a backstop alarm, calls this after a tick).
-    pub fn rearm(&self, task_id: &str) -> Result<(), EngineError> {
-        self.reschedule_by_id(task_id)
     }
 
     /// The task and its whole journal, for tests and inspection. Never writes.
@@ -394,73 +374,27 @@ impl Engine {
         Ok(Some(control::snapshot(&state)))
     }
 
-    async fn run_claimed(&self, claimed: TaskRecord) -> Result<(), EngineError> {
-        let task_id = claimed.task_id.clone();
-        let Ok(definition) = self.definition(&claimed.tool_name).cloned() else {
-            return self.fail_unknown_task(&claimed);
-        };
-        let journal = self.load(&task_id, LoadScope::Full)?;
-        let Some(journal) = journal.filter(|j| j.task.generation == claimed.generation) else {
-            return Ok(());
+    /// Runs the body of a claimed journal on this engine, marked as running until it stops.
+    async fn run(&self, journal: TaskState) -> BodyOutcome {
+        let task = &journal.task;
+        let Ok(definition) = self.definition(&task.tool_name).cloned() else {
+            let error = EngineError::UnknownTask {
+                name: task.tool_name.clone(),
+            };
+            return BodyOutcome::Stopped(End {
+                suspension: Suspension::Fail(error),
+                rerun: false,
+            });
         };
         let mark = InFlightMark {
-            generation: claimed.generation,
-            expires_at: claimed.next_run_at.unwrap_or(Timestamp::MAX),
+            generation: task.generation,
+            expires_at: task.next_run_at.unwrap_or(Timestamp::MAX),
         };
-        let _running = self.in_flight.enter(&task_id, mark);
+        let _running = self.in_flight.enter(&task.task_id.clone(), mark);
         let hand_off_at = self
             .hand_off
             .map(|after| self.host.clock.now().saturating_add(after));
-        let outcome = run_body(&self.host, &definition, journal, self.limits, hand_off_at).await;
-        if let RunOutcome::Suspended(End {
-            suspension: Suspension::StoreUnavailable(message),
-            ..
-        }) = outcome
-        {
-            // Nothing can be settled; the claim's redelivery anchor runs the body again.
-            return Err(EngineError::Store(message));
-        }
-        for _ in 0..MAX_CONFLICT_RETRIES {
-            let Some(current) = self.load(&task_id, LoadScope::Control)? else {
-                return Ok(());
-            };
-            if current.task.generation != claimed.generation {
-                self.reschedule(&current);
-                return Ok(());
-            }
-            let now = self.host.clock.now();
-            let Some(record) = settled_record(&current.task, &claimed, &outcome, &self.limits, now)
-            else {
-                return Ok(());
-            };
-            let guard = settle_guard(&current.task, &claimed);
-            if self.commit(current, guard, &[Write::PutTask(record)])? {
-                return Ok(());
-            }
-        }
-        Err(conflict(&task_id))
-    }
-
-    fn fail_unknown_task(&self, claimed: &TaskRecord) -> Result<(), EngineError> {
-        let error = EngineError::UnknownTask {
-            name: claimed.tool_name.clone(),
-        };
-        let now = self.host.clock.now();
-        let state = TaskState {
-            task: claimed.clone(),
-            steps: Default::default(),
-            inputs: Default::default(),
-        };
-        let write = schedule::finish(&state, now, |task| {
-            task.error = Some(crate::core::TaskFailure::internal(error.to_string()));
-            TaskStatus::Failed
-        });
-        let guard = Guard {
-            version: None,
-            generation: Some(claimed.generation),
-        };
-        self.apply(&claimed.task_id, guard, &[write])?;
-        self.reschedule_by_id(&claimed.task_id)
+        run_body(&self.host, &definition, journal, self.limits, hand_off_at).await
     }
 
     fn definition(&self, name: &str) -> Result<&TaskDefinition, EngineError> {
@@ -493,57 +427,52 @@ impl Engine {
             })
     }
 
-    /// Read, decide, write under the version read; again if another writer came first.
+    /// Read, decide, write under the version read; again if another writer came first. Once
+    /// the writes commit, sets the next wake-up from the state they produced (the guard held,
+    /// so the loaded state plus the writes is what the store holds). Returns the task as
+    /// written (or as read, when there was nothing to write).
     fn control_write(
         &self,
         task_id: &str,
         access: Access<'_>,
-        plan: impl Fn(&TaskState, crate::core::Timestamp) -> Vec<Write>,
-    ) -> Result<(), EngineError> {
-        for _ in 0..MAX_CONFLICT_RETRIES {
-            let state = self.visible(task_id, access)?;
+        plan: impl Fn(&TaskState, Timestamp) -> Vec<Write>,
+    ) -> Result<TaskState, EngineError> {
+        for _ in 0..MAX_CONFLICTS {
+            let mut state = self.visible(task_id, access)?;
             let writes = plan(&state, self.host.clock.now());
             if writes.is_empty() {
-                return Ok(());
+                return Ok(state);
             }
-            let guard = version_guard(Some(&state));
-            if self.commit(state, guard, &writes)? {
-                return Ok(());
+            let guard = Guard {
+                version: Some(state.task.version),
+                generation: None,
+            };
+            if self.apply(task_id, guard, &writes)? != Applied::Stale {
+                state.apply_guarded(guard, &writes);
+                self.reschedule(&state);
+                return Ok(state);
             }
         }
-        Err(conflict(task_id))
-    }
-
-    /// Applies `writes` under `guard` to the task as loaded in `state`; if they committed, sets
-    /// the next wake-up from the state they produced (the guard held, so the loaded state plus
-    /// the writes is what the store holds). Returns whether they committed.
-    fn commit(
-        &self,
-        mut state: TaskState,
-        guard: Guard,
-        writes: &[Write],
-    ) -> Result<bool, EngineError> {
-        let task_id = state.task.task_id.clone();
-        if self.apply(&task_id, guard, writes)? == Applied::Stale {
-            return Ok(false);
-        }
-        state.apply_guarded(guard, writes);
-        self.reschedule(&state);
-        Ok(true)
-    }
-
-    fn reschedule_by_id(&self, task_id: &str) -> Result<(), EngineError> {
-        match self.load(task_id, LoadScope::Control)? {
-            Some(state) => self.reschedule(&state),
-            None => self.host.scheduler.schedule(task_id, None),
-        }
-        Ok(())
+        Err(tick::conflict(task_id))
     }
 
     fn reschedule(&self, state: &TaskState) {
         let wake = schedule::next_wake(state);
         self.host.scheduler.schedule(&state.task.task_id, wake);
     }
+}
+
+/// How a tick ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TickEnd {
+    /// The task lives on (its wake-up is set).
+    Alive,
+    /// The task has no rows: it was purged (from the listing `list_scope`, if any) or never
+    /// existed.
+    Gone {
+        /// The listing the purged task was in.
+        list_scope: Option<String>,
+    },
 }
 
 /// Who reads a task: a caller, checked against the task's principal, or the engine itself.
@@ -553,21 +482,8 @@ enum Access<'a> {
     Caller(Option<&'a str>),
 }
 
-fn version_guard(state: Option<&TaskState>) -> Guard {
-    Guard {
-        version: state.map(|s| s.task.version),
-        generation: None,
-    }
-}
-
 fn store_error(error: StoreError) -> EngineError {
     EngineError::Store(error.0)
-}
-
-fn conflict(task_id: &str) -> EngineError {
-    EngineError::Store(format!(
-        "task {task_id:?} kept changing under {MAX_CONFLICT_RETRIES} attempts to write it"
-    ))
 }
 
 /// 128 random bits from the operating system, as 32 lowercase hex digits.

@@ -1,0 +1,207 @@
+//! What a tick does to a task as loaded: each function is a pure decision on the rows.
+
+use std::time::Duration;
+
+use crate::core::control::finish;
+use crate::core::error::EngineError;
+use crate::core::journal::{TaskState, Write};
+use crate::core::schedule::{next_execution, purge_at};
+use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
+use crate::core::time::Timestamp;
+
+/// What is due for a task that exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Due {
+    /// Delete every row of the task: its retention is over.
+    Purge,
+    /// Apply these writes under the version read, then decide again.
+    Write(Vec<Write>),
+    /// Claim an activation and run the body.
+    Run,
+    /// Nothing is due; sleep until the next wake.
+    Nothing,
+}
+
+/// Decides what a tick at `now` does to `state`. With `recovering`, no activation of the task
+/// runs anywhere (the host just started), so a claim's redelivery anchor is due at once.
+pub(super) fn decide(state: &TaskState, now: Timestamp, recovering: bool) -> Due {
+    let task = &state.task;
+    if task.status.is_terminal() {
+        return match purge_at(state) {
+            Some(at) if at <= now => Due::Purge,
+            _ => Due::Nothing,
+        };
+    }
+    if recovering && let Some(task) = redeliver_now(task, now) {
+        return Due::Write(vec![Write::PutTask(task)]);
+    }
+    if let (Some(deadline), Some(ttl)) = (task.deadline(), task.ttl)
+        && deadline <= now
+    {
+        let message = EngineError::Expired { ttl }.to_string();
+        return Due::Write(vec![finish(state, now, |t| {
+            t.error = Some(TaskFailure::internal(message));
+            TaskStatus::Failed
+        })]);
+    }
+    if task.cancel_requested {
+        return Due::Write(vec![finish(state, now, |_| TaskStatus::Cancelled)]);
+    }
+    let timeouts = time_out_inputs(state, now);
+    if !timeouts.is_empty() {
+        return Due::Write(timeouts);
+    }
+    if task.status == TaskStatus::InputRequired {
+        return Due::Nothing;
+    }
+    match next_execution(state) {
+        Some(at) if at <= now => Due::Run,
+        _ => Due::Nothing,
+    }
+}
+
+/// The task row with a claim's redelivery anchor moved to `now`, if it is live and holds one
+/// in the future. Only a claim sets `next_run_at` ahead; once a host restarts nothing runs, so
+/// that claim's activation is dead and its redelivery is due now.
+pub fn redeliver_now(task: &TaskRecord, now: Timestamp) -> Option<TaskRecord> {
+    if task.status.is_terminal() || task.next_run_at.is_none_or(|at| at <= now) {
+        return None;
+    }
+    let mut task = task.clone();
+    task.next_run_at = Some(now);
+    Some(task)
+}
+
+/// Marks elicitations whose deadline passed as timed out; resumes the task when none is left.
+fn time_out_inputs(state: &TaskState, now: Timestamp) -> Vec<Write> {
+    let mut writes: Vec<Write> = state
+        .inputs
+        .values()
+        .filter(|i| i.blocking && !i.answered && i.timeout_at.is_some_and(|at| at <= now))
+        .map(|input| {
+            let mut input = input.clone();
+            input.answered = true;
+            input.timed_out = true;
+            input.answered_at = Some(now);
+            Write::PutInput(input)
+        })
+        .collect();
+    if writes.is_empty() {
+        return writes;
+    }
+    let still_waiting = state
+        .inputs
+        .values()
+        .any(|i| i.blocking && !i.answered && i.timeout_at.is_none_or(|at| at > now));
+    let mut task = state.task.clone();
+    task.last_updated_at = now;
+    if task.status == TaskStatus::InputRequired && !still_waiting {
+        task.transition(TaskStatus::Working, now);
+        task.next_run_at = Some(now);
+    }
+    writes.push(Write::PutTask(task));
+    writes
+}
+
+/// The task row of a claimed activation: a new lease, and a redelivery anchor `lease` ahead
+/// that runs the body again if this activation dies without settling.
+pub(super) fn claim(state: &TaskState, now: Timestamp, lease: Duration) -> TaskRecord {
+    let mut task = state.task.clone();
+    task.run_attempt += 1;
+    task.generation += 1;
+    task.next_run_at = Some(now.saturating_add(lease));
+    task
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::journal::StepKind;
+    use crate::core::test_rows::{at, elicit, pending, state};
+
+    #[test]
+    fn a_terminal_task_is_purged_at_its_time_and_not_before() {
+        let mut s = state();
+        s.task.transition(TaskStatus::Completed, at(10));
+        assert_eq!(decide(&s, at(3_599_999), false), Due::Nothing);
+        assert_eq!(decide(&s, at(3_600_000), false), Due::Purge);
+    }
+
+    #[test]
+    fn expiry_comes_before_everything_else() {
+        let mut s = state();
+        s.task.cancel_requested = true;
+        let Due::Write(writes) = decide(&s, at(3_600_000), false) else {
+            panic!("expected an expiry write");
+        };
+        let [Write::PutTask(task)] = writes.as_slice() else {
+            panic!("one task write");
+        };
+        assert_eq!(task.status, TaskStatus::Failed);
+        assert_eq!(task.generation, s.task.generation + 1, "the lease moves on");
+        assert_eq!(
+            task.error.as_ref().map(|e| e.message.as_str()),
+            Some("task expired after 1h")
+        );
+    }
+
+    #[test]
+    fn a_requested_cancel_settles_on_the_tick() {
+        let mut s = state();
+        s.task.cancel_requested = true;
+        let Due::Write(writes) = decide(&s, at(1), false) else {
+            panic!("expected a write");
+        };
+        assert!(matches!(&writes[..], [Write::PutTask(t)] if t.status == TaskStatus::Cancelled));
+    }
+
+    #[test]
+    fn elicitation_deadlines_time_out_and_resume() {
+        let mut s = state();
+        s.task.status = TaskStatus::InputRequired;
+        s.inputs.insert("q".into(), elicit("q", Some(at(900))));
+        assert_eq!(decide(&s, at(899), false), Due::Nothing);
+        let Due::Write(writes) = decide(&s, at(900), false) else {
+            panic!("expected a write");
+        };
+        assert!(matches!(&writes[0], Write::PutInput(i) if i.timed_out && i.answered));
+        assert!(matches!(&writes[1], Write::PutTask(t)
+            if t.status == TaskStatus::Working && t.next_run_at == Some(at(900))));
+    }
+
+    #[test]
+    fn runs_only_when_something_is_due() {
+        let mut s = state();
+        assert_eq!(decide(&s, at(1), false), Due::Nothing);
+        s.steps
+            .insert("nap".into(), pending("nap", StepKind::Sleep, at(500)));
+        assert_eq!(decide(&s, at(499), false), Due::Nothing);
+        assert_eq!(decide(&s, at(500), false), Due::Run);
+    }
+
+    #[test]
+    fn a_recovering_host_redelivers_a_claim_at_once() {
+        let mut s = state();
+        s.task.next_run_at = Some(at(60_000));
+        assert_eq!(decide(&s, at(5), false), Due::Nothing);
+        let Due::Write(writes) = decide(&s, at(5), true) else {
+            panic!("expected the anchor to move");
+        };
+        assert!(matches!(&writes[..], [Write::PutTask(t)] if t.next_run_at == Some(at(5))));
+        s.task.next_run_at = Some(at(5));
+        assert_eq!(decide(&s, at(5), true), Due::Run, "an anchor due now stays");
+    }
+
+    #[test]
+    fn a_claim_moves_the_lease_and_sets_a_redelivery_anchor() {
+        let s = state();
+        let claimed = claim(&s, at(5), Duration::from_secs(60));
+        assert_eq!(claimed.generation, s.task.generation + 1);
+        assert_eq!(claimed.run_attempt, 1);
+        assert_eq!(claimed.next_run_at, Some(at(60_005)));
+        assert_eq!(
+            claimed.last_updated_at, s.task.last_updated_at,
+            "a claim is not a change"
+        );
+    }
+}
