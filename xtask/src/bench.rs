@@ -184,6 +184,7 @@ pub fn run(scale: Scale) -> Result<()> {
     let [engine, bare, replay] = samples.map(Summary::of);
     let (engine, bare, replay) = (engine?, bare?, replay?);
     print_table(&plan, &engine, &bare, &replay);
+    crate::tick_reads::run()?;
     crate::http_bench::run(&exe, scale)?;
     crate::worker_bench::run(scale)
 }

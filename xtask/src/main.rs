@@ -52,6 +52,7 @@ mod sim;
 mod size;
 mod smoke;
 mod stats;
+mod tick_reads;
 mod wire_schemas;
 mod worker_bench;
 mod worker_target;
@@ -102,6 +103,7 @@ fn main() -> ExitCode {
         ["bench", "worker", args @ ..] => {
             bench::Scale::parse("bench worker", args).and_then(worker_bench::run)
         }
+        ["bench", "reads"] => tick_reads::run(),
         ["bench", args @ ..] => bench::Scale::parse("bench", args).and_then(bench::run),
         ["size", args @ ..] => bench::Scale::parse("size", args).and_then(size::run),
         ["smoke"] => smoke::run(),

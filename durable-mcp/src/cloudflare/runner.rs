@@ -216,7 +216,10 @@ impl Runner {
         // (its isolate was evicted or crashed), and runs again now rather than at its lease's
         // expiry.
         let recovering = !self.recovered.get();
-        let ids = self.store.task_ids().map_err(|error| EngineError::Store(error.0))?;
+        let ids = self
+            .store
+            .task_ids()
+            .map_err(|error| EngineError::Store(error.0))?;
         let mut left = ids.len();
         for task_id in &ids {
             match self.engine.tick_task(task_id, recovering).await? {

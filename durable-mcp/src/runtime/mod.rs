@@ -21,9 +21,9 @@ mod registry;
 mod step;
 
 pub use crate::core::replay::StepFailureKind;
+pub use crate::core::tick::tool_error_result;
 pub use context::{IntoDelay, Step, TaskContext};
 pub use current::current_context;
-pub use crate::core::tick::tool_error_result;
 pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};
 pub use error::{ElicitOutcome, StepError, TaskError};
 pub use host::Host;

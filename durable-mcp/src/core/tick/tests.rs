@@ -91,7 +91,11 @@ fn settle_guard_of(journal: &TaskState) -> Guard {
 fn a_missing_task_is_gone_after_one_load() {
     let loads = play(
         tick(),
-        &[(Event::Loaded(None), at(0), Command::Gone { list_scope: None })],
+        &[(
+            Event::Loaded(None),
+            at(0),
+            Command::Gone { list_scope: None },
+        )],
     );
     assert_eq!(loads, 1);
 }
@@ -101,7 +105,11 @@ fn nothing_due_sleeps_until_the_next_wake() {
     let s = sleeping();
     play(
         tick(),
-        &[(Event::Loaded(Some(s)), at(100), Command::Sleep(Some(at(500))))],
+        &[(
+            Event::Loaded(Some(s)),
+            at(100),
+            Command::Sleep(Some(at(500))),
+        )],
     );
 }
 
@@ -146,7 +154,11 @@ fn a_due_run_is_claimed_run_and_settled_with_two_loads() {
                 at(700),
                 Command::Load(LoadScope::Control),
             ),
-            (Event::Loaded(Some(journal.scoped(LoadScope::Control))), at(700), settle),
+            (
+                Event::Loaded(Some(journal.scoped(LoadScope::Control))),
+                at(700),
+                settle,
+            ),
             (done(), at(700), Command::Sleep(Some(at(3_600_000)))),
         ],
     );
@@ -197,7 +209,11 @@ fn a_settlement_that_meets_a_concurrent_write_settles_on_the_new_row() {
         &[
             (Event::Loaded(Some(s)), at(500), claim),
             (done(), at(500), Command::Run(journal.clone())),
-            (Event::Ran(waiting), at(600), Command::Load(LoadScope::Control)),
+            (
+                Event::Ran(waiting),
+                at(600),
+                Command::Load(LoadScope::Control),
+            ),
             (
                 Event::Loaded(Some(journal.clone())),
                 at(600),
@@ -337,7 +353,11 @@ fn an_unrecovering_tick_waits_for_the_claim_to_run_out() {
     s.task.next_run_at = Some(at(60_000));
     play(
         tick(),
-        &[(Event::Loaded(Some(s)), at(5), Command::Sleep(Some(at(60_000))))],
+        &[(
+            Event::Loaded(Some(s)),
+            at(5),
+            Command::Sleep(Some(at(60_000))),
+        )],
     );
 }
 
@@ -394,7 +414,11 @@ fn a_body_that_waits_gives_up_its_claims_anchor_but_keeps_a_later_request() {
         &[
             (Event::Loaded(Some(s.clone())), at(500), claim.clone()),
             (done(), at(500), Command::Run(journal.clone())),
-            (Event::Ran(wait()), at(600), Command::Load(LoadScope::Control)),
+            (
+                Event::Ran(wait()),
+                at(600),
+                Command::Load(LoadScope::Control),
+            ),
             (
                 Event::Loaded(Some(journal.clone())),
                 at(600),
@@ -417,7 +441,11 @@ fn a_body_that_waits_gives_up_its_claims_anchor_but_keeps_a_later_request() {
         &[
             (Event::Loaded(Some(s)), at(500), claim),
             (done(), at(500), Command::Run(journal.clone())),
-            (Event::Ran(wait()), at(600), Command::Load(LoadScope::Control)),
+            (
+                Event::Ran(wait()),
+                at(600),
+                Command::Load(LoadScope::Control),
+            ),
             (
                 Event::Loaded(Some(asked.clone())),
                 at(600),
