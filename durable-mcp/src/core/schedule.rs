@@ -1,9 +1,9 @@
 //! When a task needs attention next.
 //!
 //! A host keeps exactly one wake-up per task (a Durable Object alarm, a native timer) and sets
-//! it to [`next_wake`] after every scheduling write. When it fires, the [tick
-//! machine](super::tick) says what to do; "nothing" is a valid answer, so an early or repeated
-//! wake-up is harmless.
+//! it to [`next_wake`] after every scheduling write. When it fires, the tick machine
+//! (`core::tick`) says what to do; "nothing" is a valid answer, so an early or repeated wake-up
+//! is harmless.
 
 use std::time::Duration;
 
