@@ -72,7 +72,7 @@ impl Scenario {
     fn count(self) -> Result<Rc<Counts>> {
         let dir = tempfile::tempdir()?;
         let store = Rc::new(CountingStore::new(SqliteStore::open(
-            &dir.path().join("reads.db"),
+            dir.path().join("reads.db"),
         )?));
         let registry = TaskRegistry::new().register(
             TaskDefinition::new(TASK, |cx, input| Box::pin(body(cx, input)))

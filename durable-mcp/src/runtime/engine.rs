@@ -390,7 +390,8 @@ impl Engine {
             generation: task.generation,
             expires_at: task.next_run_at.unwrap_or(Timestamp::MAX),
         };
-        let _running = self.in_flight.enter(&task.task_id.clone(), mark);
+        let task_id = task.task_id.clone();
+        let _running = self.in_flight.enter(&task_id, mark);
         let hand_off_at = self
             .hand_off
             .map(|after| self.host.clock.now().saturating_add(after));
