@@ -199,8 +199,16 @@ impl Runner {
 
     async fn alarm(&self) -> worker::Result<Response> {
         let now = JsClock.now();
-        self.alarm
-            .set(Some(now.saturating_add(self.settings.lease)));
+        // The backstop, in case this invocation dies: the tick sets the real wake-up when it
+        // ends. An instance's first alarm recovers what a dead instance left running; should
+        // this instance die as well (a crash of the runtime, which the platform may not
+        // retry), the next one recovers at once too, not a lease later.
+        let backstop = if self.recovered.get() {
+            now.saturating_add(self.settings.lease)
+        } else {
+            now
+        };
+        self.alarm.set(Some(backstop));
         if let Err(error) = self.tick().await {
             worker::console_error!("durable-mcp: alarm: {error}; trying again shortly");
             self.alarm.set(Some(now.saturating_add(RETRY_AFTER_ERROR)));
