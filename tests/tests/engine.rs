@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Counter, Gate, Log, Setup, no_jitter, reply, step_keys, task, text};
-use durable_mcp::__internals::replay::StepFailure;
+use durable_mcp::__internals::step_failure::StepFailure;
 use durable_mcp::store::{StepKind, StepStatus};
 use durable_mcp::{Backoff, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp};
 use durable_mcp::{ElicitOutcome, StepError, StepFailureKind, TaskError};

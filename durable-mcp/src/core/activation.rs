@@ -28,9 +28,10 @@ use super::error::EngineError;
 use super::journal::{Applied, Guard, InputRow, TaskState, Write};
 use super::replay::{
     self, AfterAttempt, AttemptResult, CheckReplay, Cursor, ElicitReplay, OfferReplay, SleepReplay,
-    StepFailure, StepReplay,
+    StepReplay,
 };
 use super::retry::RetryPolicy;
+use super::step_failure::StepFailure;
 use super::time::Timestamp;
 
 /// Why an activation stops before its body returns.

@@ -17,6 +17,7 @@ pub mod replay;
 pub mod retry;
 pub mod schedule;
 pub mod schema;
+pub mod step_failure;
 pub mod task;
 pub mod time;
 

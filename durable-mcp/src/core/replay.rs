@@ -5,11 +5,10 @@
 //! given, and then returns to the body, runs the step's closure, or stops the run, as told.
 //! New ground (a miss) is also where a waiting cancellation is observed.
 
-use serde_json::json;
-
 use super::error::EngineError;
 use super::journal::{InputRow, StepKind, StepRow, StepStatus, TaskState, Write};
 use super::retry::{RetryPolicy, jitter_fraction};
+use super::step_failure::{StepFailure, StepFailureKind};
 use super::time::Timestamp;
 
 /// The activation's view when the body asks the journal.
@@ -44,76 +43,6 @@ impl Cursor<'_> {
     fn input(&self, key: &str, kind: StepKind) -> Result<Option<&InputRow>, EngineError> {
         self.check_kind(key, kind)?;
         Ok(self.journal.inputs.get(key))
-    }
-}
-
-/// Why a step failed for good.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StepFailureKind {
-    /// The closure said no attempt could succeed ([`StepError::non_retryable`]).
-    ///
-    /// [`StepError::non_retryable`]: crate::StepError::non_retryable
-    NonRetryable,
-    /// Every attempt the policy allows failed.
-    AttemptsExhausted,
-    /// Every attempt the policy allows failed, the last by outlasting the step's timeout.
-    TimedOut,
-}
-
-impl StepFailureKind {
-    /// The name stored in the journal.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            StepFailureKind::NonRetryable => "non_retryable",
-            StepFailureKind::AttemptsExhausted => "attempts_exhausted",
-            StepFailureKind::TimedOut => "timed_out",
-        }
-    }
-
-    /// The kind named `name`.
-    pub fn parse(name: &str) -> Option<Self> {
-        [Self::NonRetryable, Self::AttemptsExhausted, Self::TimedOut]
-            .into_iter()
-            .find(|kind| kind.as_str() == name)
-    }
-}
-
-/// A step's final failure, as journaled in its row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StepFailure {
-    /// Why the step failed for good.
-    pub kind: StepFailureKind,
-    /// How many attempts ran.
-    pub attempts: u32,
-    /// The last attempt's error.
-    pub message: String,
-}
-
-impl StepFailure {
-    /// The JSON text stored in the row's `result`.
-    pub fn to_json(&self) -> String {
-        let kind = self.kind.as_str();
-        json!({ "kind": kind, "attempts": self.attempts, "message": self.message }).to_string()
-    }
-
-    /// The failure recorded in a failed row.
-    pub fn of_row(row: &StepRow) -> StepFailure {
-        let stored = row.result.as_deref().and_then(|text| {
-            let value: serde_json::Value = serde_json::from_str(text).ok()?;
-            Some(StepFailure {
-                kind: StepFailureKind::parse(value["kind"].as_str()?)?,
-                attempts: u32::try_from(value["attempts"].as_u64()?).ok()?,
-                message: value["message"].as_str()?.to_owned(),
-            })
-        });
-        stored.unwrap_or_else(|| StepFailure {
-            kind: StepFailureKind::AttemptsExhausted,
-            attempts: row.attempt,
-            message: row
-                .last_error
-                .clone()
-                .unwrap_or_else(|| format!("step {:?} failed", row.key)),
-        })
     }
 }
 
@@ -341,7 +270,7 @@ pub fn elicit_writes(
     timeout_at: Option<Timestamp>,
     seq: u64,
 ) -> Vec<Write> {
-    let row = new_input(key, request, true, seq, cursor.now);
+    let row = InputRow::unanswered(key, request, true, seq, cursor.now);
     let row = InputRow { timeout_at, ..row };
     vec![Write::PutInput(row), Write::AwaitInput { at: cursor.now }]
 }
@@ -368,30 +297,7 @@ pub fn replay_offer(cursor: &Cursor<'_>, key: &str) -> Result<OfferReplay, Engin
 
 /// The write that records a standing offer.
 pub fn offer_write(cursor: &Cursor<'_>, key: &str, request: String, seq: u64) -> Write {
-    Write::PutInput(new_input(key, request, false, seq, cursor.now))
-}
-
-/// A fresh, unanswered input request row.
-pub(crate) fn new_input(
-    key: &str,
-    request: String,
-    blocking: bool,
-    seq: u64,
-    now: Timestamp,
-) -> InputRow {
-    InputRow {
-        key: key.to_owned(),
-        request,
-        response: None,
-        answered: false,
-        answered_at: None,
-        timeout_at: None,
-        timed_out: false,
-        blocking,
-        consumed: false,
-        seq,
-        created_at: now,
-    }
+    Write::PutInput(InputRow::unanswered(key, request, false, seq, cursor.now))
 }
 
 /// What a `check_input` does.
@@ -602,7 +508,7 @@ mod tests {
                 requested: StepKind::Do,
             }
         );
-        let mut offer = new_input("b", "{}".into(), false, 2, Timestamp(0));
+        let mut offer = InputRow::unanswered("b", "{}".into(), false, 2, Timestamp(0));
         let j = journal(vec![], vec![offer.clone()]);
         assert!(replay_elicit(&cursor(&j), "b").is_err());
         offer.blocking = true;

@@ -32,7 +32,8 @@ use crate::core::activation::{
 };
 use crate::core::input::check_elicitation;
 use crate::core::limits::to_stored_json;
-use crate::core::replay::{AttemptResult, StepFailure};
+use crate::core::replay::AttemptResult;
+use crate::core::step_failure::StepFailure;
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
 
 /// A duration given to [`TaskContext::sleep`] and the other calls that wait: a [`Duration`] or

@@ -20,7 +20,7 @@ pub(crate) mod ports;
 mod registry;
 mod step;
 
-pub use crate::core::replay::StepFailureKind;
+pub use crate::core::step_failure::StepFailureKind;
 pub use context::{IntoDelay, Step, TaskContext};
 pub use current::current_context;
 pub use driver::tool_error_result;
