@@ -13,7 +13,6 @@ pub mod input;
 pub mod journal;
 pub mod limits;
 pub mod listing;
-pub mod replay;
 pub mod retry;
 pub mod schedule;
 pub mod schema;
