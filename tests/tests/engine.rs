@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Counter, Gate, Log, Setup, no_jitter, reply, step_keys, task, text};
-use durable_mcp::__internals::replay::StepFailure;
+use durable_mcp::__internals::step_failure::StepFailure;
 use durable_mcp::store::{StepKind, StepStatus};
 use durable_mcp::{Backoff, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp};
 use durable_mcp::{ElicitOutcome, StepError, StepFailureKind, TaskError};
@@ -861,6 +861,29 @@ fn non_determinism_across_step_and_input_tables(setup: Setup) {
     env.assert_failed_with(&id, "asks for `elicit`");
 }
 
+fn a_timed_out_elicitation_asked_without_its_timeout_is_non_determinism(setup: Setup) {
+    let flipped = Counter::default();
+    let f2 = flipped.clone();
+    let mut env = setup(task("t", move |cx, _| {
+        let flipped = f2.clone();
+        Box::pin(async move {
+            if flipped.get() == 0 {
+                cx.elicit_with_timeout("approve", common::ask("ok?"), "10m")
+                    .await?;
+            } else {
+                cx.elicit("approve", common::ask("ok?")).await?;
+            }
+            Ok(reply("done"))
+        })
+    }));
+    let id = env.start();
+    assert_eq!(env.status(&id), TaskStatus::InputRequired);
+    flipped.hit();
+    env.advance("10m");
+    env.assert_failed_with(&id, "non-determinism at journal key \"approve\"");
+    env.assert_failed_with(&id, "recorded with a timeout");
+}
+
 fn values_over_the_limit_fail_naming_the_step(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
@@ -1122,6 +1145,7 @@ common::on_every_store!(
     bad_updates_are_refused_and_change_nothing,
     non_determinism_is_a_named_failure,
     non_determinism_across_step_and_input_tables,
+    a_timed_out_elicitation_asked_without_its_timeout_is_non_determinism,
     values_over_the_limit_fail_naming_the_step,
     values_that_cannot_round_trip_fail_naming_the_step,
     an_oversized_task_result_fails_the_task,

@@ -1,14 +1,20 @@
 //! One activation of a task body as a sans-io state machine.
 //!
 //! An [`Activation`] owns everything a replay decides with: the journal as this activation
-//! has changed it, the occurrence count of every name, the next sequence number, the cancel
-//! flag the store last reported, the count of `status` calls, the step attempts running and
-//! the reason the run stops. Each call of the body's API (`step`, `sleep`, `elicit`, ...) is
-//! one method that returns a decision *and* updates the machine: the writes it decides are
-//! applied to its own journal at once and queued for the store ([`take_writes`]), so no later
-//! decision reads a view that misses them. The runtime's `TaskContext` is a thin async shell:
-//! it asks, sends the queued writes to the store, reports how that went ([`committed`]), and
-//! returns to the body or parks it.
+//! has changed it, the task's step defaults and the limits on stored values, the occurrence
+//! count of every name, the next sequence number, the cancel flag the store last reported, the
+//! count of `status` calls, the step attempts it issued and has not heard back from, and the
+//! reason the run stops. Each call of the body's API (`step`, `sleep`, `elicit`, ...) is one
+//! method that returns a decision *and* updates the machine: the writes it decides are applied
+//! to its own journal at once and queued for the store ([`take_writes`]), so no later decision
+//! reads a view that misses them. The runtime's `TaskContext` is a thin async shell: it
+//! serialises what the body gives, asks, sends the queued writes to the store, reports how that
+//! went ([`committed`]), runs the step attempts it is given, and returns to the body or parks
+//! it.
+//!
+//! Each decision reads the journal under the operation's key: a hit returns what was recorded
+//! (a key recorded under another kind is non-determinism); a miss is new ground, where a
+//! waiting cancellation is observed and the operation is recorded.
 //!
 //! A decision of [`Stop`] means the body must not go on past this point: the machine has
 //! recorded why ([`Suspension`]). The activation ends when the body pauses with a reason
@@ -22,16 +28,24 @@
 //! [`committed`]: Activation::committed
 //! [`end`]: Activation::end
 
+mod attempts;
+mod rows;
+#[cfg(test)]
+mod tests;
+mod values;
+
 use std::collections::HashMap;
+use std::time::Duration;
+
+pub use attempts::{Attempt, AttemptId};
+use attempts::{Attempts, Issued};
 
 use super::error::EngineError;
-use super::journal::{Applied, Guard, InputRow, TaskState, Write};
-use super::replay::{
-    self, AfterAttempt, AttemptResult, CheckReplay, Cursor, ElicitReplay, OfferReplay, SleepReplay,
-    StepFailure, StepReplay,
-};
-use super::retry::RetryPolicy;
-use super::time::Timestamp;
+use super::journal::{Applied, Guard, InputRow, StepKind, StepRow, StepStatus, TaskState, Write};
+use super::limits::Limits;
+use super::retry::{RetryPolicy, jitter_fraction};
+use super::step_failure::{StepFailure, StepFailureKind};
+use super::time::{DurationError, Timestamp};
 
 /// Why an activation stops before its body returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +101,9 @@ pub struct Stop;
 /// A decision of the machine: go on with a `T`, or stop.
 pub type Decision<T> = Result<T, Stop>;
 
+/// A value the body handed over, as the runtime serialised it (or why it could not).
+pub type Serialised = Result<serde_json::Value, serde_json::Error>;
+
 /// How an activation ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct End {
@@ -98,6 +115,19 @@ pub struct End {
     pub rerun: bool,
 }
 
+/// What an activation decides with besides the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The task's retry policy, for steps that set none of their own.
+    pub retry: RetryPolicy,
+    /// How long a step attempt may run, for steps that set no timeout of their own.
+    pub step_timeout: Duration,
+    /// The limits on stored values.
+    pub limits: Limits,
+    /// When no new step attempt may start any more (a host's wall-clock limit), if ever.
+    pub hand_off_at: Option<Timestamp>,
+}
+
 /// What a `step` does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StepNext {
@@ -105,11 +135,24 @@ pub enum StepNext {
     Replay(String),
     /// Recorded as failed: return this failure again.
     Failed(StepFailure),
-    /// Run the closure as attempt number `attempt`, then report it with
+    /// Run the closure once as this attempt, then report it with
     /// [`Activation::attempt_done`] (or [`Activation::attempt_abandoned`]).
-    Run {
-        /// The attempt's number, from 1.
-        attempt: u32,
+    Run(Attempt),
+}
+
+/// How one attempt of a step's closure ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttemptResult {
+    /// It returned a value, already serialised and checked.
+    Value(String),
+    /// It failed.
+    Error {
+        /// What went wrong.
+        message: String,
+        /// Whether the policy may try again.
+        retryable: bool,
+        /// Whether it failed by outlasting the step's timeout.
+        timed_out: bool,
     },
 }
 
@@ -122,15 +165,13 @@ pub enum StepEnd {
     Failed(StepFailure),
 }
 
-/// What an `elicit` does next.
+/// How an `elicit` that goes on ends.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ElicitNext {
     /// Answered: return this response (JSON text).
     Answered(String),
-    /// The deadline passed first.
+    /// The deadline passed first (only an elicitation asked with a timeout ends so).
     TimedOut,
-    /// New ground: serialise the request and record it with [`Activation::ask`].
-    Ask,
 }
 
 /// What a `check_input` does next.
@@ -146,31 +187,30 @@ pub enum CheckNext {
 #[derive(Debug)]
 pub struct Activation {
     journal: TaskState,
+    settings: Settings,
     cancel_requested: bool,
     occurrences: HashMap<String, u32>,
     status_calls: u32,
     next_seq: u64,
-    hand_off_at: Option<Timestamp>,
     suspension: Option<Suspension>,
-    running: u32,
+    attempts: Attempts,
     rerun: bool,
     closures: Vec<String>,
     outbox: Vec<Write>,
 }
 
 impl Activation {
-    /// An activation replaying `journal` (loaded in full after the claim). `hand_off_at` is when
-    /// no new step attempt may start any more (a host's wall-clock limit), if there is one.
-    pub fn new(journal: TaskState, hand_off_at: Option<Timestamp>) -> Self {
+    /// An activation replaying `journal` (loaded in full after the claim) under `settings`.
+    pub fn new(journal: TaskState, settings: Settings) -> Self {
         Activation {
             cancel_requested: journal.task.cancel_requested,
             next_seq: journal.next_seq(),
             journal,
+            settings,
             occurrences: HashMap::new(),
             status_calls: 0,
-            hand_off_at,
             suspension: None,
-            running: 0,
+            attempts: Attempts::default(),
             rerun: false,
             closures: Vec::new(),
             outbox: Vec::new(),
@@ -180,6 +220,11 @@ impl Activation {
     /// The task's id.
     pub fn task_id(&self) -> &str {
         &self.journal.task.task_id
+    }
+
+    /// The limits on stored values.
+    pub fn limits(&self) -> &Limits {
+        &self.settings.limits
     }
 
     /// The guard of every write of this activation: its lease's generation.
@@ -202,9 +247,7 @@ impl Activation {
     /// Keys are claimed when an operation is called, so they follow the order of the calls.
     pub fn claim(&mut self, name: &str) -> Decision<String> {
         self.refuse_nested(name)?;
-        if let Err(error) = validate_name(name) {
-            return Err(self.fail(error));
-        }
+        self.check_name(name)?;
         let count = self.occurrences.entry(name.to_owned()).or_insert(0);
         *count += 1;
         Ok(occurrence_key(name, *count))
@@ -219,60 +262,111 @@ impl Activation {
 
     // ---- steps ----
 
-    /// Decides what the step under `key` does under `policy`.
-    pub fn step(&mut self, key: &str, policy: &RetryPolicy, now: Timestamp) -> Decision<StepNext> {
+    /// Decides what the step under `key` does, retried under `retry` and with attempts limited
+    /// to `timeout` (the task's own when `None`). A pending retry not due yet stops the body.
+    pub fn step(
+        &mut self,
+        key: &str,
+        retry: Option<RetryPolicy>,
+        timeout: Option<Duration>,
+        now: Timestamp,
+    ) -> Decision<StepNext> {
+        let policy = retry.unwrap_or(self.settings.retry);
         if let Err(error) = policy.validate() {
             let what = format!("step {key:?}");
             let reason = error.0.to_owned();
             return Err(self.fail(EngineError::InvalidPolicy { what, reason }));
         }
-        let decided = replay::replay_step(&self.cursor(now), key);
-        let attempt = match self.decided(decided)? {
-            StepReplay::Value(json) => return Ok(StepNext::Replay(json)),
-            StepReplay::Failed(failure) => return Ok(StepNext::Failed(failure)),
-            StepReplay::Wait => return Err(self.suspend(Suspension::Wait)),
-            StepReplay::Cancelled => return Err(self.suspend(Suspension::Cancelled)),
-            StepReplay::Run { attempt } => attempt,
+        let number = match self.recorded_step(key, StepKind::Do)? {
+            None => 1,
+            Some(row) => match row.status {
+                StepStatus::Completed => {
+                    let value = row.result.clone().unwrap_or_else(|| "null".to_owned());
+                    return Ok(StepNext::Replay(value));
+                }
+                StepStatus::Failed => return Ok(StepNext::Failed(StepFailure::of_row(row))),
+                StepStatus::Pending if row.next_attempt_at.is_some_and(|at| at > now) => {
+                    return Err(self.suspend(Suspension::Wait));
+                }
+                StepStatus::Pending => row.attempt + 1,
+            },
         };
-        self.new_ground()?;
-        if self.hand_off_at.is_some_and(|at| now >= at) {
+        self.break_ground()?;
+        if self.settings.hand_off_at.is_some_and(|at| now >= at) {
             // Recorded steps stay; the next activation replays them and starts this one.
             return Err(self.suspend(Suspension::HandOff));
         }
-        self.running += 1;
-        Ok(StepNext::Run { attempt })
+        let id = self.attempts.issue(Issued {
+            key: key.to_owned(),
+            number,
+            policy,
+        });
+        let timeout = timeout.unwrap_or(self.settings.step_timeout);
+        Ok(StepNext::Run(Attempt {
+            id,
+            number,
+            timeout,
+        }))
     }
 
-    /// Records how attempt `attempt` of the step under `key` ended, and says what follows: the
-    /// value or a final failure, or (a retry is due later) a stop.
+    /// Records how the attempt `id` ended, and says what follows: the value or a final
+    /// failure, or (a retry is due later) a stop. An attempt the machine is not waiting for
+    /// fails the task: the runtime answered one it was never given, or answered it twice.
     pub fn attempt_done(
         &mut self,
-        key: &str,
-        attempt: u32,
+        id: AttemptId,
         result: AttemptResult,
-        policy: &RetryPolicy,
         now: Timestamp,
     ) -> Decision<StepEnd> {
-        self.running = self.running.saturating_sub(1);
+        let Some(attempt) = self.attempts.answer(id) else {
+            return Err(self.not_running(id));
+        };
         let seq = self.take_seq();
-        let (row, after) =
-            replay::record_attempt(&self.cursor(now), key, attempt, result, policy, seq);
-        let finished = !matches!(after, AfterAttempt::RetryAt(_));
-        if self.suspension.is_some() && finished {
+        let earlier = self.journal.steps.get(&attempt.key);
+        let mut row = rows::attempt(&attempt.key, attempt.number, earlier, seq, now);
+        let end = match result {
+            AttemptResult::Value(json) => {
+                row.result = Some(json);
+                Some(StepEnd::Completed)
+            }
+            AttemptResult::Error {
+                message,
+                retryable,
+                timed_out,
+            } => {
+                row.last_error = Some(message.clone());
+                if retryable && attempt.policy.allows_retry_after(attempt.number) {
+                    row.status = StepStatus::Pending;
+                    row.completed_at = None;
+                    row.next_attempt_at = Some(self.retry_at(&attempt, now));
+                    None
+                } else {
+                    let failure = StepFailure {
+                        kind: final_failure_kind(retryable, timed_out),
+                        attempts: attempt.number,
+                        message,
+                    };
+                    row.status = StepStatus::Failed;
+                    row.result = Some(failure.to_json());
+                    Some(StepEnd::Failed(failure))
+                }
+            }
+        };
+        if self.suspension.is_some() && end.is_some() {
             self.rerun = true;
         }
         self.push(Write::PutStep(row));
-        match after {
-            AfterAttempt::Completed => Ok(StepEnd::Completed),
-            AfterAttempt::Failed(failure) => Ok(StepEnd::Failed(failure)),
-            AfterAttempt::RetryAt(_) => Err(self.suspend(Suspension::Wait)),
-        }
+        end.ok_or_else(|| self.suspend(Suspension::Wait))
     }
 
-    /// An attempt whose future was dropped before it finished (its branch lost a `select!`,
-    /// or the activation ended): nothing is recorded, the next activation runs it again.
-    pub fn attempt_abandoned(&mut self) {
-        self.running = self.running.saturating_sub(1);
+    /// The attempt `id`, whose future was dropped before it finished (its branch lost a
+    /// `select!`, or the activation ended): nothing is recorded, the next activation runs it
+    /// again. An attempt the machine is not waiting for fails the task, as in
+    /// [`attempt_done`](Self::attempt_done).
+    pub fn attempt_abandoned(&mut self, id: AttemptId) {
+        if self.attempts.answer(id).is_none() {
+            self.not_running(id);
+        }
     }
 
     /// The closure of the step under `key` is being polled (or called): any journal operation
@@ -288,93 +382,122 @@ impl Activation {
 
     // ---- sleeps ----
 
-    /// Decides what the sleep under `key`, ending at `wake_at`, does: go on, or stop until it
-    /// is due. A sleep ends early when an offer's answer asked for the next sleep to be cut;
-    /// the cut is spent on that one sleep.
-    pub fn sleep(&mut self, key: &str, wake_at: Timestamp, now: Timestamp) -> Decision<()> {
+    /// Decides what the sleep under `key` for `duration` (as the body gave it; a malformed one
+    /// fails the task here) does: go on, or stop until it is due.
+    pub fn sleep(
+        &mut self,
+        key: &str,
+        duration: Result<Duration, DurationError>,
+        now: Timestamp,
+    ) -> Decision<()> {
+        match duration {
+            Ok(duration) => self.sleep_until(key, now.saturating_add(duration), now),
+            Err(source) => {
+                let what = format!("the duration of sleep {key:?}");
+                Err(self.fail(EngineError::InvalidDuration { what, source }))
+            }
+        }
+    }
+
+    /// Decides what the sleep under `key`, ending at `wake_at` (at the latest
+    /// [`Timestamp::MAX`]), does: go on, or stop until it is due. A sleep ends early when an
+    /// offer's answer asked for the next sleep to be cut; the cut is spent on that one sleep.
+    pub fn sleep_until(&mut self, key: &str, wake_at: Timestamp, now: Timestamp) -> Decision<()> {
+        let wake_at = wake_at.min(Timestamp::MAX);
         // The number a new row would take; `push` moves past it if the row is written.
         let seq = self.next_seq;
-        let decided = replay::replay_sleep(&self.cursor(now), key, wake_at, seq);
-        match self.decided(decided)? {
-            SleepReplay::Done(writes) => {
-                self.write_all(writes)?;
-                Ok(())
+        let (row, recorded) = match self.recorded_step(key, StepKind::Sleep)? {
+            Some(row) if row.status != StepStatus::Pending => return Ok(()),
+            Some(row) => (row.clone(), true),
+            None => {
+                self.observe_cancel()?;
+                (rows::pending_sleep(key, wake_at, seq, now), false)
             }
-            SleepReplay::Wait(writes) => {
-                self.write_all(writes)?;
-                Err(self.suspend(Suspension::Wait))
+        };
+        let cut = self.journal.task.cut_next_sleep;
+        let due = row.wake_at.is_none_or(|at| at <= now);
+        if !due && !cut {
+            if !recorded {
+                self.write_all(vec![Write::PutStep(row)])?;
             }
-            SleepReplay::Cancelled => Err(self.suspend(Suspension::Cancelled)),
+            return Err(self.suspend(Suspension::Wait));
         }
+        let mut done = row;
+        done.status = StepStatus::Completed;
+        done.completed_at = Some(now);
+        let mut writes = vec![Write::PutStep(done)];
+        if cut {
+            // The answer that asked for a sleep to be cut is spent on this one.
+            writes.push(Write::ClearSleepCut);
+        }
+        self.write_all(writes)
     }
 
     // ---- input ----
 
-    /// Decides what the elicitation under `key` does.
-    pub fn elicit(&mut self, key: &str, now: Timestamp) -> Decision<ElicitNext> {
-        let decided = replay::replay_elicit(&self.cursor(now), key);
-        match self.decided(decided)? {
-            ElicitReplay::Answered(response) => Ok(ElicitNext::Answered(response)),
-            ElicitReplay::TimedOut => Ok(ElicitNext::TimedOut),
-            ElicitReplay::Wait => Err(self.suspend(Suspension::Wait)),
-            ElicitReplay::Cancelled => Err(self.suspend(Suspension::Cancelled)),
-            ElicitReplay::Ask => {
-                self.new_ground()?;
-                Ok(ElicitNext::Ask)
-            }
-        }
-    }
-
-    /// Records the elicitation under `key` with its serialised `request`, moves the task to
-    /// `input_required`, and stops until it is answered (or times out at `timeout_at`).
-    pub fn ask(
+    /// Decides what the elicitation under `key` does: return the answer, or that it timed
+    /// out, or stop until it is answered. On new ground the machine records `request` (an
+    /// elicitation clients can show, within the value limit, or the task fails here), moves the
+    /// task to `input_required`, and stops; it times out `timeout` from now, if given.
+    ///
+    /// An elicitation recorded as timed out and now asked without a timeout means the body
+    /// changed between runs: the task fails with [`EngineError::ElicitTimeoutRemoved`].
+    pub fn elicit(
         &mut self,
         key: &str,
-        request: String,
-        timeout_at: Option<Timestamp>,
+        request: Serialised,
+        timeout: Option<Duration>,
         now: Timestamp,
-    ) -> Stop {
-        let seq = self.take_seq();
-        let writes = replay::elicit_writes(&self.cursor(now), key, request, timeout_at, seq);
-        if self.write_all(writes).is_err() {
-            return Stop;
-        }
-        self.suspend(Suspension::Wait)
-    }
-
-    /// Decides whether the offer under `key` is new ground (`true`: serialise the request and
-    /// record it with [`record_offer`](Self::record_offer)) or offered before (`false`).
-    pub fn offer(&mut self, key: &str, now: Timestamp) -> Decision<bool> {
-        self.refuse_nested(key)?;
-        if let Err(error) = validate_name(key) {
-            return Err(self.fail(error));
-        }
-        let decided = replay::replay_offer(&self.cursor(now), key);
-        match self.decided(decided)? {
-            OfferReplay::Offered => Ok(false),
-            OfferReplay::Cancelled => Err(self.suspend(Suspension::Cancelled)),
-            OfferReplay::Offer => {
-                self.new_ground()?;
-                Ok(true)
+    ) -> Decision<ElicitNext> {
+        match self.recorded_input(key, StepKind::Elicit)? {
+            Some(row) if row.timed_out && timeout.is_none() => {
+                let key = key.to_owned();
+                Err(self.fail(EngineError::ElicitTimeoutRemoved { key }))
+            }
+            Some(row) if row.timed_out => Ok(ElicitNext::TimedOut),
+            Some(row) if row.answered => {
+                let response = row.response.clone().unwrap_or_else(|| "null".to_owned());
+                Ok(ElicitNext::Answered(response))
+            }
+            Some(_) => Err(self.suspend(Suspension::Wait)),
+            None => {
+                self.break_ground()?;
+                let request = self.input_request(key, request)?;
+                let seq = self.take_seq();
+                let row = InputRow {
+                    timeout_at: timeout.map(|timeout| now.saturating_add(timeout)),
+                    ..InputRow::unanswered(key, request, true, seq, now)
+                };
+                self.write_all(vec![Write::PutInput(row), Write::AwaitInput { at: now }])?;
+                Err(self.suspend(Suspension::Wait))
             }
         }
     }
 
-    /// Records a standing offer under `key` with its serialised `request`.
-    pub fn record_offer(&mut self, key: &str, request: String, now: Timestamp) -> Decision<()> {
+    /// Records a standing offer under `key` with `request` (checked as for
+    /// [`elicit`](Self::elicit)), unless it was offered before: the first request stands.
+    pub fn offer(&mut self, key: &str, request: Serialised, now: Timestamp) -> Decision<()> {
+        self.refuse_nested(key)?;
+        self.check_name(key)?;
+        if self.recorded_input(key, StepKind::Offer)?.is_some() {
+            return Ok(());
+        }
+        self.break_ground()?;
+        let request = self.input_request(key, request)?;
         let seq = self.take_seq();
-        let write = replay::offer_write(&self.cursor(now), key, request, seq);
-        self.write_all(vec![write])
+        let row = InputRow::unanswered(key, request, false, seq, now);
+        self.write_all(vec![Write::PutInput(row)])
     }
 
     /// Decides what the check under `step_key` does.
-    pub fn check(&mut self, step_key: &str, now: Timestamp) -> Decision<CheckNext> {
-        let decided = replay::replay_check(&self.cursor(now), step_key);
-        match self.decided(decided)? {
-            CheckReplay::Seen(answer) => Ok(CheckNext::Seen(answer)),
-            CheckReplay::Cancelled => Err(self.suspend(Suspension::Cancelled)),
-            CheckReplay::Read => {
-                self.new_ground()?;
+    pub fn check(&mut self, step_key: &str) -> Decision<CheckNext> {
+        match self.recorded_step(step_key, StepKind::Check)? {
+            Some(row) => {
+                let seen = row.result.clone().filter(|text| text != "null");
+                Ok(CheckNext::Seen(seen))
+            }
+            None => {
+                self.break_ground()?;
                 Ok(CheckNext::Read)
             }
         }
@@ -390,8 +513,27 @@ impl Activation {
         now: Timestamp,
     ) -> Decision<Option<String>> {
         let seq = self.take_seq();
-        let decided = replay::check_writes(&self.cursor(now), step_key, key, offer, seq);
-        let (answer, writes) = self.decided(decided)?;
+        let no_offer = |reason| EngineError::NoOffer {
+            key: key.to_owned(),
+            reason,
+        };
+        let mut writes = Vec::with_capacity(2);
+        let answer = match offer {
+            None => return Err(self.fail(no_offer("no offer is registered under it"))),
+            Some(row) if row.blocking => {
+                let error = no_offer("it is an elicitation, which cx.elicit reads");
+                return Err(self.fail(error));
+            }
+            Some(mut row) if row.answered && !row.consumed => {
+                row.consumed = true;
+                let answer = row.response.clone();
+                writes.push(Write::PutInput(row));
+                answer
+            }
+            Some(_) => None,
+        };
+        let seen = rows::check(step_key, answer.clone(), seq, now);
+        writes.push(Write::PutStep(seen));
         self.write_all(writes)?;
         Ok(answer)
     }
@@ -406,15 +548,23 @@ impl Activation {
         Ok(self.status_calls)
     }
 
-    /// Publishes the `ordinal`-th status call, unless an earlier run of the body already did.
+    /// Publishes the `ordinal`-th status call with `meta`, if given (a JSON object within its
+    /// limit, or the task fails here, replaying or not), unless an earlier run of the body
+    /// already published it.
     pub fn publish(
         &mut self,
         ordinal: u32,
         message: String,
-        meta: Option<String>,
+        meta: Option<Serialised>,
         now: Timestamp,
     ) -> Decision<()> {
-        if !replay::publishes_status(&self.cursor(now), ordinal) {
+        let meta = match meta.map(|meta| values::status_meta(self.limits(), meta)) {
+            None => None,
+            Some(Ok(meta)) => Some(meta),
+            Some(Err(error)) => return Err(self.fail(error)),
+        };
+        // Replays never publish an old message again.
+        if ordinal <= self.journal.task.status_published {
             return Ok(());
         }
         let write = Write::PublishStatus {
@@ -461,15 +611,21 @@ impl Activation {
                 Ok(())
             }
             Ok(Applied::Stale) => Err(self.suspend(Suspension::Stale)),
-            Err(message) => Err(self.suspend(Suspension::StoreUnavailable(message))),
+            Err(message) => Err(self.store_failed(message)),
         }
+    }
+
+    /// The store failed (with this message) to apply writes or to read for the body: the
+    /// body stops, and the claim's redelivery runs it again.
+    pub fn store_failed(&mut self, message: String) -> Stop {
+        self.suspend(Suspension::StoreUnavailable(message))
     }
 
     /// How the activation ended, once it has: a reason to stop is recorded and no step attempt
     /// that should be recorded is still running.
     pub fn end(&self) -> Option<End> {
         let suspension = self.suspension.as_ref()?;
-        if suspension.drains() && self.running > 0 {
+        if suspension.drains() && self.attempts.any_running() {
             return None;
         }
         Some(End {
@@ -480,23 +636,54 @@ impl Activation {
 
     // ---- internals ----
 
-    fn cursor(&self, now: Timestamp) -> Cursor<'_> {
-        Cursor {
-            journal: &self.journal,
-            now,
-            cancel_requested: self.cancel_requested,
-        }
-    }
-
     fn take_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         seq
     }
 
-    /// A replay decision, or the engine failure it ran into.
-    fn decided<T>(&mut self, decided: Result<T, EngineError>) -> Decision<T> {
-        decided.map_err(|error| self.fail(error))
+    /// The step row under `key`, if one is recorded, and recorded as `kind`.
+    fn recorded_step(&mut self, key: &str, kind: StepKind) -> Decision<Option<&StepRow>> {
+        self.check_kind(key, kind)?;
+        Ok(self.journal.steps.get(key))
+    }
+
+    /// The input row under `key`, if one is recorded, and recorded as `kind`.
+    fn recorded_input(&mut self, key: &str, kind: StepKind) -> Decision<Option<&InputRow>> {
+        self.check_kind(key, kind)?;
+        Ok(self.journal.inputs.get(key))
+    }
+
+    /// A key names one kind of operation: one recorded as another is non-determinism.
+    fn check_kind(&mut self, key: &str, requested: StepKind) -> Decision<()> {
+        match self.journal.recorded_kind(key) {
+            Some(recorded) if recorded != requested => {
+                let key = key.to_owned();
+                let error = EngineError::Nondeterminism {
+                    key,
+                    recorded,
+                    requested,
+                };
+                Err(self.fail(error))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// New ground is where a waiting cancellation is observed; recorded ground replays whatever
+    /// the flag says.
+    fn observe_cancel(&mut self) -> Decision<()> {
+        if self.cancel_requested {
+            return Err(self.suspend(Suspension::Cancelled));
+        }
+        Ok(())
+    }
+
+    /// Whether the operation at hand may break new ground: not with a cancellation waiting,
+    /// nor once the body is stopping for any reason but a wait.
+    fn break_ground(&mut self) -> Decision<()> {
+        self.observe_cancel()?;
+        self.new_ground()
     }
 
     /// Whether new ground may be broken: while one branch of the body waits, the others go
@@ -508,6 +695,28 @@ impl Activation {
             Some(why) if !why.lets_branches_go_on() => Err(Stop),
             _ => Ok(()),
         }
+    }
+
+    /// When the attempt, which failed and may be retried, runs again: after its policy's
+    /// delay, spread by a jitter the same on every replay.
+    fn retry_at(&self, attempt: &Issued, now: Timestamp) -> Timestamp {
+        let spread = jitter_fraction(self.task_id(), &attempt.key, attempt.number);
+        now.saturating_add(attempt.policy.delay_after(attempt.number, spread))
+    }
+
+    /// An answer to an attempt the machine is not waiting for: a bug in the runtime.
+    fn not_running(&mut self, id: AttemptId) -> Stop {
+        let attempt = id.number();
+        self.fail(EngineError::UnknownAttempt { attempt })
+    }
+
+    /// An input request as stored, or the task fails here.
+    fn input_request(&mut self, key: &str, request: Serialised) -> Decision<String> {
+        values::input_request(self.limits(), key, request).map_err(|error| self.fail(error))
+    }
+
+    fn check_name(&mut self, name: &str) -> Decision<()> {
+        validate_name(name).map_err(|error| self.fail(error))
     }
 
     fn refuse_nested(&mut self, inner: &str) -> Decision<()> {
@@ -526,9 +735,6 @@ impl Activation {
     /// Queues writes for the store and applies them to this activation's journal, unless the
     /// body is stopping.
     fn write_all(&mut self, writes: Vec<Write>) -> Decision<()> {
-        if writes.is_empty() {
-            return Ok(());
-        }
         self.new_ground()?;
         for write in writes {
             self.push(write);
@@ -542,6 +748,16 @@ impl Activation {
         }
         self.journal.apply(&write);
         self.outbox.push(write);
+    }
+}
+
+/// Why a step failed for good after an attempt that was `retryable` (or not) and `timed_out`
+/// (or not).
+fn final_failure_kind(retryable: bool, timed_out: bool) -> StepFailureKind {
+    match (retryable, timed_out) {
+        (false, _) => StepFailureKind::NonRetryable,
+        (true, true) => StepFailureKind::TimedOut,
+        (true, false) => StepFailureKind::AttemptsExhausted,
     }
 }
 
@@ -566,198 +782,4 @@ fn validate_name(name: &str) -> Result<(), EngineError> {
         return Err(invalid("it contains '#'"));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-    use crate::core::control::test_task;
-    use crate::core::journal::{StepKind, StepStatus};
-
-    const NOW: Timestamp = Timestamp(50_000);
-
-    fn activation() -> Activation {
-        let journal = TaskState {
-            task: test_task(Timestamp(0), None),
-            steps: Default::default(),
-            inputs: Default::default(),
-        };
-        Activation::new(journal, None)
-    }
-
-    fn ok(value: &str) -> AttemptResult {
-        AttemptResult::Value(value.to_owned())
-    }
-
-    fn applied(m: &mut Activation) {
-        m.take_writes();
-        m.committed(Ok(Applied::Done {
-            cancel_requested: false,
-        }))
-        .unwrap();
-    }
-
-    #[test]
-    fn keys_follow_the_order_of_calls() {
-        let mut m = activation();
-        assert_eq!(m.idempotency_key("send"), "t:send");
-        assert_eq!(m.claim("send"), Ok("send".to_owned()));
-        assert_eq!(m.idempotency_key("send"), "t:send#2");
-        assert_eq!(m.claim("send"), Ok("send#2".to_owned()));
-        assert_eq!(m.claim("other"), Ok("other".to_owned()));
-    }
-
-    #[test]
-    fn an_offer_answer_cuts_only_the_next_sleep() {
-        let mut m = activation();
-        m.journal.task.cut_next_sleep = true;
-        let later = Timestamp(NOW.0 + 10_000);
-        assert_eq!(m.sleep("first", later, NOW), Ok(()));
-        let writes = m.take_writes();
-        assert!(matches!(writes.last(), Some(Write::ClearSleepCut)));
-        // The cut is spent: the second sleep of the same activation waits.
-        assert_eq!(m.sleep("second", later, NOW), Err(Stop));
-        assert_eq!(m.end().map(|end| end.suspension), Some(Suspension::Wait));
-    }
-
-    #[test]
-    fn a_journal_call_inside_a_step_closure_fails_the_task() {
-        let mut m = activation();
-        let policy = RetryPolicy::DEFAULT;
-        let key = m.claim("outer").unwrap();
-        assert_eq!(m.step(&key, &policy, NOW), Ok(StepNext::Run { attempt: 1 }));
-        m.enter_closure(&key);
-        assert_eq!(m.claim("inner"), Err(Stop));
-        m.leave_closure();
-        m.attempt_abandoned();
-        let end = m.end().expect("the task fails");
-        assert!(matches!(
-            end.suspension,
-            Suspension::Fail(EngineError::NestedStep { ref outer, ref inner })
-                if outer == "outer" && inner == "inner"
-        ));
-    }
-
-    #[test]
-    fn running_attempts_finish_after_a_sibling_suspends() {
-        let mut m = activation();
-        let policy = RetryPolicy::DEFAULT;
-        let a = m.claim("a").unwrap();
-        let b = m.claim("b").unwrap();
-        assert!(matches!(m.step(&a, &policy, NOW), Ok(StepNext::Run { .. })));
-        assert!(matches!(m.step(&b, &policy, NOW), Ok(StepNext::Run { .. })));
-        // `a` fails and waits for its retry; `b` is still running.
-        let failed = AttemptResult::Error {
-            message: "boom".into(),
-            retryable: true,
-            timed_out: false,
-        };
-        assert_eq!(m.attempt_done(&a, 1, failed, &policy, NOW), Err(Stop));
-        applied(&mut m);
-        assert_eq!(m.end(), None, "b is still running");
-        // Other branches go on while one waits.
-        let c = m.claim("c").unwrap();
-        assert!(matches!(m.step(&c, &policy, NOW), Ok(StepNext::Run { .. })));
-        m.attempt_abandoned();
-        // `b` finishes and is recorded; the body runs again at once to see it.
-        assert_eq!(
-            m.attempt_done(&b, 1, ok("2"), &policy, NOW),
-            Ok(StepEnd::Completed)
-        );
-        let writes = m.take_writes();
-        assert!(matches!(&writes[..], [Write::PutStep(row)] if row.key == "b"));
-        let end = m.end().expect("nothing runs any more");
-        assert_eq!(
-            end,
-            End {
-                suspension: Suspension::Wait,
-                rerun: true
-            }
-        );
-    }
-
-    #[test]
-    fn the_weightiest_reason_to_stop_stands() {
-        let mut m = activation();
-        m.suspend(Suspension::Wait);
-        m.fail(EngineError::StaleLease {
-            task_id: "t".into(),
-        });
-        m.suspend(Suspension::Wait);
-        assert!(matches!(
-            m.end().map(|end| end.suspension),
-            Some(Suspension::Fail(_))
-        ));
-        // A hand-off breaks no new ground.
-        let mut m = activation();
-        m.suspend(Suspension::HandOff);
-        let key = m.claim("a").unwrap();
-        assert_eq!(m.step(&key, &RetryPolicy::DEFAULT, NOW), Err(Stop));
-    }
-
-    #[test]
-    fn a_cancel_ends_the_activation_without_waiting_for_attempts() {
-        let mut m = activation();
-        let policy = RetryPolicy::DEFAULT;
-        let a = m.claim("a").unwrap();
-        assert!(matches!(m.step(&a, &policy, NOW), Ok(StepNext::Run { .. })));
-        m.cancel_requested = true;
-        let b = m.claim("b").unwrap();
-        assert_eq!(m.step(&b, &policy, NOW), Err(Stop));
-        assert_eq!(
-            m.end().map(|end| end.suspension),
-            Some(Suspension::Cancelled)
-        );
-    }
-
-    #[test]
-    fn the_activation_sees_its_own_writes() {
-        let mut m = activation();
-        let policy = RetryPolicy::DEFAULT;
-        let key = m.claim("a").unwrap();
-        m.step(&key, &policy, NOW).unwrap();
-        m.attempt_done(&key, 1, ok("7"), &policy, NOW).unwrap();
-        let row = &m.journal().steps["a"];
-        assert_eq!(
-            (row.kind, row.status, row.result.as_deref()),
-            (StepKind::Do, StepStatus::Completed, Some("7"))
-        );
-        // A recorded key asked for as another kind is non-determinism, also within one run.
-        assert_eq!(m.sleep("a", NOW, NOW), Err(Stop));
-        assert!(matches!(
-            m.end().map(|end| end.suspension),
-            Some(Suspension::Fail(EngineError::Nondeterminism { .. }))
-        ));
-    }
-
-    #[test]
-    fn status_calls_are_numbered_at_the_call_and_published_once() {
-        let mut m = activation();
-        m.journal.task.status_published = 1;
-        let first = m.status_call().unwrap();
-        let second = m.status_call().unwrap();
-        assert_eq!((first, second), (1, 2));
-        m.publish(first, "old".into(), None, NOW).unwrap();
-        assert!(m.take_writes().is_empty(), "published by an earlier run");
-        m.publish(second, "new".into(), None, NOW).unwrap();
-        assert_eq!(m.take_writes().len(), 1);
-    }
-
-    #[test]
-    fn a_lost_lease_stops_the_body() {
-        let mut m = activation();
-        assert_eq!(m.committed(Ok(Applied::Stale)), Err(Stop));
-        assert_eq!(m.end().map(|end| end.suspension), Some(Suspension::Stale));
-        let mut m = activation();
-        m.hand_off_at = Some(NOW);
-        let key = m.claim("a").unwrap();
-        let policy = RetryPolicy {
-            delay: Duration::from_secs(1),
-            ..RetryPolicy::DEFAULT
-        };
-        assert_eq!(m.step(&key, &policy, NOW), Err(Stop));
-        assert_eq!(m.end().map(|end| end.suspension), Some(Suspension::HandOff));
-    }
 }

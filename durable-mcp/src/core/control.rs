@@ -323,7 +323,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::core::replay::new_input;
+    use crate::core::journal::InputRow;
     use serde_json::json;
 
     fn state(status: TaskStatus, inputs: &[(&str, bool)]) -> TaskState {
@@ -333,7 +333,8 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(seq, (key, blocking))| {
-                let row = new_input(key, "{}".into(), *blocking, seq as u64 + 1, Timestamp(0));
+                let row =
+                    InputRow::unanswered(key, "{}".into(), *blocking, seq as u64 + 1, Timestamp(0));
                 ((*key).to_owned(), row)
             })
             .collect();

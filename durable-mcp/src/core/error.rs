@@ -27,6 +27,18 @@ pub enum EngineError {
         /// What the body asked for.
         requested: StepKind,
     },
+    /// An elicitation recorded with a timeout, which ran out, is now asked without one.
+    #[error(
+        "non-determinism at journal key {key:?}: the elicitation was recorded with a timeout, \
+         which ran out before an answer came, but the body now asks for it without one; a key \
+         keeps what it was recorded with, so ask it with `cx.elicit_with_timeout` on every run \
+         (and handle `ElicitOutcome::TimedOut`), or give the elicitation without a timeout a \
+         name of its own"
+    )]
+    ElicitTimeoutRemoved {
+        /// The elicitation's key.
+        key: String,
+    },
     /// A journal operation was called on the task's context from inside a step's closure.
     #[error(
         "{inner:?} was called on the task's context inside the closure of step {outer:?}: a \
@@ -160,6 +172,17 @@ pub enum EngineError {
     Expired {
         /// The time to live.
         ttl: Duration,
+    },
+    /// The runtime reported a step attempt the activation is not waiting for: one it never
+    /// issued, or one already reported. A bug in the engine, not in the task's code.
+    #[error(
+        "step attempt {attempt} was reported, but this activation has no such attempt running \
+         (it was never issued, or was reported already); this is a bug in durable-mcp, please \
+         report it"
+    )]
+    UnknownAttempt {
+        /// The attempt's number within the activation.
+        attempt: u64,
     },
     /// The store failed.
     #[error("store error: {0}")]

@@ -140,6 +140,29 @@ pub struct InputRow {
 }
 
 impl InputRow {
+    /// A request just recorded, not answered yet: an elicitation if `blocking`, else an offer.
+    pub(crate) fn unanswered(
+        key: &str,
+        request: String,
+        blocking: bool,
+        seq: u64,
+        now: Timestamp,
+    ) -> InputRow {
+        InputRow {
+            key: key.to_owned(),
+            request,
+            response: None,
+            answered: false,
+            answered_at: None,
+            timeout_at: None,
+            timed_out: false,
+            blocking,
+            consumed: false,
+            seq,
+            created_at: now,
+        }
+    }
+
     /// The kind the key was recorded as.
     pub fn kind(&self) -> StepKind {
         if self.blocking {

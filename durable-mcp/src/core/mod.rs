@@ -17,10 +17,10 @@ pub mod input;
 pub mod journal;
 pub mod limits;
 pub mod listing;
-pub mod replay;
 pub mod retry;
 pub mod schedule;
 pub mod schema;
+pub mod step_failure;
 pub mod task;
 #[cfg(test)]
 mod test_rows;

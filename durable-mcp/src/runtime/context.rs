@@ -28,11 +28,10 @@ use super::pacer::Pacer;
 use super::ports::{LocalBoxFuture, StoreError};
 use super::step;
 use crate::core::activation::{
-    Activation, CheckNext, Decision, ElicitNext, End, StepEnd, StepNext, Stop, Suspension,
+    Activation, AttemptId, AttemptResult, CheckNext, Decision, ElicitNext, End, Settings, StepEnd,
+    StepNext, Stop,
 };
-use crate::core::input::check_elicitation;
-use crate::core::limits::to_stored_json;
-use crate::core::replay::{AttemptResult, StepFailure};
+use crate::core::step_failure::StepFailure;
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
 
 /// A duration given to [`TaskContext::sleep`] and the other calls that wait: a [`Duration`] or
@@ -86,12 +85,11 @@ impl IntoDelay for &str {
 ///   part of the outer step's attempt. Calling this context from inside a step's closure fails
 ///   the task, with an error that names both the outer step and the inner call.
 pub struct TaskContext {
+    /// The machine knows the task's id too, but `task_id()` lends a `&str`, which the machine
+    /// inside its `RefCell` cannot: this copy, made once, is never changed.
     task_id: String,
     machine: RefCell<Activation>,
     host: Host,
-    retry: RetryPolicy,
-    step_timeout: Duration,
-    limits: Limits,
     pacer: Pacer,
 }
 
@@ -116,13 +114,16 @@ pub(crate) struct ContextParts {
 impl TaskContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
         let pacer = Pacer::new(parts.host.clock.now());
-        TaskContext {
-            task_id: parts.journal.task.task_id.clone(),
-            machine: RefCell::new(Activation::new(parts.journal, parts.hand_off_at)),
-            host: parts.host,
+        let settings = Settings {
             retry: parts.retry,
             step_timeout: parts.step_timeout,
             limits: parts.limits,
+            hand_off_at: parts.hand_off_at,
+        };
+        TaskContext {
+            task_id: parts.journal.task.task_id.clone(),
+            machine: RefCell::new(Activation::new(parts.journal, settings)),
+            host: parts.host,
             pacer,
         }
     }
@@ -200,17 +201,7 @@ impl TaskContext {
         let duration = duration.into_delay();
         Box::pin(async move {
             let key = self.proceed(key).await;
-            let duration = match duration {
-                Ok(duration) => duration,
-                Err(source) => {
-                    let what = format!("the duration of sleep {key:?}");
-                    return self
-                        .fail(EngineError::InvalidDuration { what, source })
-                        .await;
-                }
-            };
-            let wake_at = self.now().saturating_add(duration);
-            self.act(|m, now| m.sleep(&key, wake_at, now)).await;
+            self.act(|m, now| m.sleep(&key, duration, now)).await;
             Ok(())
         })
     }
@@ -225,8 +216,7 @@ impl TaskContext {
         let key = self.with(|m| m.claim(name));
         Box::pin(async move {
             let key = self.proceed(key).await;
-            let when = when.min(Timestamp::MAX);
-            self.act(|m, now| m.sleep(&key, when, now)).await;
+            self.act(|m, now| m.sleep_until(&key, when, now)).await;
             Ok(())
         })
     }
@@ -267,10 +257,8 @@ impl TaskContext {
         Box::pin(async move {
             match elicited.await {
                 ElicitOutcome::Answered(response) => Ok(response),
-                // Only a deadline times an elicitation out; this key was recorded with one, so
-                // the body changed between runs.
                 ElicitOutcome::TimedOut => {
-                    Err(TaskError::failed(format!("elicitation {name:?} timed out")))
+                    unreachable!("elicitation {name:?} was asked without a timeout but timed out")
                 }
             }
         })
@@ -298,7 +286,7 @@ impl TaskContext {
     }
 
     /// Claims the key now; serialises the request now (a value borrowed by the caller need not
-    /// outlive the call) and stores it only when the elicitation is new ground.
+    /// outlive the call), and the machine stores it only when the elicitation is new ground.
     fn elicit_inner<'a>(
         &'a self,
         name: &str,
@@ -309,15 +297,12 @@ impl TaskContext {
         let request = request.to_value();
         async move {
             let key = self.proceed(key).await;
-            match self.act(|m, now| m.elicit(&key, now)).await {
+            match self
+                .act(|m, now| m.elicit(&key, request, timeout, now))
+                .await
+            {
                 ElicitNext::Answered(response) => ElicitOutcome::Answered(parse_json(&response)),
                 ElicitNext::TimedOut => ElicitOutcome::TimedOut,
-                ElicitNext::Ask => {
-                    let request = self.input_request_json(&key, request).await;
-                    let timeout_at = timeout.map(|t| self.now().saturating_add(t));
-                    self.act(|m, now| Err(m.ask(&key, request, timeout_at, now)))
-                        .await
-                }
             }
         }
     }
@@ -329,10 +314,8 @@ impl TaskContext {
     /// as for [`elicit`](Self::elicit): `{"mode": "form", "message": ..., "requestedSchema":
     /// {"type": "object", "properties": {...}, "required": [...]}}`.
     pub async fn offer(&self, key: &str, request: impl Serialize) -> Result<(), TaskError> {
-        if self.act(|m, now| m.offer(key, now)).await {
-            let request = self.input_request_json(key, request.to_value()).await;
-            self.act(|m, now| m.record_offer(key, request, now)).await;
-        }
+        let request = request.to_value();
+        self.act(|m, now| m.offer(key, request, now)).await;
         Ok(())
     }
 
@@ -347,7 +330,7 @@ impl TaskContext {
         let key = key.to_owned();
         Box::pin(async move {
             let step_key = self.proceed(step_key).await;
-            let answer = match self.act(|m, now| m.check(&step_key, now)).await {
+            let answer = match self.act(|m, _| m.check(&step_key)).await {
                 CheckNext::Seen(answer) => answer,
                 CheckNext::Read => {
                     let offer = match self.host.store.load_input(&self.task_id, &key) {
@@ -384,35 +367,12 @@ impl TaskContext {
     ) -> LocalBoxFuture<'a, ()> {
         let ordinal = self.with(Activation::status_call);
         let message = message.into();
-        let meta = self.status_meta(&meta);
+        let meta = meta.to_value();
         Box::pin(async move {
             let ordinal = self.proceed(ordinal).await;
-            let meta = match meta {
-                Ok(meta) => meta,
-                Err(reason) => {
-                    return self.fail(EngineError::InvalidStatusMeta { reason }).await;
-                }
-            };
             self.act(|m, now| m.publish(ordinal, message, Some(meta), now))
                 .await;
         })
-    }
-
-    /// The meta object as JSON text within the limit, or why it cannot be published.
-    fn status_meta(&self, meta: &dyn ErasedSerialize) -> Result<String, String> {
-        let json = match meta.to_value() {
-            Ok(Value::Object(map)) => Value::Object(map).to_string(),
-            Ok(other) => return Err(format!("must be a JSON object, got {other}")),
-            Err(error) => return Err(format!("cannot be serialised: {error}")),
-        };
-        if json.len() > self.limits.max_status_meta_bytes {
-            return Err(format!(
-                "is {} bytes of JSON, more than the limit of {} bytes",
-                json.len(),
-                self.limits.max_status_meta_bytes
-            ));
-        }
-        Ok(json)
     }
 
     // ---- the shell ----
@@ -428,6 +388,10 @@ impl TaskContext {
 
     fn now(&self) -> Timestamp {
         self.host.clock.now()
+    }
+
+    fn limits(&self) -> Limits {
+        self.with(|m| *m.limits())
     }
 
     /// Asks the machine, sends the writes it decided to the store, and returns the decision to
@@ -457,8 +421,7 @@ impl TaskContext {
 
     /// Stops the body because the store failed; the claim's redelivery runs it again.
     async fn store_failed<T>(&self, error: StoreError) -> T {
-        let why = Suspension::StoreUnavailable(error.0);
-        self.stopped(self.with(|m| m.suspend(why))).await
+        self.stopped(self.with(|m| m.store_failed(error.0))).await
     }
 
     async fn fail<T>(&self, error: EngineError) -> T {
@@ -482,36 +445,6 @@ impl TaskContext {
         Ok(())
     }
 
-    /// Serialises a value to be stored, within the value limit; stops the run otherwise.
-    async fn stored_json(&self, what: String, value: Result<Value, serde_json::Error>) -> String {
-        let stored = value
-            .map_err(|error| EngineError::not_serialisable(what.clone(), &error))
-            .and_then(|value| to_stored_json(&self.limits, || what.clone(), &value));
-        match stored {
-            Ok(json) => json,
-            Err(error) => self.fail(error).await,
-        }
-    }
-
-    /// An input request as stored, once it is known to be an elicitation clients can show: a
-    /// request they cannot fails the task where it is asked, not in front of a user.
-    async fn input_request_json(
-        &self,
-        key: &str,
-        request: Result<Value, serde_json::Error>,
-    ) -> String {
-        if let Ok(value) = &request
-            && let Err(reason) = check_elicitation(value)
-        {
-            let key = key.to_owned();
-            return self
-                .fail(EngineError::UnusableInputRequest { key, reason })
-                .await;
-        }
-        self.stored_json(format!("the request of input {key:?}"), request)
-            .await
-    }
-
     async fn run_step<T, F, Fut>(
         &self,
         key: Decision<String>,
@@ -525,8 +458,7 @@ impl TaskContext {
         Fut: Future<Output = Result<T, StepError>>,
     {
         let key = self.proceed(key).await;
-        let policy = retry.unwrap_or(self.retry);
-        let attempt = match self.act(|m, now| m.step(&key, &policy, now)).await {
+        let attempt = match self.act(|m, now| m.step(&key, retry, timeout, now)).await {
             StepNext::Replay(json) => {
                 return match serde_json::from_str(&json) {
                     Ok(value) => Ok(value),
@@ -537,23 +469,21 @@ impl TaskContext {
                 };
             }
             StepNext::Failed(failure) => return Err(step_failed(&key, failure)),
-            StepNext::Run { attempt } => attempt,
+            StepNext::Run(attempt) => attempt,
         };
-        let running = RunningAttempt(self);
+        let running = RunningAttempt(self, attempt.id);
         // The steps before this one must be durable before the closure can reach the outside
         // world (a host's output gate holds only requests sent after a write was issued).
         if let Err(error) = self.host.store.flush() {
             return self.store_failed(error).await;
         }
-        let timeout = timeout.unwrap_or(self.step_timeout);
-        let outcome = step::attempt(&*self.host.timer, self.outside_task(&key, closure), timeout);
-        let outcome = outcome.await;
-        std::mem::forget(running);
+        let closure = self.outside_task(&key, closure);
+        let outcome = step::attempt(&*self.host.timer, closure, attempt.timeout).await;
         let (value, result) = match outcome {
-            Ok(value) => match step::store_value(&self.limits, &key, &value) {
+            Ok(value) => match step::store_value(&self.limits(), &key, &value) {
                 Ok(json) => (Some(value), AttemptResult::Value(json)),
                 Err(error) => {
-                    self.with(Activation::attempt_abandoned);
+                    drop(running);
                     return self.fail(error).await;
                 }
             },
@@ -566,9 +496,8 @@ impl TaskContext {
                 (None, result)
             }
         };
-        let end = self
-            .act(|m, now| m.attempt_done(&key, attempt, result, &policy, now))
-            .await;
+        let id = running.answered();
+        let end = self.act(|m, now| m.attempt_done(id, result, now)).await;
         match (end, value) {
             (StepEnd::Completed, Some(value)) => Ok(value),
             (StepEnd::Failed(failure), _) => Err(step_failed(&key, failure)),
@@ -601,12 +530,23 @@ async fn parked<T>() -> T {
     std::future::pending().await
 }
 
-/// Tells the machine that an attempt's future was dropped before it finished.
-struct RunningAttempt<'a>(&'a TaskContext);
+/// Tells the machine that an attempt's future was dropped before it finished, unless the
+/// attempt is answered.
+struct RunningAttempt<'a>(&'a TaskContext, AttemptId);
+
+impl RunningAttempt<'_> {
+    /// The attempt finished: its answer goes to the machine instead of the abandonment.
+    fn answered(self) -> AttemptId {
+        let id = self.1;
+        std::mem::forget(self);
+        id
+    }
+}
 
 impl Drop for RunningAttempt<'_> {
     fn drop(&mut self) {
-        self.0.with(Activation::attempt_abandoned);
+        let id = self.1;
+        self.0.with(|m| m.attempt_abandoned(id));
     }
 }
 

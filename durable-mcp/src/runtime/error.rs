@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::core::replay::StepFailureKind;
+use crate::core::step_failure::StepFailureKind;
 
 /// A failure a task body sees and may handle: a step that failed for good, or its own.
 ///

@@ -20,7 +20,7 @@ pub(crate) mod ports;
 mod registry;
 mod step;
 
-pub use crate::core::replay::StepFailureKind;
+pub use crate::core::step_failure::StepFailureKind;
 pub use crate::core::tick::tool_error_result;
 pub use context::{IntoDelay, Step, TaskContext};
 pub use current::current_context;
