@@ -13,11 +13,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use durable_mcp::native::SqliteStore;
-use durable_mcp::store::{
-    Applied, Guard, InputRow, ListPosition, LoadScope, Store, StoreError, TaskRecord, TaskState,
-    Write,
-};
-use durable_mcp::testing::Harness;
+use durable_mcp::store::{LoadScope, StoreError};
+use durable_mcp::testing::{Harness, ObservedStore, StoreCall, StoreObserver};
 use durable_mcp::{TaskContext, TaskDefinition, TaskError, TaskRegistry, TaskStatus};
 use futures_util::FutureExt;
 use serde_json::{Value, json};
@@ -69,16 +66,16 @@ impl Scenario {
     }
 
     /// Runs the scenario and returns the calls of its one counted tick.
-    fn count(self) -> Result<Rc<Counts>> {
+    fn count(self) -> Result<Counts> {
         let dir = tempfile::tempdir()?;
-        let store = Rc::new(CountingStore::new(SqliteStore::open(
-            dir.path().join("reads.db"),
-        )?));
+        let counts = Rc::new(Counts::default());
+        let sqlite = SqliteStore::open(dir.path().join("reads.db"))?;
+        let store = Rc::new(ObservedStore::new(sqlite, counts.clone()));
         let registry = TaskRegistry::new().register(
             TaskDefinition::new(TASK, |cx, input| Box::pin(body(cx, input)))
                 .ttl(Some(Duration::from_secs(60))),
         );
-        let mut harness = Harness::with_store(registry, store.clone());
+        let mut harness = Harness::with_store(registry, store);
         let id = harness.create(TASK, json!({}));
         harness.run_until_idle();
         let tick = match self {
@@ -90,7 +87,7 @@ impl Scenario {
             }
             Scenario::Early => Duration::ZERO,
         };
-        store.counts.reset();
+        counts.reset();
         if tick.is_zero() {
             // Nothing is due, so the tick runs no body and finishes at its first poll.
             let ticked = harness.engine().tick(&id).now_or_never();
@@ -98,7 +95,7 @@ impl Scenario {
         } else {
             harness.advance(tick);
         }
-        let counts = Rc::new(store.counts.take());
+        let counted = counts.take();
         match self {
             Scenario::WakeAndComplete => check(&harness, &id, TaskStatus::Completed)?,
             Scenario::Purge if harness.engine().journal(&id)?.is_some() => {
@@ -106,7 +103,7 @@ impl Scenario {
             }
             _ => {}
         }
-        Ok(counts)
+        Ok(counted)
     }
 }
 
@@ -124,7 +121,7 @@ fn check(harness: &Harness, task_id: &str, expected: TaskStatus) -> Result<()> {
     Ok(())
 }
 
-/// The store calls of a tick.
+/// The store calls of a tick, as an [`ObservedStore`] shows them.
 #[derive(Default)]
 struct Counts {
     full: Cell<u64>,
@@ -146,78 +143,21 @@ impl Counts {
     }
 }
 
-/// A store that counts the calls a tick makes and passes every call on.
-struct CountingStore {
-    inner: SqliteStore,
-    counts: Counts,
-}
-
-impl CountingStore {
-    fn new(inner: SqliteStore) -> Self {
-        CountingStore {
-            inner,
-            counts: Counts::default(),
-        }
-    }
-}
-
-fn bump(cell: &Cell<u64>) {
-    cell.set(cell.get() + 1);
-}
-
-impl Store for CountingStore {
-    fn create(&self, task: &TaskRecord) -> std::result::Result<TaskRecord, StoreError> {
-        self.inner.create(task)
-    }
-
-    fn load(
-        &self,
-        task_id: &str,
-        scope: LoadScope,
-    ) -> std::result::Result<Option<TaskState>, StoreError> {
-        match scope {
-            LoadScope::Full => bump(&self.counts.full),
-            LoadScope::Control => bump(&self.counts.control),
-        }
-        self.inner.load(task_id, scope)
-    }
-
-    fn load_input(
-        &self,
-        task_id: &str,
-        key: &str,
-    ) -> std::result::Result<Option<InputRow>, StoreError> {
-        self.inner.load_input(task_id, key)
-    }
-
-    fn apply(
-        &self,
-        task_id: &str,
-        guard: Guard,
-        writes: &[Write],
-    ) -> std::result::Result<Applied, StoreError> {
-        bump(&self.counts.applies);
-        self.inner.apply(task_id, guard, writes)
-    }
-
-    fn flush(&self) -> std::result::Result<(), StoreError> {
-        self.inner.flush()
-    }
-
-    fn purge(&self, task_id: &str) -> std::result::Result<(), StoreError> {
-        self.inner.purge(task_id)
-    }
-
-    fn task_ids(&self) -> std::result::Result<Vec<String>, StoreError> {
-        self.inner.task_ids()
-    }
-
-    fn list_tasks(
-        &self,
-        scope: &str,
-        after: Option<&ListPosition>,
-        limit: usize,
-    ) -> std::result::Result<Vec<TaskRecord>, StoreError> {
-        self.inner.list_tasks(scope, after, limit)
+impl StoreObserver for Counts {
+    fn before(&self, call: StoreCall<'_>) -> std::result::Result<(), StoreError> {
+        let counter = match call {
+            StoreCall::Load {
+                scope: LoadScope::Full,
+                ..
+            } => &self.full,
+            StoreCall::Load {
+                scope: LoadScope::Control,
+                ..
+            } => &self.control,
+            StoreCall::Apply { .. } => &self.applies,
+            _ => return Ok(()),
+        };
+        counter.set(counter.get() + 1);
+        Ok(())
     }
 }
