@@ -11,7 +11,7 @@ use super::time::Timestamp;
 pub const T0: Timestamp = Timestamp(1_000_000);
 
 /// `offset` milliseconds after [`T0`].
-pub fn at(offset: u64) -> Timestamp {
+pub const fn at(offset: u64) -> Timestamp {
     Timestamp(T0.0 + offset)
 }
 

@@ -15,6 +15,9 @@ fn tick() -> Tick {
     Tick::new("t", LEASE, Limits::DEFAULT)
 }
 
+/// Steps of a tick: an event, when it happens, and the command the machine should answer.
+type Script = Vec<(Event, Timestamp, Command)>;
+
 /// Feeds `script`'s events in order, each at its time, and checks that each command the
 /// machine gives is the expected one; returns how many loads the tick asked for.
 fn play(mut tick: Tick, script: &[(Event, Timestamp, Command)]) -> usize {
@@ -80,12 +83,54 @@ fn claimed(s: &TaskState, now: Timestamp) -> (TaskState, Command) {
     (applied(s, version_guard(&s.task), &put(&task)), apply)
 }
 
-fn settle_guard_of(journal: &TaskState) -> Guard {
-    Guard {
-        version: Some(journal.task.version),
-        generation: Some(journal.task.generation),
-    }
+/// The wake of a [`sleeping`] task at 500: its claim, its run, and the body's `outcome` at
+/// 600, up to the read that settles it. Returns the journal the body ran on.
+fn run_sleeping(outcome: BodyOutcome) -> (TaskState, Script) {
+    let s = sleeping();
+    let (journal, claim) = claimed(&s, at(500));
+    let script = vec![
+        (Event::Loaded(Some(s)), at(500), claim),
+        (done(), at(500), Command::Run(journal.clone())),
+        (
+            Event::Ran(outcome),
+            at(600),
+            Command::Load(LoadScope::Control),
+        ),
+    ];
+    (journal, script)
 }
+
+/// The settlement once the row reads `current`: `record` written under its version and lease,
+/// then sleep until `wake`.
+fn settle_on(current: &TaskState, record: &TaskRecord, wake: Option<Timestamp>) -> Script {
+    vec![
+        settlement_write(current, record),
+        (done(), at(600), Command::Sleep(wake)),
+    ]
+}
+
+/// The read of `current` that settles the body, and the write of `record` it leads to.
+fn settlement_write(current: &TaskState, record: &TaskRecord) -> (Event, Timestamp, Command) {
+    let guard = Guard {
+        version: Some(current.task.version),
+        generation: Some(current.task.generation),
+    };
+    let apply = Command::Apply {
+        guard,
+        writes: put(record),
+    };
+    (Event::Loaded(Some(current.clone())), at(600), apply)
+}
+
+fn wait() -> BodyOutcome {
+    BodyOutcome::Stopped(End {
+        suspension: Suspension::Wait,
+        rerun: false,
+    })
+}
+
+/// The purge time of [`state`]'s task once it finished before its deadline.
+const PURGE: Option<Timestamp> = Some(at(3_600_000));
 
 #[test]
 fn a_missing_task_is_gone_after_one_load() {
@@ -134,38 +179,6 @@ fn a_listed_task_past_its_retention_is_purged_and_its_index_told() {
 }
 
 #[test]
-fn a_due_run_is_claimed_run_and_settled_with_two_loads() {
-    let s = sleeping();
-    let (journal, claim) = claimed(&s, at(500));
-    let mut completed = journal.task.clone();
-    completed.result = Some(json!({"ok": true}).to_string());
-    completed.transition(TaskStatus::Completed, at(700));
-    let settle = Command::Apply {
-        guard: settle_guard_of(&journal),
-        writes: put(&completed),
-    };
-    let loads = play(
-        tick(),
-        &[
-            (Event::Loaded(Some(s)), at(500), claim),
-            (done(), at(500), Command::Run(journal.clone())),
-            (
-                Event::Ran(BodyOutcome::Returned(json!({"ok": true}))),
-                at(700),
-                Command::Load(LoadScope::Control),
-            ),
-            (
-                Event::Loaded(Some(journal.scoped(LoadScope::Control))),
-                at(700),
-                settle,
-            ),
-            (done(), at(700), Command::Sleep(Some(at(3_600_000)))),
-        ],
-    );
-    assert_eq!(loads, 2, "one load to decide and claim, one to settle");
-}
-
-#[test]
 fn a_claim_that_lost_the_race_reads_the_task_again() {
     let s = sleeping();
     let (_, claim) = claimed(&s, at(500));
@@ -185,88 +198,6 @@ fn a_claim_that_lost_the_race_reads_the_task_again() {
                 Event::Loaded(Some(moved)),
                 at(500),
                 Command::Sleep(Some(at(3_600_000))),
-            ),
-        ],
-    );
-}
-
-#[test]
-fn a_settlement_that_meets_a_concurrent_write_settles_on_the_new_row() {
-    let s = sleeping();
-    let (journal, claim) = claimed(&s, at(500));
-    // A cancel arrived while the body ran: the row's version moved, the lease did not.
-    let mut cancelled = journal.clone();
-    cancelled.task.cancel_requested = true;
-    cancelled.task.version += 1;
-    let waiting = BodyOutcome::Stopped(End {
-        suspension: Suspension::Wait,
-        rerun: false,
-    });
-    let mut settled = cancelled.task.clone();
-    settled.transition(TaskStatus::Cancelled, at(600));
-    play(
-        tick(),
-        &[
-            (Event::Loaded(Some(s)), at(500), claim),
-            (done(), at(500), Command::Run(journal.clone())),
-            (
-                Event::Ran(waiting),
-                at(600),
-                Command::Load(LoadScope::Control),
-            ),
-            (
-                Event::Loaded(Some(journal.clone())),
-                at(600),
-                Command::Apply {
-                    guard: settle_guard_of(&journal),
-                    writes: {
-                        let mut record = journal.task.clone();
-                        record.next_run_at = None;
-                        put(&record)
-                    },
-                },
-            ),
-            (
-                Event::Applied(Applied::Stale),
-                at(600),
-                Command::Load(LoadScope::Control),
-            ),
-            (
-                Event::Loaded(Some(cancelled.clone())),
-                at(600),
-                Command::Apply {
-                    guard: settle_guard_of(&cancelled),
-                    writes: put(&settled),
-                },
-            ),
-            (done(), at(600), Command::Sleep(Some(at(3_600_000)))),
-        ],
-    );
-}
-
-#[test]
-fn a_settlement_after_the_lease_moved_on_writes_nothing() {
-    let s = sleeping();
-    let (journal, claim) = claimed(&s, at(500));
-    // A newer activation took over (and finished the sleep).
-    let mut taken = journal.clone();
-    taken.steps.clear();
-    taken.task.generation += 1;
-    taken.task.next_run_at = Some(at(90_000));
-    play(
-        tick(),
-        &[
-            (Event::Loaded(Some(s)), at(500), claim),
-            (done(), at(500), Command::Run(journal)),
-            (
-                Event::Ran(BodyOutcome::Errored("boom".into())),
-                at(600),
-                Command::Load(LoadScope::Control),
-            ),
-            (
-                Event::Loaded(Some(taken)),
-                at(600),
-                Command::Sleep(Some(at(90_000))),
             ),
         ],
     );
@@ -398,93 +329,80 @@ fn a_task_that_keeps_changing_ends_the_tick_with_an_error() {
 }
 
 #[test]
-fn a_body_that_waits_gives_up_its_claims_anchor_but_keeps_a_later_request() {
-    let s = sleeping();
-    let (journal, claim) = claimed(&s, at(500));
-    let wait = || {
-        BodyOutcome::Stopped(End {
-            suspension: Suspension::Wait,
-            rerun: false,
-        })
-    };
-    let mut record = journal.task.clone();
-    record.next_run_at = None;
-    play(
-        tick(),
-        &[
-            (Event::Loaded(Some(s.clone())), at(500), claim.clone()),
-            (done(), at(500), Command::Run(journal.clone())),
-            (
-                Event::Ran(wait()),
-                at(600),
-                Command::Load(LoadScope::Control),
-            ),
-            (
-                Event::Loaded(Some(journal.clone())),
-                at(600),
-                Command::Apply {
-                    guard: settle_guard_of(&journal),
-                    writes: put(&record),
-                },
-            ),
-            // The sleep the body recorded (at 500 in these rows) is what wakes it next.
-            (done(), at(600), Command::Sleep(Some(at(500)))),
-        ],
-    );
-    // An answer asked for a run meanwhile: the request stays.
-    let mut asked = journal.clone();
-    asked.task.next_run_at = Some(at(550));
-    let mut kept = asked.task.clone();
-    kept.next_run_at = Some(at(550));
-    play(
-        tick(),
-        &[
-            (Event::Loaded(Some(s)), at(500), claim),
-            (done(), at(500), Command::Run(journal.clone())),
-            (
-                Event::Ran(wait()),
-                at(600),
-                Command::Load(LoadScope::Control),
-            ),
-            (
-                Event::Loaded(Some(asked.clone())),
-                at(600),
-                Command::Apply {
-                    guard: settle_guard_of(&asked),
-                    writes: put(&kept),
-                },
-            ),
-            (done(), at(600), Command::Sleep(Some(at(500)))),
-        ],
-    );
+fn a_due_run_is_claimed_run_and_settled_with_two_loads() {
+    let (journal, mut script) = run_sleeping(BodyOutcome::Returned(json!({"ok": true})));
+    let mut completed = journal.task.clone();
+    completed.result = Some(json!({"ok": true}).to_string());
+    completed.transition(TaskStatus::Completed, at(600));
+    script.extend(settle_on(
+        &journal.scoped(LoadScope::Control),
+        &completed,
+        PURGE,
+    ));
+    let loads = play(tick(), &script);
+    assert_eq!(loads, 2, "one load to decide and claim, one to settle");
 }
 
 #[test]
 fn a_failed_body_completes_with_a_tool_error() {
-    let s = sleeping();
-    let (journal, claim) = claimed(&s, at(500));
+    let (journal, mut script) = run_sleeping(BodyOutcome::Errored("boom".into()));
     let mut record = journal.task.clone();
     record.result = Some(tool_error_result("boom").to_string());
     record.transition(TaskStatus::Completed, at(600));
-    play(
-        tick(),
-        &[
-            (Event::Loaded(Some(s)), at(500), claim),
-            (done(), at(500), Command::Run(journal.clone())),
-            (
-                Event::Ran(BodyOutcome::Errored("boom".into())),
-                at(600),
-                Command::Load(LoadScope::Control),
-            ),
-            (
-                Event::Loaded(Some(journal.clone())),
-                at(600),
-                Command::Apply {
-                    guard: settle_guard_of(&journal),
-                    writes: put(&record),
-                },
-            ),
-            (done(), at(600), Command::Sleep(Some(at(3_600_000)))),
-        ],
-    );
+    script.extend(settle_on(&journal, &record, PURGE));
+    play(tick(), &script);
+}
+
+#[test]
+fn a_settlement_that_meets_a_concurrent_write_settles_on_the_new_row() {
+    let (journal, mut script) = run_sleeping(wait());
+    let mut unclaimed = journal.task.clone();
+    unclaimed.next_run_at = None;
+    // A cancel arrived while the body ran: the row's version moved, the lease did not.
+    let mut cancelled = journal.clone();
+    cancelled.task.cancel_requested = true;
+    cancelled.task.version += 1;
+    let mut settled = cancelled.task.clone();
+    settled.transition(TaskStatus::Cancelled, at(600));
+    script.push(settlement_write(&journal, &unclaimed));
+    script.push((
+        Event::Applied(Applied::Stale),
+        at(600),
+        Command::Load(LoadScope::Control),
+    ));
+    script.extend(settle_on(&cancelled, &settled, PURGE));
+    play(tick(), &script);
+}
+
+#[test]
+fn a_settlement_after_the_lease_moved_on_writes_nothing() {
+    let (journal, mut script) = run_sleeping(BodyOutcome::Errored("boom".into()));
+    // A newer activation took over (and finished the sleep).
+    let mut taken = journal.clone();
+    taken.steps.clear();
+    taken.task.generation += 1;
+    taken.task.next_run_at = Some(at(90_000));
+    script.push((
+        Event::Loaded(Some(taken)),
+        at(600),
+        Command::Sleep(Some(at(90_000))),
+    ));
+    play(tick(), &script);
+}
+
+#[test]
+fn a_body_that_waits_gives_up_its_claims_anchor_but_keeps_a_later_request() {
+    // The sleep the body recorded (at 500 in these rows) is what wakes it next.
+    let (journal, mut script) = run_sleeping(wait());
+    let mut record = journal.task.clone();
+    record.next_run_at = None;
+    script.extend(settle_on(&journal, &record, Some(at(500))));
+    play(tick(), &script);
+
+    // An answer asked for a run meanwhile: the request stays.
+    let (journal, mut script) = run_sleeping(wait());
+    let mut asked = journal.clone();
+    asked.task.next_run_at = Some(at(550));
+    script.extend(settle_on(&asked, &asked.task, Some(at(500))));
+    play(tick(), &script);
 }
