@@ -5,8 +5,8 @@
 //! Without these a client that opens a socket and sends nothing (or half a request) holds a
 //! file descriptor forever, and enough of them exhaust the process's descriptors.
 
-use std::cell::Cell;
-use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -49,52 +49,73 @@ impl Default for ConnectionLimits {
     }
 }
 
-/// The open connections, counted against the cap.
+/// The open connections of each worker, counted against the host's cap. Shared by the accept
+/// loop, which hands each connection to the worker with the fewest, and the workers, whose
+/// [`Slot`]s give a place back when their connection closes.
 #[derive(Debug)]
 pub struct ConnectionSlots {
-    open: Cell<usize>,
+    open: Vec<AtomicUsize>,
     max: usize,
     freed: Notify,
 }
 
 impl ConnectionSlots {
-    /// Room for `max` connections (at least one).
-    pub fn new(max: usize) -> Rc<Self> {
-        Rc::new(ConnectionSlots {
-            open: Cell::new(0),
+    /// Room for `max` connections (at least one) over `workers` workers (at least one).
+    pub fn new(max: usize, workers: usize) -> Arc<Self> {
+        Arc::new(ConnectionSlots {
+            open: (0..workers.max(1)).map(|_| AtomicUsize::new(0)).collect(),
             max: max.max(1),
             freed: Notify::new(),
         })
     }
 
-    /// A slot for one connection, once one is free; the slot is given back when dropped.
-    pub async fn acquire(self: &Rc<Self>) -> Slot {
+    /// A slot for one connection at the worker with the fewest open, once the host is under
+    /// its cap; the slot is given back when dropped.
+    pub async fn acquire(self: &Arc<Self>) -> Slot {
         loop {
             // Registered before the check, so a slot freed in between is not missed.
             let freed = self.freed.notified();
-            if self.open.get() < self.max {
-                self.open.set(self.open.get() + 1);
-                return Slot(Rc::clone(self));
+            if self.total() < self.max {
+                let worker = (0..self.open.len())
+                    .min_by_key(|worker| self.open[*worker].load(Ordering::Acquire))
+                    .expect("at least one worker");
+                self.open[worker].fetch_add(1, Ordering::AcqRel);
+                return Slot {
+                    slots: Arc::clone(self),
+                    worker,
+                };
             }
             freed.await;
         }
     }
 
-    /// How many connections are open.
-    #[cfg(test)]
-    pub fn open(&self) -> usize {
-        self.open.get()
+    /// How many connections are open, over every worker.
+    pub fn total(&self) -> usize {
+        self.open
+            .iter()
+            .map(|open| open.load(Ordering::Acquire))
+            .sum()
     }
 }
 
-/// One open connection's place under the cap.
+/// One open connection's place under the cap, at one worker.
 #[derive(Debug)]
-pub struct Slot(Rc<ConnectionSlots>);
+pub struct Slot {
+    slots: Arc<ConnectionSlots>,
+    worker: usize,
+}
+
+impl Slot {
+    /// The worker the connection goes to.
+    pub fn worker(&self) -> usize {
+        self.worker
+    }
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.open.set(self.0.open.get() - 1);
-        self.0.freed.notify_one();
+        self.slots.open[self.worker].fetch_sub(1, Ordering::AcqRel);
+        self.slots.freed.notify_one();
     }
 }
 
@@ -149,11 +170,12 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn slots_hold_the_cap_and_free_on_drop() {
-        let slots = ConnectionSlots::new(2);
+    async fn slots_hold_the_cap_go_to_the_least_busy_worker_and_free_on_drop() {
+        let slots = ConnectionSlots::new(2, 2);
         let first = slots.acquire().await;
-        let _second = slots.acquire().await;
-        assert_eq!(slots.open(), 2);
+        let second = slots.acquire().await;
+        assert_eq!((first.worker(), second.worker()), (0, 1));
+        assert_eq!(slots.total(), 2);
         let mut third = Box::pin(slots.acquire());
         fn poll<F: Future>(fut: &mut std::pin::Pin<Box<F>>) -> std::task::Poll<F::Output> {
             let waker = std::task::Waker::noop();
@@ -162,8 +184,10 @@ mod tests {
         }
         assert!(poll(&mut third).is_pending());
         drop(first);
-        let third = poll(&mut third);
-        assert!(third.is_ready());
-        assert_eq!(slots.open(), 2);
+        let std::task::Poll::Ready(third) = poll(&mut third) else {
+            panic!("a freed slot is taken");
+        };
+        assert_eq!(third.worker(), 0, "the worker whose connection closed");
+        assert_eq!(slots.total(), 2);
     }
 }

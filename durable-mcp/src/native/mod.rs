@@ -1,20 +1,25 @@
 //! The embedded native host (feature `native`): MCP over HTTP on tokio and hyper, the SQLite
 //! store in one file, a timer scheduler, and recovery of stored tasks at start.
 //!
-//! Everything runs on one thread (a tokio `LocalSet`), so task bodies need no `Send` bound.
+//! Each worker thread is a single-threaded runtime (a tokio `LocalSet`), so task bodies need no
+//! `Send` bound; see [`NativeHost`]'s threads.
 
+mod activations;
 mod clock;
+mod http;
 mod limits;
-mod scheduler;
+mod owners;
 mod server;
 pub(crate) mod sqlite;
+mod worker;
 
 pub use limits::{
     ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
 };
 pub use server::{
-    DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_PORT, HostError, LOCK_FILE,
-    Listening, NativeHost,
+    DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_MAX_ACTIVATIONS,
+    DEFAULT_MAX_WAITING, DEFAULT_PORT, HostError, LOCK_FILE, Listening, MAX_ACTIVATIONS_VAR,
+    MAX_WAITING_VAR, NativeHost, WORKERS_VAR,
 };
 pub use sqlite::SqliteStore;

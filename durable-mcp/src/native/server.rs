@@ -3,33 +3,21 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::net::{Ipv4Addr, SocketAddr};
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
+
 use std::time::Duration;
 
-use bytes::Bytes;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use tokio::sync::{mpsc, oneshot, watch};
 
-use futures_util::StreamExt;
-use http_body_util::{BodyExt, Limited};
-use hyper::body::Frame;
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
-
-use super::clock::{SystemClock, TokioTimer};
-use super::limits::{AcceptBackoff, ConnectionLimits, ConnectionSlots};
-use super::scheduler::WakeScheduler;
+use super::http::{HttpSettings, accept_connections};
+use super::limits::{ConnectionLimits, ConnectionSlots};
+use super::owners::{Inboxes, owner};
 use super::sqlite::SqliteStore;
-use crate::rpc::sse::EventStream;
-use crate::rpc::{
-    CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
-};
-use crate::runtime::Engine;
-use crate::runtime::Host;
+use super::worker::{ServerFactory, Worker};
+use crate::rpc::{CORS_ORIGINS_VAR, Headers, HttpResponse, INLINE_DEADLINE_VAR, McpServer};
+use crate::runtime::Store;
 
 /// The port examples listen on unless `PORT` says otherwise.
 pub const DEFAULT_PORT: u16 = 8787;
@@ -42,6 +30,20 @@ pub const DATABASE_FILE: &str = "tasks.sqlite3";
 /// The lock file inside the state directory: a running host holds an exclusive lock on it
 /// (and writes its process id into it), so that no second process uses the directory.
 pub const LOCK_FILE: &str = "host.lock";
+/// The environment variable that sets the number of worker threads
+/// ([`NativeHost::workers`]).
+pub const WORKERS_VAR: &str = "DURABLE_MCP_WORKERS";
+/// The environment variable that sets how many activations run at once
+/// ([`NativeHost::max_activations`]).
+pub const MAX_ACTIVATIONS_VAR: &str = "DURABLE_MCP_MAX_ACTIVATIONS";
+/// The environment variable that sets how many due tasks may wait before new ones are
+/// refused ([`NativeHost::max_waiting`]).
+pub const MAX_WAITING_VAR: &str = "DURABLE_MCP_MAX_WAITING";
+/// How many task activations run at once unless configured otherwise, over all workers.
+pub const DEFAULT_MAX_ACTIVATIONS: usize = 128;
+/// How many due tasks may wait for an activation slot before new tasks are refused, unless
+/// configured otherwise, over all workers.
+pub const DEFAULT_MAX_WAITING: usize = 10_000;
 
 /// Why the host could not start or stopped.
 ///
@@ -104,67 +106,103 @@ impl std::fmt::Debug for HostError {
 /// released however the process ends, a crash included. Run more processes with a directory
 /// each.
 ///
+/// # Threads
+///
+/// The host runs [`workers`](NativeHost::workers) threads (one per core unless configured
+/// otherwise), each a single-threaded runtime, so task bodies need no `Send` bound. Each
+/// builds its own [`McpServer`] with the function given to [`NativeHost::new`], serves the
+/// connections the host's accept loop hands it and answers reads itself; each task is owned
+/// by one worker (by its id), which runs its activations and carries out every write to it.
+/// At most
+/// [`max_activations`](NativeHost::max_activations) activations run at once; due tasks beyond
+/// that wait their turn, and while too many wait, new tasks are refused with HTTP 503 and
+/// `Retry-After` (see [`max_waiting`](NativeHost::max_waiting)).
+///
 /// ```no_run
 /// # fn server() -> durable_mcp::McpServer { durable_mcp::McpServer::new("demo", "0.1.0") }
 /// use durable_mcp::native::NativeHost;
 ///
 /// fn main() -> Result<(), durable_mcp::native::HostError> {
-///     // PORT and DURABLE_MCP_DATA override the defaults (8787, ./.durable-mcp).
-///     NativeHost::new(server()).from_env()?.run()
+///     // PORT, DURABLE_MCP_DATA, DURABLE_MCP_WORKERS and DURABLE_MCP_MAX_ACTIVATIONS
+///     // override the defaults (8787, ./.durable-mcp, one per core, 128).
+///     NativeHost::new(server).from_env()?.run()
 /// }
 /// ```
 pub struct NativeHost {
-    server: McpServer,
+    server: ServerFactory,
     address: SocketAddr,
     data_dir: PathBuf,
-    body_limit: usize,
-    limits: ConnectionLimits,
-    pages: Option<Pages>,
+    workers: usize,
+    max_activations: usize,
+    max_waiting: usize,
+    http: HttpSettings,
 }
-
-/// Answers requests outside the MCP endpoint: see [`NativeHost::pages`].
-type PageFn = dyn Fn(&str, &str, &Headers) -> Option<HttpResponse>;
-type Pages = Rc<PageFn>;
 
 impl std::fmt::Debug for NativeHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NativeHost")
-            .field("server", &self.server)
             .field("address", &self.address)
             .field("data_dir", &self.data_dir)
-            .field("body_limit", &self.body_limit)
-            .field("limits", &self.limits)
-            .field("pages", &self.pages.is_some())
-            .finish()
+            .field("workers", &self.workers)
+            .field("max_activations", &self.max_activations)
+            .field("max_waiting", &self.max_waiting)
+            .field("body_limit", &self.http.body_limit)
+            .field("limits", &self.http.limits)
+            .field("pages", &self.http.pages.is_some())
+            .finish_non_exhaustive()
     }
 }
 
 impl NativeHost {
-    /// A host for `server` on `127.0.0.1:8787`, with its state in `./.durable-mcp/`.
-    pub fn new(server: McpServer) -> Self {
+    /// A host on `127.0.0.1:8787`, with its state in `./.durable-mcp/`, serving the server
+    /// `server` builds. Each worker thread calls it once, so it is a function (usually the
+    /// crate's `fn server() -> McpServer`, or a closure cloning its configuration) rather than
+    /// a server.
+    pub fn new(server: impl Fn() -> McpServer + Send + Sync + 'static) -> Self {
         NativeHost {
-            server,
+            server: Arc::new(server),
             address: SocketAddr::from((Ipv4Addr::LOCALHOST, DEFAULT_PORT)),
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
-            body_limit: DEFAULT_BODY_LIMIT,
-            limits: ConnectionLimits::default(),
-            pages: None,
+            workers: std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+            max_activations: DEFAULT_MAX_ACTIVATIONS,
+            max_waiting: DEFAULT_MAX_WAITING,
+            http: HttpSettings {
+                body_limit: DEFAULT_BODY_LIMIT,
+                limits: ConnectionLimits::default(),
+                pages: None,
+            },
         }
     }
 
     /// Reads `PORT` (a port number; `0` picks a free one), `DURABLE_MCP_DATA` (the state
-    /// directory), `DURABLE_MCP_CORS_ORIGINS` (origins whose web pages may call the endpoint,
-    /// see [`McpServer::allow_origins`]) and `DURABLE_MCP_INLINE_DEADLINE` (see
-    /// [`McpServer::inline_deadline`]) from the environment, where set.
+    /// directory), [`WORKERS_VAR`] (`DURABLE_MCP_WORKERS`, see [`workers`](Self::workers)),
+    /// [`MAX_ACTIVATIONS_VAR`] (`DURABLE_MCP_MAX_ACTIVATIONS`, see
+    /// [`max_activations`](Self::max_activations)), [`MAX_WAITING_VAR`]
+    /// (`DURABLE_MCP_MAX_WAITING`, see [`max_waiting`](Self::max_waiting)),
+    /// `DURABLE_MCP_CORS_ORIGINS` (origins whose
+    /// web pages may call the endpoint, see [`McpServer::allow_origins`]) and
+    /// `DURABLE_MCP_INLINE_DEADLINE` (see [`McpServer::inline_deadline`]) from the
+    /// environment, where set.
     pub fn from_env(mut self) -> Result<Self, HostError> {
-        if let Ok(origins) = std::env::var(CORS_ORIGINS_VAR) {
-            self.server = self.server.allow_origins(&origins);
-        }
-        if let Ok(deadline) = std::env::var(INLINE_DEADLINE_VAR) {
-            let deadline = crate::core::parse_duration(&deadline).map_err(|error| {
+        let origins = std::env::var(CORS_ORIGINS_VAR).ok();
+        let deadline = match std::env::var(INLINE_DEADLINE_VAR) {
+            Ok(deadline) => Some(crate::core::parse_duration(&deadline).map_err(|error| {
                 HostError::Config(format!("{INLINE_DEADLINE_VAR}={deadline:?}: {error}"))
-            })?;
-            self.server = self.server.inline_deadline(deadline);
+            })?),
+            Err(_) => None,
+        };
+        if origins.is_some() || deadline.is_some() {
+            let build = Arc::clone(&self.server);
+            self.server = Arc::new(move || {
+                let mut server = build();
+                if let Some(origins) = &origins {
+                    server = server.allow_origins(origins);
+                }
+                if let Some(deadline) = deadline {
+                    server = server.inline_deadline(deadline);
+                }
+                server
+            });
         }
         if let Ok(port) = std::env::var("PORT") {
             let port = port.trim().parse().map_err(|_| {
@@ -175,7 +213,45 @@ impl NativeHost {
         if let Some(dir) = std::env::var_os("DURABLE_MCP_DATA") {
             self.data_dir = PathBuf::from(dir);
         }
+        if let Some(workers) = positive_var(WORKERS_VAR)? {
+            self.workers = workers;
+        }
+        if let Some(max) = positive_var(MAX_ACTIVATIONS_VAR)? {
+            self.max_activations = max;
+        }
+        if let Some(max) = positive_var(MAX_WAITING_VAR)? {
+            self.max_waiting = max;
+        }
         Ok(self)
+    }
+
+    /// Runs `workers` worker threads (at least one; default one per core the process may
+    /// use). Each serves HTTP and runs the activations of the tasks it owns.
+    #[must_use]
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// Runs at most `activations` task activations at once over all workers (at least one
+    /// per worker; default [`DEFAULT_MAX_ACTIVATIONS`]). A due task beyond them waits for a
+    /// free slot: one woken by a request (an answer, a cancel) first, then by wake-up time,
+    /// and the tasks found in the store at start in turn with both, so that none is starved.
+    #[must_use]
+    pub fn max_activations(mut self, activations: usize) -> Self {
+        self.max_activations = activations.max(1);
+        self
+    }
+
+    /// Refuses new tasks with HTTP 503 and `Retry-After` while more than `tasks` due tasks
+    /// wait for an activation slot (over all workers; default [`DEFAULT_MAX_WAITING`]), so
+    /// that a client creating tasks faster than the host runs them is told to slow down
+    /// instead of piling up work. Nothing is stored for a refused call. Tasks found in the
+    /// store at start do not count: they only drain.
+    #[must_use]
+    pub fn max_waiting(mut self, tasks: usize) -> Self {
+        self.max_waiting = tasks.max(1);
+        self
     }
 
     /// Listens on `address` instead.
@@ -195,7 +271,7 @@ impl NativeHost {
     /// Refuses request bodies over `bytes` with HTTP 413.
     #[must_use]
     pub fn body_limit(mut self, bytes: usize) -> Self {
-        self.body_limit = bytes;
+        self.http.body_limit = bytes;
         self
     }
 
@@ -206,7 +282,7 @@ impl NativeHost {
     /// [`DEFAULT_HEADER_READ_TIMEOUT`]: super::DEFAULT_HEADER_READ_TIMEOUT
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.header_read_timeout = timeout;
+        self.http.limits.header_read_timeout = timeout;
         self
     }
 
@@ -216,18 +292,19 @@ impl NativeHost {
     /// [`DEFAULT_BODY_READ_TIMEOUT`]: super::DEFAULT_BODY_READ_TIMEOUT
     #[must_use]
     pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.body_read_timeout = timeout;
+        self.http.limits.body_read_timeout = timeout;
         self
     }
 
     /// Keeps at most `connections` connections open (at least one; default
     /// [`DEFAULT_MAX_CONNECTIONS`], 256). At the cap the host accepts no new connection until
-    /// one closes; the operating system queues them meanwhile.
+    /// one closes; the operating system queues them meanwhile. Each accepted connection goes
+    /// to the worker with the fewest open.
     ///
     /// [`DEFAULT_MAX_CONNECTIONS`]: super::DEFAULT_MAX_CONNECTIONS
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
-        self.limits.max_connections = connections;
+        self.http.limits.max_connections = connections;
         self
     }
 
@@ -235,32 +312,30 @@ impl NativeHost {
     /// path (without the query) and the headers, and answers, or `None` for 404: a web page,
     /// its assets, a health check. Without it every other path is 404. The Host and Origin
     /// checks of the MCP endpoint do not apply here: a page that changes anything must check
-    /// them itself.
+    /// them itself. Every worker thread calls it, hence `Send + Sync`.
     #[must_use]
     pub fn pages(
         mut self,
-        pages: impl Fn(&str, &str, &Headers) -> Option<HttpResponse> + 'static,
+        pages: impl Fn(&str, &str, &Headers) -> Option<HttpResponse> + Send + Sync + 'static,
     ) -> Self {
-        self.pages = Some(Rc::new(pages));
+        self.http.pages = Some(Arc::new(pages));
         self
     }
 
-    /// Runs the host on a new single-threaded runtime until Ctrl-C (or SIGTERM), printing the
-    /// URL it serves.
+    /// Runs the host until Ctrl-C (or SIGTERM), printing the URL it serves.
     pub fn run(self) -> Result<(), HostError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&runtime, async move {
+        runtime.block_on(async move {
             let listening = self.bind().await?;
             println!("durable-mcp: serving MCP at {}", listening.url());
             listening.serve_until(shutdown_signal()).await
         })
     }
 
-    /// Locks the state directory, opens the database, recovers stored tasks and binds the
-    /// socket. Call inside a `tokio::task::LocalSet`.
+    /// Locks the state directory, opens the database, finds the stored tasks (each is
+    /// recovered by its worker once serving starts) and binds the socket.
     ///
     /// # Errors
     ///
@@ -274,36 +349,48 @@ impl NativeHost {
             ))
         })?;
         let lock = lock_data_dir(&self.data_dir)?;
-        let store = SqliteStore::open(self.data_dir.join(DATABASE_FILE))
-            .map_err(|e| HostError::Store(e.to_string()))?;
-        let scheduler = WakeScheduler::new();
-        let host = Host {
-            store: Rc::new(store),
-            clock: Rc::new(SystemClock),
-            timer: Rc::new(TokioTimer),
-            scheduler: scheduler.clone(),
-        };
-        let engine = Rc::new(Engine::new(self.server.task_registry(), host));
-        engine
-            .recover()
-            .map_err(|e| HostError::Store(e.to_string()))?;
-        let listener = TcpListener::bind(self.address)
-            .await
-            .map_err(|source| HostError::Bind {
+        let store_error = |e: crate::runtime::StoreError| HostError::Store(e.to_string());
+        let store = SqliteStore::open(self.data_dir.join(DATABASE_FILE)).map_err(store_error)?;
+        let workers = self.workers;
+        let mut recovered = vec![Vec::new(); workers];
+        for task_id in store.task_ids().map_err(store_error)? {
+            recovered[owner(&task_id, workers)].push(task_id);
+        }
+        let stores = (0..workers)
+            .map(|_| store.reader())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(store_error)?;
+        let listener =
+            std::net::TcpListener::bind(self.address).map_err(|source| HostError::Bind {
                 address: self.address,
                 source,
             })?;
+        listener.set_nonblocking(true)?;
+        let http = self.http;
         Ok(Listening {
             address: listener.local_addr()?,
             listener,
-            router: Rc::new(Router::new(self.server, Rc::clone(&engine))),
-            engine,
-            scheduler,
-            body_limit: self.body_limit,
-            limits: self.limits,
-            pages: self.pages,
+            server: self.server,
+            stores,
+            recovered,
+            max_activations: self.max_activations.div_ceil(workers),
+            max_waiting: self.max_waiting.div_ceil(workers),
+            http,
             _lock: lock,
         })
+    }
+}
+
+/// A positive integer from environment variable `name`, if set.
+fn positive_var(name: &str) -> Result<Option<usize>, HostError> {
+    let Ok(value) = std::env::var(name) else {
+        return Ok(None);
+    };
+    match value.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(HostError::Config(format!(
+            "{name}={value:?} is not a positive whole number"
+        ))),
     }
 }
 
@@ -348,13 +435,16 @@ fn lock_data_dir(dir: &Path) -> Result<File, HostError> {
 /// A host bound to its socket, ready to serve.
 pub struct Listening {
     address: SocketAddr,
-    listener: TcpListener,
-    router: Rc<Router>,
-    engine: Rc<Engine>,
-    scheduler: Rc<WakeScheduler>,
-    body_limit: usize,
-    limits: ConnectionLimits,
-    pages: Option<Pages>,
+    listener: std::net::TcpListener,
+    server: ServerFactory,
+    /// One store per worker, sharing the writer.
+    stores: Vec<SqliteStore>,
+    /// The stored tasks each worker owns.
+    recovered: Vec<Vec<String>>,
+    /// Per worker.
+    max_activations: usize,
+    max_waiting: usize,
+    http: HttpSettings,
     /// The state directory's lock, released when the host is dropped.
     _lock: File,
 }
@@ -363,9 +453,10 @@ impl std::fmt::Debug for Listening {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Listening")
             .field("address", &self.address)
-            .field("body_limit", &self.body_limit)
-            .field("limits", &self.limits)
-            .field("pages", &self.pages.is_some())
+            .field("workers", &self.stores.len())
+            .field("body_limit", &self.http.body_limit)
+            .field("limits", &self.http.limits)
+            .field("pages", &self.http.pages.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -381,164 +472,68 @@ impl Listening {
         format!("http://{}/mcp", self.address)
     }
 
-    /// Serves requests and fires wake-ups until `shutdown` completes, then stops accepting
-    /// and gives running activations a few seconds to settle (an activation cut short runs
-    /// again after the next start).
+    /// Starts the worker threads, which serve requests and run activations until `shutdown`
+    /// completes; then each stops accepting and gives its running activations a few seconds
+    /// to settle (an activation cut short runs again after the next start).
     pub async fn serve_until(self, shutdown: impl Future<Output = ()>) -> Result<(), HostError> {
-        let wakes =
-            tokio::task::spawn_local(Rc::clone(&self.scheduler).run(Rc::clone(&self.engine)));
-        tokio::pin!(shutdown);
-        let limits = self.limits;
-        let slots = ConnectionSlots::new(limits.max_connections);
-        let mut backoff = AcceptBackoff::default();
-        let mut http = http1::Builder::new();
-        http.timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout);
-        loop {
-            // At the cap, wait for a connection to close before taking another.
-            let slot = tokio::select! {
-                slot = slots.acquire() => slot,
-                () = &mut shutdown => break,
+        let workers = self.stores.len();
+        let (stop, stopped) = watch::channel(false);
+        let (senders, inboxes): (Vec<_>, Vec<_>) =
+            (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
+        let senders: Inboxes = senders.into();
+        let (handed, connections): (Vec<_>, Vec<_>) =
+            (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
+        let mut finished = Vec::new();
+        let parts =
+            (self.stores.into_iter().zip(inboxes)).zip(connections.into_iter().zip(self.recovered));
+        for (index, ((store, inbox), (connections, recovered))) in parts.enumerate() {
+            let worker = Worker {
+                index,
+                server: Arc::clone(&self.server),
+                store,
+                connections,
+                inbox,
+                inboxes: Arc::clone(&senders),
+                recovered,
+                max_activations: self.max_activations,
+                max_waiting: self.max_waiting,
+                http: self.http.clone(),
+                stop: stopped.clone(),
             };
-            let (stream, _) = tokio::select! {
-                accepted = self.listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    // A connection that failed before we saw it (reset, out of descriptors).
-                    Err(error) => {
-                        backoff.wait(&error).await;
-                        continue;
-                    }
-                },
-                () = &mut shutdown => break,
+            let (done, ended) = oneshot::channel();
+            std::thread::Builder::new()
+                .name(format!("durable-mcp-worker-{index}"))
+                .spawn(move || {
+                    let _ = done.send(worker.run());
+                })?;
+            finished.push(ended);
+        }
+        drop(senders);
+        let slots = ConnectionSlots::new(self.http.limits.max_connections, workers);
+        let listener = tokio::net::TcpListener::from_std(self.listener)?;
+        let accepting = accept_connections(listener, slots, handed);
+        // A worker that ends before the shutdown failed: stop the others too.
+        let first_end = futures_util::future::select_all(finished.iter_mut());
+        tokio::select! {
+            () = shutdown => {}
+            _ = first_end => {}
+            () = accepting => {}
+        }
+        let _ = stop.send(true);
+        let mut outcome = Ok(());
+        for ended in finished {
+            let result = match ended.await {
+                Ok(result) => result.map_err(HostError::Io),
+                Err(_) => Err(HostError::Io(std::io::Error::other(
+                    "a worker thread panicked; see the message above",
+                ))),
             };
-            backoff.reset();
-            let _ = stream.set_nodelay(true);
-            let (router, limit) = (Rc::clone(&self.router), self.body_limit);
-            let pages = self.pages.clone();
-            let http = http.clone();
-            tokio::task::spawn_local(async move {
-                let service = service_fn(move |request| {
-                    let (router, pages) = (Rc::clone(&router), pages.clone());
-                    async move {
-                        let response =
-                            answer(&router, pages.as_deref(), request, limit, &limits).await;
-                        Ok::<_, std::convert::Infallible>(response)
-                    }
-                });
-                // A client that goes away mid-request is not an error worth reporting.
-                let _ = http.serve_connection(TokioIo::new(stream), service).await;
-                drop(slot);
-            });
-        }
-        wakes.abort();
-        self.scheduler.settle(Duration::from_secs(5)).await;
-        Ok(())
-    }
-}
-
-async fn answer(
-    router: &Router,
-    pages: Option<&PageFn>,
-    request: hyper::Request<Incoming>,
-    limit: usize,
-    limits: &ConnectionLimits,
-) -> hyper::Response<ResponseBody> {
-    let method = request.method().as_str().to_owned();
-    let headers = Headers::new(
-        request
-            .headers()
-            .iter()
-            .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
-    );
-    let path = request.uri().path();
-    if path != "/mcp" {
-        let page = pages.and_then(|pages| pages(&method, path, &headers));
-        return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
-    }
-    let body = Limited::new(request.into_body(), limit).collect();
-    let body = match tokio::time::timeout(limits.body_read_timeout, body).await {
-        Ok(Ok(body)) => body.to_bytes().to_vec(),
-        Ok(Err(_)) => return reply(HttpResponse::too_large(limit)),
-        Err(_) => return reply(too_slow(limits.body_read_timeout)),
-    };
-    reply(
-        router
-            .handle(HttpRequest {
-                method,
-                headers,
-                body,
-            })
-            .await,
-    )
-}
-
-/// HTTP 408 for a body that did not arrive within `timeout`; the connection is closed, as
-/// the rest of the body may still come.
-fn too_slow(timeout: Duration) -> HttpResponse {
-    let error = crate::wire::ErrorObject::new(
-        crate::wire::code::INVALID_REQUEST,
-        format!(
-            "the request body did not arrive within {} ms",
-            timeout.as_millis()
-        ),
-    );
-    let mut response = HttpResponse::json(408, &crate::wire::jsonrpc::failure(None, &error));
-    response.headers.push(("connection", "close".to_owned()));
-    response
-}
-
-/// A response body: the whole of it, or server-sent events written as they come (dropped
-/// with the connection when the client goes away, which ends the stream's work).
-enum ResponseBody {
-    Full(Option<Bytes>),
-    Events(EventStream),
-}
-
-impl hyper::body::Body for ResponseBody {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let frame = |bytes: Bytes| Ok(Frame::data(bytes));
-        match self.get_mut() {
-            ResponseBody::Full(body) => Poll::Ready(body.take().map(frame)),
-            ResponseBody::Events(events) => events
-                .poll_next_unpin(cx)
-                .map(|event| event.map(|event| frame(Bytes::from(event)))),
-        }
-    }
-
-    // A whole body has a known size, so hyper frames it with Content-Length, not chunks.
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match self {
-            ResponseBody::Full(body) => {
-                let len = body.as_ref().map_or(0, Bytes::len);
-                hyper::body::SizeHint::with_exact(u64::try_from(len).unwrap_or(u64::MAX))
+            if outcome.is_ok() {
+                outcome = result;
             }
-            ResponseBody::Events(_) => hyper::body::SizeHint::default(),
         }
+        outcome
     }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, ResponseBody::Full(None))
-    }
-}
-
-fn reply(response: HttpResponse) -> hyper::Response<ResponseBody> {
-    let mut builder = hyper::Response::builder().status(response.status);
-    for (name, value) in response.headers {
-        builder = builder.header(name, value);
-    }
-    let body = match response.events {
-        Some(events) => ResponseBody::Events(events),
-        None => ResponseBody::Full(Some(Bytes::from(response.body))),
-    };
-    builder
-        .body(body)
-        .unwrap_or_else(|_| hyper::Response::new(ResponseBody::Full(None)))
 }
 
 /// Completes on Ctrl-C, or SIGTERM on Unix.
@@ -569,7 +564,7 @@ mod tests {
     use super::*;
 
     fn host(dir: &Path) -> NativeHost {
-        NativeHost::new(McpServer::new("lock-test", "0.0.0"))
+        NativeHost::new(|| McpServer::new("lock-test", "0.0.0"))
             .address(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
             .data_dir(dir)
     }

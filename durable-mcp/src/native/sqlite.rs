@@ -1,7 +1,7 @@
 //! The SQLite store of the native host: one file (WAL), every task's rows keyed by task id.
 
-use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::types::{Value as SqliteValue, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
@@ -17,8 +17,18 @@ use crate::runtime::{Store, StoreError};
 /// The database runs in WAL mode with `synchronous = NORMAL`: a commit survives the process
 /// being killed at any point; a power loss may take the last commits back, never corrupt the
 /// file. Statements are prepared once and cached.
+///
+/// Every write goes through one connection behind a lock: SQLite takes one writer at a time
+/// anyway, and a lock hands the turn over at once where SQLite's busy handler would sleep. The
+/// native host gives each worker thread a store of its own that shares that writer and reads
+/// through a connection of its own, so that reads on one thread never wait for another's.
 pub struct SqliteStore {
-    connection: Mutex<Connection>,
+    writer: Arc<Mutex<Connection>>,
+    /// The connection reads go through, when not the writer's; `None` on an in-memory
+    /// database, which a second connection would not see.
+    reader: Option<Mutex<Connection>>,
+    /// The database file, to open readers on; `None` in memory.
+    path: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -38,7 +48,9 @@ impl SqliteStore {
                 path.display()
             ))
         })?;
-        Self::with_connection(connection)
+        let mut store = Self::with_connection(connection)?;
+        store.path = Some(path.to_owned());
+        Ok(store)
     }
 
     /// A store on a fresh in-memory database (for tests).
@@ -51,17 +63,48 @@ impl SqliteStore {
         upgrade_schema(&mut connection).map_err(sql_error)?;
         connection.set_prepared_statement_cache_capacity(32);
         Ok(SqliteStore {
-            connection: Mutex::new(connection),
+            writer: Arc::new(Mutex::new(connection)),
+            reader: None,
+            path: None,
         })
     }
 
-    fn connection(&self) -> MutexGuard<'_, Connection> {
-        // rusqlite rolls an open transaction back when it is dropped, so a panic inside a
-        // transaction leaves no partial write behind a poisoned lock.
-        self.connection
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// A store on the same database that writes through this store's connection and reads
+    /// through a new one of its own (through the writer's on an in-memory database).
+    pub(crate) fn reader(&self) -> Result<Self, StoreError> {
+        let reader = match &self.path {
+            Some(path) => {
+                let connection = Connection::open(path).map_err(sql_error)?;
+                configure(&connection)?;
+                connection.set_prepared_statement_cache_capacity(32);
+                Some(Mutex::new(connection))
+            }
+            None => None,
+        };
+        Ok(SqliteStore {
+            writer: Arc::clone(&self.writer),
+            reader,
+            path: self.path.clone(),
+        })
     }
+
+    /// The connection writes go through.
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        lock(&self.writer)
+    }
+
+    /// The connection reads go through.
+    fn reads(&self) -> MutexGuard<'_, Connection> {
+        lock(self.reader.as_ref().unwrap_or(&self.writer))
+    }
+}
+
+fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // rusqlite rolls an open transaction back when it is dropped, so a panic inside a
+    // transaction leaves no partial write behind a poisoned lock.
+    connection
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Creates the tables, or brings the tables an earlier version created to the current schema
@@ -157,7 +200,7 @@ fn load_task(connection: &Connection, task_id: &str) -> rusqlite::Result<Option<
 
 impl Store for SqliteStore {
     fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
-        let connection = self.connection();
+        let connection = self.writer();
         connection
             .prepare_cached(schema::INSERT_TASK)
             .and_then(|mut s| s.execute(params_from_iter(bind(schema::task_params(task)))))
@@ -168,7 +211,7 @@ impl Store for SqliteStore {
     }
 
     fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
-        let mut connection = self.connection();
+        let mut connection = self.reads();
         // One read transaction: the task and its journal as of one instant.
         let tx = connection.transaction().map_err(sql_error)?;
         let Some(task) = load_task(&tx, task_id).map_err(sql_error)? else {
@@ -213,7 +256,7 @@ impl Store for SqliteStore {
     }
 
     fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
-        let connection = self.connection();
+        let connection = self.reads();
         connection
             .prepare_cached(schema::SELECT_INPUT)
             .and_then(|mut s| {
@@ -226,7 +269,7 @@ impl Store for SqliteStore {
     }
 
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
-        let mut connection = self.connection();
+        let mut connection = self.writer();
         let tx = connection.transaction().map_err(sql_error)?;
         let guard_sql = if writes.iter().any(Write::changes_task) {
             schema::GUARD_AND_BUMP
@@ -259,7 +302,7 @@ impl Store for SqliteStore {
     }
 
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {
-        let mut connection = self.connection();
+        let mut connection = self.writer();
         let tx = connection.transaction().map_err(sql_error)?;
         for sql in schema::PURGE {
             tx.prepare_cached(sql)
@@ -270,7 +313,7 @@ impl Store for SqliteStore {
     }
 
     fn task_ids(&self) -> Result<Vec<String>, StoreError> {
-        let connection = self.connection();
+        let connection = self.reads();
         let mut statement = connection
             .prepare_cached(schema::SELECT_TASK_IDS)
             .map_err(sql_error)?;
@@ -287,7 +330,7 @@ impl Store for SqliteStore {
         after: Option<&ListPosition>,
         limit: usize,
     ) -> Result<Vec<TaskRecord>, StoreError> {
-        let connection = self.connection();
+        let connection = self.reads();
         let (sql, params) = schema::listed_statement(scope, after, limit);
         let mut statement = connection.prepare_cached(sql).map_err(sql_error)?;
         statement

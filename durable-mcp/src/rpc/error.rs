@@ -105,6 +105,23 @@ impl RpcError {
         Self::new(401, code::UNAUTHORIZED, message)
     }
 
+    /// The server cannot take the request now, and says when to try again (HTTP 503 with
+    /// `Retry-After: <seconds>`): nothing was stored.
+    pub fn unavailable(message: impl Into<String>, retry_after_seconds: u64) -> Self {
+        let mut error = Self::new(503, code::INTERNAL_ERROR, message);
+        error.error.data = Some(json!({ "retryAfter": retry_after_seconds }));
+        error
+    }
+
+    /// The seconds after which to try again, for an [`unavailable`](Self::unavailable)
+    /// answer.
+    pub fn retry_after(&self) -> Option<u64> {
+        if self.status != 503 {
+            return None;
+        }
+        self.error.data.as_ref()?.get("retryAfter")?.as_u64()
+    }
+
     /// The server failed (-32603).
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(500, code::INTERNAL_ERROR, message)

@@ -502,9 +502,11 @@ fn task_id(params: &Map<String, Value>) -> Result<&str, RpcError> {
         .ok_or_else(|| RpcError::invalid_params("Invalid params: \"taskId\" must be a string"))
 }
 
-/// The error with HTTP 200, as 2025 clients read JSON-RPC errors only from a 2xx.
+/// The error with HTTP 200, as 2025 clients read JSON-RPC errors only from a 2xx; but an
+/// authentication failure keeps its 401 or 403, and a busy server its 503 and `Retry-After`,
+/// which HTTP clients act on.
 fn at_200(mut error: RpcError) -> RpcError {
-    if !matches!(error.status, 401 | 403) {
+    if !matches!(error.status, 401 | 403 | 503) {
         error.status = 200;
     }
     error

@@ -396,6 +396,12 @@ fn respond(id: Option<&RequestId>, outcome: Result<Value, RpcError>) -> HttpResp
             Some(id) => HttpResponse::json_text(200, success_text(id, &result)),
             None => HttpResponse::empty(202),
         },
-        Err(error) => HttpResponse::json(error.status, &failure(id, &error.error)),
+        Err(error) => {
+            let mut response = HttpResponse::json(error.status, &failure(id, &error.error));
+            if let Some(seconds) = error.retry_after() {
+                response.headers.push(("retry-after", seconds.to_string()));
+            }
+            response
+        }
     }
 }

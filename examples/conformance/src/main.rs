@@ -3,7 +3,7 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> Result<(), durable_mcp::native::HostError> {
-    durable_mcp::native::NativeHost::new(conformance_server::server())
+    durable_mcp::native::NativeHost::new(conformance_server::server)
         .from_env()?
         .run()
 }

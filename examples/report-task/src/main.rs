@@ -4,7 +4,7 @@
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> Result<(), durable_mcp::native::HostError> {
     let config = report_task::Config::from_env()?;
-    durable_mcp::native::NativeHost::new(report_task::server(config))
+    durable_mcp::native::NativeHost::new(move || report_task::server(config.clone()))
         .from_env()?
         .run()
 }

@@ -110,7 +110,7 @@ mod native {
 
     fn host() -> ExitCode {
         watch_supervisor();
-        let host = NativeHost::new(story_demo::server())
+        let host = NativeHost::new(story_demo::server)
             .from_env()
             .map(|host| host.pages(answer_page));
         match host.and_then(NativeHost::run) {

@@ -1,0 +1,252 @@
+//! Which worker thread owns a task, and how the others reach it.
+//!
+//! Every worker serves HTTP, so a request for any task may arrive at any of them. Reads
+//! (`tasks/get`, `tasks/list`) are answered where they arrive, from the worker's own read
+//! connection. What writes a task (its creation, an answer, a cancel) is carried out by the
+//! worker that owns the task, the one whose engine runs its activations: the engine's
+//! in-flight bookkeeping, which keeps a cancel from settling a task whose body still runs, is
+//! per engine, and the wake-up it sets must land in the owner's queue.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::activations::Activations;
+use crate::core::TaskSnapshot;
+use crate::rpc::{RpcError, TaskPage, TaskService};
+use crate::runtime::{CreateTask, Engine, LocalBoxFuture, new_task_id};
+
+/// The worker that owns `task_id` among `workers`: FNV-1a of the id, so that every thread
+/// agrees without talking.
+pub(super) fn owner(task_id: &str, workers: usize) -> usize {
+    let hash = task_id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    usize::try_from(hash % workers.max(1) as u64).expect("below the worker count")
+}
+
+/// A write sent to the worker that owns the task, with where to send its answer.
+pub(super) enum Control {
+    Create(CreateTask, oneshot::Sender<Result<TaskSnapshot, RpcError>>),
+    Write {
+        task_id: String,
+        write: TaskWrite,
+        caller: Option<String>,
+        reply: oneshot::Sender<Result<(), RpcError>>,
+    },
+}
+
+/// A request that wakes an existing task.
+pub(super) enum TaskWrite {
+    /// `tasks/update`: input responses.
+    Update(Value),
+    /// `tasks/cancel`.
+    Cancel,
+}
+
+/// The inboxes of every worker, by index.
+pub(super) type Inboxes = Arc<[mpsc::UnboundedSender<Control>]>;
+
+/// The task service of one worker: reads here, writes at the task's owner.
+pub(super) struct WorkerTasks {
+    pub(super) index: usize,
+    pub(super) engine: Rc<Engine>,
+    pub(super) activations: Rc<Activations>,
+    pub(super) inboxes: Inboxes,
+    /// Creation is refused while more tasks than this wait for a slot on this worker.
+    pub(super) max_waiting: usize,
+}
+
+impl WorkerTasks {
+    fn owner_of(&self, task_id: &str) -> usize {
+        owner(task_id, self.inboxes.len())
+    }
+
+    /// Sends `control` to worker `owner` and waits for its answer.
+    async fn at_owner<T>(
+        &self,
+        owner: usize,
+        control: impl FnOnce(oneshot::Sender<Result<T, RpcError>>) -> Control,
+    ) -> Result<T, RpcError> {
+        let (reply, answer) = oneshot::channel();
+        let stopped = || RpcError::internal("the worker that owns this task has stopped");
+        self.inboxes[owner]
+            .send(control(reply))
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Creates the task here, unless too many tasks wait already.
+    fn create_here(&self, request: CreateTask) -> Result<TaskSnapshot, RpcError> {
+        let now = self.engine.host().clock.now();
+        let waiting = self.activations.waiting(now);
+        if waiting >= self.max_waiting {
+            return Err(busy(waiting));
+        }
+        self.engine
+            .create_task(request)
+            .map_err(RpcError::from_engine)
+    }
+
+    /// Carries out `write` here, and moves the task it woke ahead of the waiting ones.
+    fn write_here(
+        &self,
+        task_id: &str,
+        write: &TaskWrite,
+        caller: Option<&str>,
+    ) -> Result<(), RpcError> {
+        match write {
+            TaskWrite::Update(responses) => self.engine.update(task_id, responses, caller),
+            TaskWrite::Cancel => self.engine.cancel(task_id, caller),
+        }
+        .map_err(RpcError::from_engine)?;
+        self.activations
+            .requested(task_id, self.engine.host().clock.now());
+        Ok(())
+    }
+
+    /// Carries out `write` at the task's owner.
+    async fn write(
+        &self,
+        task_id: &str,
+        write: TaskWrite,
+        caller: Option<&str>,
+    ) -> Result<(), RpcError> {
+        let owner = self.owner_of(task_id);
+        if owner == self.index {
+            return self.write_here(task_id, &write, caller);
+        }
+        self.at_owner(owner, |reply| Control::Write {
+            task_id: task_id.to_owned(),
+            write,
+            caller: caller.map(str::to_owned),
+            reply,
+        })
+        .await
+    }
+
+    /// Carries out the writes other workers send here, for as long as they can send.
+    pub(super) async fn serve_inbox(self: Rc<Self>, mut inbox: mpsc::UnboundedReceiver<Control>) {
+        while let Some(control) = inbox.recv().await {
+            // A sender that went away (its client hung up) needs no answer.
+            match control {
+                Control::Create(request, reply) => {
+                    let _ = reply.send(self.create_here(request));
+                }
+                Control::Write {
+                    task_id,
+                    write,
+                    caller,
+                    reply,
+                } => {
+                    let _ = reply.send(self.write_here(&task_id, &write, caller.as_deref()));
+                }
+            }
+        }
+    }
+}
+
+/// HTTP 503 for a creation refused because `waiting` tasks wait for a slot already: the
+/// client is to try again after its `Retry-After`.
+fn busy(waiting: usize) -> RpcError {
+    RpcError::unavailable(
+        format!(
+            "the server is busy: {waiting} tasks wait to run before a new one; nothing was \
+             created; try again in {BUSY_RETRY_AFTER_SECONDS} s"
+        ),
+        BUSY_RETRY_AFTER_SECONDS,
+    )
+}
+
+/// The `Retry-After` of a creation refused for a full queue.
+const BUSY_RETRY_AFTER_SECONDS: u64 = 1;
+
+impl TaskService for WorkerTasks {
+    fn create(
+        &self,
+        mut request: CreateTask,
+    ) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
+        Box::pin(async move {
+            // The id decides the owner, so it is chosen here rather than by the engine: one
+            // this worker owns, so that a creation does not cross to another thread (a few
+            // draws on average, one per worker).
+            let task_id = match &request.task_id {
+                Some(id) => id.clone(),
+                None => loop {
+                    let id = new_task_id().map_err(RpcError::from_engine)?;
+                    if self.owner_of(&id) == self.index {
+                        break id;
+                    }
+                },
+            };
+            request.task_id = Some(task_id.clone());
+            let owner = self.owner_of(&task_id);
+            if owner == self.index {
+                return self.create_here(request);
+            }
+            self.at_owner(owner, |reply| Control::Create(request, reply))
+                .await
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
+        TaskService::get(self.engine.as_ref(), task_id, caller)
+    }
+
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        responses: &'a Value,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        let update = TaskWrite::Update(responses.clone());
+        Box::pin(self.write(task_id, update, caller))
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(self.write(task_id, TaskWrite::Cancel, caller))
+    }
+
+    fn list<'a>(
+        &'a self,
+        scope: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
+        TaskService::list(self.engine.as_ref(), scope, cursor, limit)
+    }
+
+    fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
+        TaskService::pause(self.engine.as_ref(), duration)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::owner;
+
+    #[test]
+    fn owners_spread_ids_over_every_worker_and_one_worker_owns_all() {
+        let ids: Vec<String> = (0..1000).map(|i| format!("task-{i}")).collect();
+        let mut counts = [0_usize; 2];
+        for id in &ids {
+            counts[owner(id, 2)] += 1;
+            assert_eq!(owner(id, 1), 0);
+            assert_eq!(owner(id, 2), owner(id, 2));
+        }
+        assert!(counts.iter().all(|count| *count > 400), "{counts:?}");
+    }
+}

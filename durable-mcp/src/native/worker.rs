@@ -1,0 +1,83 @@
+//! One worker thread of the native host: a single-threaded tokio runtime that serves the HTTP
+//! connections handed to it and runs the activations of the tasks it owns, so that task bodies
+//! need no `Send` bound. The server is built on the thread, from the host's factory.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+
+use super::activations::Activations;
+use super::clock::{SystemClock, TokioTimer};
+use super::http::{Accepted, HttpSettings, serve_connections};
+use super::owners::{Control, Inboxes, WorkerTasks};
+use super::sqlite::SqliteStore;
+use crate::rpc::{McpServer, Router};
+use crate::runtime::{Engine, Host};
+
+/// Builds the server a worker serves; called once on each worker thread.
+pub(super) type ServerFactory = Arc<dyn Fn() -> McpServer + Send + Sync>;
+
+/// How long a stopping worker waits for its running activations to settle. An activation cut
+/// short runs again after the next start.
+const SETTLE_ON_STOP: Duration = Duration::from_secs(5);
+
+/// Everything one worker thread starts from.
+pub(super) struct Worker {
+    pub(super) index: usize,
+    pub(super) server: ServerFactory,
+    pub(super) store: SqliteStore,
+    /// The connections the accept loop hands this worker.
+    pub(super) connections: mpsc::UnboundedReceiver<Accepted>,
+    pub(super) inbox: mpsc::UnboundedReceiver<Control>,
+    pub(super) inboxes: Inboxes,
+    /// The ids of the stored tasks this worker owns, oldest first.
+    pub(super) recovered: Vec<String>,
+    pub(super) max_activations: usize,
+    pub(super) max_waiting: usize,
+    pub(super) http: HttpSettings,
+    pub(super) stop: watch::Receiver<bool>,
+}
+
+impl Worker {
+    /// Runs the worker on the calling thread until the host stops.
+    pub(super) fn run(self) -> std::io::Result<()> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, self.serve())
+    }
+
+    async fn serve(self) -> std::io::Result<()> {
+        let server = (self.server)();
+        let activations = Activations::new(self.max_activations);
+        let host = Host {
+            store: Rc::new(self.store),
+            clock: Rc::new(SystemClock),
+            timer: Rc::new(TokioTimer),
+            scheduler: activations.clone(),
+        };
+        let engine = Rc::new(Engine::new(server.task_registry(), host));
+        activations.recover(self.recovered);
+        let tasks = Rc::new(WorkerTasks {
+            index: self.index,
+            engine: Rc::clone(&engine),
+            activations: Rc::clone(&activations),
+            inboxes: self.inboxes,
+            max_waiting: self.max_waiting,
+        });
+        tokio::task::spawn_local(Rc::clone(&tasks).serve_inbox(self.inbox));
+        let wakes = tokio::task::spawn_local(Rc::clone(&activations).run(engine));
+        let router = Rc::new(Router::with_tasks(server, tasks));
+        let mut stop = self.stop;
+        let stopped = async move {
+            let _ = stop.wait_for(|stop| *stop).await;
+        };
+        serve_connections(self.connections, router, self.http, stopped).await;
+        wakes.abort();
+        activations.settle(SETTLE_ON_STOP).await;
+        Ok(())
+    }
+}
