@@ -46,6 +46,15 @@ pub struct Connection {
     host: String,
 }
 
+/// Owned header pairs (as [`McpClient::build`](crate::mcp::McpClient::build) returns them)
+/// borrowed as [`Connection::request`] takes them.
+pub fn borrowed(headers: &[(String, String)]) -> Vec<(&str, &str)> {
+    headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect()
+}
+
 impl Connection {
     /// Connects to `address`.
     pub fn open(address: SocketAddr) -> io::Result<Self> {

@@ -1,7 +1,8 @@
 //! Behaviour tests of durable-mcp live in `tests/`. This library holds what they share with
-//! the benchmarks (an HTTP client, a way to run example servers) and makes the Rust blocks of
-//! the README and the docs compile and run as doctests.
+//! the benchmarks (an HTTP client, a way to run example servers, the backlog scenario) and
+//! makes the Rust blocks of the README and the docs compile and run as doctests.
 
+pub mod backlog;
 pub mod http;
 pub mod mcp;
 pub mod report_api;

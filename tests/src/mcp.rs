@@ -131,10 +131,7 @@ impl McpClient {
 
     /// Sends a request built with [`build`](Self::build), perhaps altered.
     pub fn send_built(&self, body: &Value, headers: &[(String, String)]) -> Response {
-        let headers: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.as_str()))
-            .collect();
+        let headers = crate::http::borrowed(headers);
         self.raw("POST", &headers, body.to_string().as_bytes())
     }
 

@@ -184,3 +184,66 @@ fn an_input_round_survives_a_killed_host() {
     let done = call(&client, answer);
     assert_eq!(done["content"][0]["text"], "deleted=true", "{done}");
 }
+
+/// Rows in the host's task table, read from its SQLite file.
+fn stored_tasks(dir: &std::path::Path) -> i64 {
+    let path = dir.join(durable_mcp::native::DATABASE_FILE);
+    let connection = rusqlite::Connection::open(path).unwrap();
+    connection
+        .query_row("SELECT count(*) FROM task", [], |row| row.get(0))
+        .unwrap()
+}
+
+/// With one activation slot held by a long run and two due tasks waiting, a third new task is
+/// refused with HTTP 503, `Retry-After` and a JSON-RPC error, and nothing is stored for it;
+/// the tasks it was refused for finish, and the same call succeeds once they have.
+#[test]
+fn creation_beyond_the_waiting_bound_is_refused_with_503_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = [
+        ("DURABLE_MCP_WORKERS", "1"),
+        ("DURABLE_MCP_MAX_ACTIVATIONS", "1"),
+        ("DURABLE_MCP_MAX_WAITING", "2"),
+    ];
+    let server = ServerProcess::start("conformance-server", dir.path(), &settings);
+    let client = McpClient::new(server.url());
+    // Holds the only slot for seconds: no-op steps back to back, never suspending. It yields
+    // between batches of steps, so the calls below are answered meanwhile.
+    let long = client.result(
+        "tools/call",
+        json!({ "name": "many_steps", "arguments": { "count": 200_000 } }),
+    );
+    let long = long["taskId"].as_str().unwrap().to_owned();
+    let waiting: Vec<String> = (0..2).map(|_| create(&client, 0.0)).collect();
+
+    let refused = client.send(
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": { "seconds": 0, "label": "later" } }),
+        true,
+    );
+    assert_eq!(
+        refused.status,
+        503,
+        "{}",
+        String::from_utf8_lossy(&refused.body)
+    );
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    let error = &refused.json()["error"];
+    assert!(
+        error["message"].as_str().unwrap().contains("busy"),
+        "{error}"
+    );
+    assert_eq!(error["data"]["retryAfter"], 1);
+    assert_eq!(
+        stored_tasks(dir.path()),
+        3,
+        "the refused call stored nothing"
+    );
+
+    for id in &waiting {
+        completes_computing_later(&client, id);
+    }
+    let task = client.result("tasks/get", json!({ "taskId": long }));
+    assert_eq!(task["status"], "completed", "{task}");
+    completes_computing_later(&client, &create(&client, 0.0));
+}

@@ -25,7 +25,7 @@ fn start(configure: fn(NativeHost) -> NativeHost) -> SocketAddr {
             .expect("a runtime");
         let local = tokio::task::LocalSet::new();
         local.block_on(&runtime, async move {
-            let host = NativeHost::new(McpServer::new("limits", "0"))
+            let host = NativeHost::new(|| McpServer::new("limits", "0"))
                 .address(SocketAddr::from(([127, 0, 0, 1], 0)))
                 .data_dir(state.path());
             let listening = configure(host).bind().await.expect("the host binds");

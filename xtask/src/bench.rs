@@ -23,6 +23,11 @@
 //! (`xtask bench-child load ...`, see the `load` module), and the host's VmRSS and VmHWM with
 //! 10,000 tasks parked in a sleep; a second table.
 //!
+//! Then the native host restarted under a backlog (see the `backlog_bench` module): 10,000 and
+//! 50,000 due tasks whose fetches take 50-600 ms, the host SIGKILLed and started again; the
+//! time to its first answer, `tasks/get` latency while the backlog drains, the drain time and
+//! exactly-once; a third table.
+//!
 //! `bench --smoke` runs every part with tiny counts (and the debug builds the test command
 //! already made), to show that the command still works: its tables say that no target is
 //! judged. `cargo xtask test` runs it (see the `smoke` module).
@@ -186,6 +191,7 @@ pub fn run(scale: Scale) -> Result<()> {
     print_table(&plan, &engine, &bare, &replay);
     crate::tick_reads::run()?;
     crate::http_bench::run(&exe, scale)?;
+    crate::backlog_bench::run(scale)?;
     crate::worker_bench::run(scale)
 }
 

@@ -32,7 +32,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use durable_mcp::TaskStatus;
-use durable_mcp::native::DATABASE_FILE;
+use durable_mcp::native::{DATABASE_FILE, WORKERS_VAR};
 use durable_mcp::store::{StepKind, StepStatus};
 use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::mcp::McpClient;
@@ -41,7 +41,8 @@ use serde_json::{Value, json};
 
 use crate::bench::{Scale, verdict};
 use crate::load::{self, RESULT_PREFIX, endpoint};
-use crate::stats::{Ranked, Spread, mib, micros, millis, print_row, thousands};
+use crate::stats::{Ranked, Spread, mib, micros, millis, per_second, print_row, ratio, thousands};
+use crate::writer_floor::WriterFloor;
 
 /// A result whose error is any error.
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
@@ -71,6 +72,20 @@ const PARK_SECONDS: u64 = 3_000;
 /// Connections (one thread each) that create the tasks.
 const CREATORS: usize = 4;
 
+/// Tasks created in one creation run, and the connections (one thread each) creating them.
+const CREATION_TASKS: usize = 5_000;
+const CREATION_CONNECTIONS: usize = 8;
+
+/// Creation runs per worker count, each on a fresh server.
+const CREATION_RUNS: usize = 3;
+
+/// Creation is said to be bound by the SQLite writer when the workers store tasks at this
+/// share of the writer's floor or more.
+const WRITER_BINDS: f64 = 0.7;
+
+/// With two workers, `tasks/get` throughput should be at least this many times one worker's.
+const TARGET_SCALING: f64 = 1.6;
+
 /// How long every created task should take to park, at most.
 const PARK_LIMIT: Duration = Duration::from_secs(300);
 
@@ -88,7 +103,7 @@ const TARGET_RSS_MIB: u64 = 100;
 const USER_HZ: u64 = 100;
 
 /// What the HTTP bench does at a scale.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Plan {
     /// Tasks the load generator polls.
     load_tasks: usize,
@@ -100,6 +115,11 @@ struct Plan {
     load_runs: usize,
     /// Tasks parked for the memory measurement.
     parked_tasks: usize,
+    /// The worker counts the load and creation runs are made with: one, and one per core.
+    workers: Vec<usize>,
+    /// Tasks created in a creation run, and creation runs per worker count.
+    creation_tasks: usize,
+    creation_runs: usize,
     /// Whether the server is built in release; a smoke run takes the debug build that
     /// `cargo xtask clients` made, as it measures nothing worth a release build.
     release: bool,
@@ -114,6 +134,9 @@ impl Plan {
                 measured: MEASURED,
                 load_runs: LOAD_RUNS,
                 parked_tasks: PARKED_TASKS,
+                workers: worker_counts(),
+                creation_tasks: CREATION_TASKS,
+                creation_runs: CREATION_RUNS,
                 release: true,
             },
             Scale::Smoke => Plan {
@@ -122,14 +145,24 @@ impl Plan {
                 measured: Duration::from_millis(500),
                 load_runs: 1,
                 parked_tasks: 50,
+                workers: worker_counts(),
+                creation_tasks: 50,
+                creation_runs: 1,
                 release: false,
             },
         }
     }
 }
 
-/// `cargo xtask bench`, second half: builds the server, runs the load [`LOAD_RUNS`] times and
-/// the memory measurement once, and prints their table. `exe` is this executable.
+/// One worker, and one per core of this machine if that is more.
+fn worker_counts() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if cores > 1 { vec![1, cores] } else { vec![1] }
+}
+
+/// `cargo xtask bench`, second half: builds the server; for each worker count runs the load
+/// [`LOAD_RUNS`] times and the creation [`CREATION_RUNS`] times; runs the memory measurement
+/// once; and prints their table. `exe` is this executable.
 pub fn run(exe: &Path, scale: Scale) -> Result<()> {
     let plan = Plan::of(scale);
     let server = if plan.release {
@@ -137,13 +170,72 @@ pub fn run(exe: &Path, scale: Scale) -> Result<()> {
     } else {
         crate::clients::build_binary(&crate::clients::workspace_root(), SERVER)?
     };
-    let mut loads = Vec::with_capacity(plan.load_runs);
+    // Interleaved, so that a slow patch of this shared machine touches every worker count
+    // alike: the ratios between them are what the runs are for.
+    let counts = plan.workers.len();
+    let mut loads = vec![Vec::with_capacity(plan.load_runs); counts];
     for _ in 0..plan.load_runs {
-        loads.push(load_run(exe, &server, &plan)?);
+        for (samples, &workers) in loads.iter_mut().zip(&plan.workers) {
+            samples.push(load_run(exe, &server, &plan, workers)?);
+        }
     }
+    let mut creations: Vec<Vec<CreationSample>> = (0..counts).map(|_| Vec::new()).collect();
+    for _ in 0..plan.creation_runs {
+        for (samples, &workers) in creations.iter_mut().zip(&plan.workers) {
+            samples.push(creation_run(&server, &plan, workers)?);
+        }
+    }
+    let mut by_workers = Vec::with_capacity(counts);
+    for ((&workers, loads), creations) in plan.workers.iter().zip(&loads).zip(&creations) {
+        by_workers.push(WorkerFigures {
+            workers,
+            load: LoadSummary::of(loads)?,
+            created: spread_of(creations.iter().map(|c| c.created).collect())?,
+            parked: spread_of(creations.iter().map(|c| c.parked).collect())?,
+        });
+    }
+    let floor = crate::writer_floor::measure(plan.creation_tasks)?;
     let memory = memory_run(&server, plan.parked_tasks)?;
-    print_table(&plan, &LoadSummary::of(&loads)?, &memory);
+    print_table(&plan, &by_workers, &floor, &memory);
     Ok(())
+}
+
+/// The figures of one worker count.
+struct WorkerFigures {
+    workers: usize,
+    load: LoadSummary,
+    /// Tasks created per second (until the last `tools/call` returned).
+    created: Spread<f64>,
+    /// Tasks created and parked per second (until the last one parked).
+    parked: Spread<f64>,
+}
+
+fn spread_of(samples: Vec<f64>) -> Result<Spread<f64>> {
+    Ok(Ranked::highest_first(samples)
+        .spread()
+        .ok_or("no creation run")?)
+}
+
+/// What one creation run measured, in tasks per second.
+struct CreationSample {
+    created: f64,
+    parked: f64,
+}
+
+/// Creates the plan's creation tasks on a fresh server with `workers` workers over
+/// [`CREATION_CONNECTIONS`] connections, and waits until each has parked in its sleep.
+fn creation_run(binary: &Path, plan: &Plan, workers: usize) -> Result<CreationSample> {
+    let server = Server::start(binary, Some(workers))?;
+    let count = plan.creation_tasks;
+    let started = Instant::now();
+    create_tasks(&server, count, CREATION_CONNECTIONS)?;
+    let created_in = started.elapsed();
+    wait_parked(&server, count)?;
+    let parked_in = started.elapsed();
+    Ok(CreationSample {
+        created: per_second(count as u64, created_in),
+        parked: per_second(count as u64, parked_in),
+    })
 }
 
 /// Builds the server in release and returns its path, next to this executable (which cargo
@@ -184,11 +276,15 @@ struct Server {
 }
 
 impl Server {
-    /// Starts `binary` on a free port with a fresh state directory and waits until it prints
-    /// the URL it serves.
-    fn start(binary: &Path) -> Result<Server> {
+    /// Starts `binary` on a free port with a fresh state directory, with `workers` worker
+    /// threads (the host's default when `None`), and waits until it prints the URL it serves.
+    fn start(binary: &Path, workers: Option<usize>) -> Result<Server> {
         let dir = tempfile::tempdir()?;
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        if let Some(workers) = workers {
+            command.env(WORKERS_VAR, workers.to_string());
+        }
+        let mut child = command
             .env("PORT", "0")
             .env("DURABLE_MCP_DATA", dir.path())
             .stdin(Stdio::null())
@@ -242,12 +338,12 @@ impl Drop for Server {
     }
 }
 
-/// Creates `count` `slow_compute` tasks that sleep [`PARK_SECONDS`], over [`CREATORS`]
-/// keep-alive connections, and returns their ids.
-fn create_tasks(server: &Server, count: usize) -> Result<Vec<String>> {
-    let threads: Vec<_> = (0..CREATORS)
+/// Creates `count` `slow_compute` tasks that sleep [`PARK_SECONDS`], over `connections`
+/// keep-alive connections (one thread each), and returns their ids.
+fn create_tasks(server: &Server, count: usize, connections: usize) -> Result<Vec<String>> {
+    let threads: Vec<_> = (0..connections)
         .map(|creator| {
-            let share = count / CREATORS + usize::from(creator < count % CREATORS);
+            let share = count / connections + usize::from(creator < count % connections);
             let (url, address, path) = (server.url.clone(), server.address, server.path.clone());
             std::thread::spawn(move || -> Result<Vec<String>, String> {
                 let client = McpClient::new(&url);
@@ -274,10 +370,7 @@ fn create_task(
     let arguments = json!({ "seconds": PARK_SECONDS, "label": "bench" });
     let params = json!({ "name": "slow_compute", "arguments": arguments });
     let (body, headers) = client.build("tools/call", params, true);
-    let headers: Vec<(&str, &str)> = headers
-        .iter()
-        .map(|(name, value)| (name.as_str(), value.as_str()))
-        .collect();
+    let headers = durable_mcp_tests::http::borrowed(&headers);
     let response = connection
         .request("POST", path, &headers, body.to_string().as_bytes())
         .map_err(|e| format!("tools/call failed: {e}"))?;
@@ -333,10 +426,7 @@ fn check_working(server: &Server, ids: &[String], step: usize) -> Result<()> {
     let mut connection = Connection::open(server.address)?;
     for id in ids.iter().step_by(step) {
         let (body, headers) = client.build("tasks/get", json!({ "taskId": id }), true);
-        let headers: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.as_str()))
-            .collect();
+        let headers = durable_mcp_tests::http::borrowed(&headers);
         let response =
             connection.request("POST", &server.path, &headers, body.to_string().as_bytes())?;
         let answer: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
@@ -402,9 +492,9 @@ struct LoadSample {
 }
 
 /// One load run on a fresh server with the plan's parked tasks.
-fn load_run(exe: &Path, binary: &Path, plan: &Plan) -> Result<LoadSample> {
-    let server = Server::start(binary)?;
-    let ids = create_tasks(&server, plan.load_tasks)?;
+fn load_run(exe: &Path, binary: &Path, plan: &Plan, workers: usize) -> Result<LoadSample> {
+    let server = Server::start(binary, Some(workers))?;
+    let ids = create_tasks(&server, plan.load_tasks, CREATORS)?;
     wait_parked(&server, plan.load_tasks)?;
     let ids_file = server.dir.path().join("task-ids.txt");
     std::fs::write(&ids_file, ids.join("\n"))?;
@@ -469,11 +559,11 @@ struct MemorySample {
 
 /// The memory of a fresh server with `parked_tasks` parked tasks.
 fn memory_run(binary: &Path, parked_tasks: usize) -> Result<MemorySample> {
-    let server = Server::start(binary)?;
+    let server = Server::start(binary, None)?;
     let idle_rss_kib = status_kib(server.pid(), "VmRSS")?;
     let idle_hwm_kib = status_kib(server.pid(), "VmHWM")?;
     let started = Instant::now();
-    let ids = create_tasks(&server, parked_tasks)?;
+    let ids = create_tasks(&server, parked_tasks, CREATORS)?;
     let created_in = started.elapsed();
     wait_parked(&server, parked_tasks)?;
     let parked_in = started.elapsed();
@@ -529,8 +619,13 @@ impl LoadSummary {
     }
 }
 
-/// Prints the load and memory figures with their targets.
-fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
+/// Prints the load, creation and memory figures with their targets.
+fn print_table(
+    plan: &Plan,
+    by_workers: &[WorkerFigures],
+    floor: &WriterFloor,
+    memory: &MemorySample,
+) {
     let parked_tasks = plan.parked_tasks;
     println!();
     println!(
@@ -541,7 +636,8 @@ fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
     );
     println!(
         "tasks/get: {} keep-alive connections from another process, round robin over {} working \
-         tasks, {} s warm-up then {} s measured; {} runs, each on a fresh server: best and median",
+         tasks, {} s warm-up then {} s measured; {} runs per worker count, each on a fresh \
+         server: best and median",
         plan.connections,
         thousands(plan.load_tasks as u64),
         load::WARM_UP.as_secs(),
@@ -550,50 +646,10 @@ fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
     );
     println!();
     print_row("measurement", "best", "median", "peak RSS", "target");
-    let Spread { best, median } = load.throughput;
-    print_row(
-        "tasks/get throughput",
-        &format!("{}/s", thousands(best as u64)),
-        &format!("{}/s", thousands(median as u64)),
-        &mib(load.server_hwm_kib),
-        &format!(
-            "at least {}/s: {}",
-            thousands(TARGET_THROUGHPUT as u64),
-            verdict(median >= TARGET_THROUGHPUT)
-        ),
-    );
-    print_row(
-        "tasks/get latency, p50",
-        &millis(load.p50.best),
-        &millis(load.p50.median),
-        "",
-        "",
-    );
-    print_row(
-        "tasks/get latency, p99",
-        &millis(load.p99.best),
-        &millis(load.p99.median),
-        "",
-        &format!(
-            "under {} ms: {}",
-            TARGET_P99.as_millis(),
-            verdict(load.p99.median < TARGET_P99)
-        ),
-    );
-    print_row(
-        "server CPU per tasks/get",
-        &micros(load.server_cpu.best),
-        &micros(load.server_cpu.median),
-        "",
-        "",
-    );
-    print_row(
-        "load generator CPU per tasks/get",
-        &micros(load.client_cpu.best),
-        &micros(load.client_cpu.median),
-        "",
-        "",
-    );
+    for figures in by_workers {
+        print_load_rows(figures);
+    }
+    print_creation_rows(plan, by_workers, floor);
     println!();
     let target = TARGET_RSS_MIB * 1024;
     print_row("host memory", "VmRSS", "VmHWM", "", "target");
@@ -622,7 +678,9 @@ fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
     );
     println!(
         "CPU per tasks/get: the server's and the generator's CPU time over the whole run, \
-         warm-up included, divided by the requests sent; both share this machine's {} cores",
+         warm-up included, divided by the requests sent; both share this machine's {} cores, \
+         so the ceiling is the cores over the two together (with one worker): no server \
+         could scale past it here",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
@@ -633,5 +691,146 @@ fn print_table(plan: &Plan, load: &LoadSummary, memory: &MemorySample) {
         memory.created_in.as_secs_f64(),
         CREATORS,
         memory.parked_in.as_secs_f64()
+    );
+}
+
+/// ", 1 worker", ", 2 workers".
+fn with_workers(workers: usize) -> String {
+    format!(", {workers} worker{}", if workers == 1 { "" } else { "s" })
+}
+
+/// The `tasks/get` rows of one worker count.
+fn print_load_rows(figures: &WorkerFigures) {
+    let (load, with) = (&figures.load, with_workers(figures.workers));
+    let Spread { best, median } = load.throughput;
+    print_row(
+        &format!("tasks/get throughput{with}"),
+        &format!("{}/s", thousands(best as u64)),
+        &format!("{}/s", thousands(median as u64)),
+        &mib(load.server_hwm_kib),
+        &format!(
+            "at least {}/s: {}",
+            thousands(TARGET_THROUGHPUT as u64),
+            verdict(median >= TARGET_THROUGHPUT)
+        ),
+    );
+    print_row(
+        &format!("tasks/get p50{with}"),
+        &millis(load.p50.best),
+        &millis(load.p50.median),
+        "",
+        "",
+    );
+    print_row(
+        &format!("tasks/get p99{with}"),
+        &millis(load.p99.best),
+        &millis(load.p99.median),
+        "",
+        &format!(
+            "under {} ms: {}",
+            TARGET_P99.as_millis(),
+            verdict(load.p99.median < TARGET_P99)
+        ),
+    );
+    print_row(
+        &format!("server CPU/tasks/get{with}"),
+        &micros(load.server_cpu.best),
+        &micros(load.server_cpu.median),
+        "",
+        "",
+    );
+    print_row(
+        &format!("generator CPU/tasks/get{with}"),
+        &micros(load.client_cpu.best),
+        &micros(load.client_cpu.median),
+        "",
+        "",
+    );
+}
+
+/// The creation rows of every worker count, and how the most workers compare with one.
+fn print_creation_rows(plan: &Plan, by_workers: &[WorkerFigures], floor: &WriterFloor) {
+    println!();
+    println!(
+        "creation: {} slow_compute tasks over {CREATION_CONNECTIONS} connections, each run on \
+         a fresh server until every task has parked in its sleep (a claim, a step and a \
+         settlement written per task besides its row); {} runs per worker count",
+        thousands(plan.creation_tasks as u64),
+        plan.creation_runs
+    );
+    print_row("measurement", "best", "median", "", "");
+    for figures in by_workers {
+        let with = with_workers(figures.workers);
+        let rate = |spread: Spread<f64>| {
+            (
+                format!("{}/s", thousands(spread.best as u64)),
+                format!("{}/s", thousands(spread.median as u64)),
+            )
+        };
+        let (best, median) = rate(figures.created);
+        print_row(&format!("created{with}"), &best, &median, "", "");
+        let (best, median) = rate(figures.parked);
+        print_row(&format!("created and parked{with}"), &best, &median, "", "");
+    }
+    print_row(
+        "SQLite writer alone (floor)",
+        &format!("{}/s", thousands(floor.tasks_per_second as u64)),
+        "",
+        "",
+        &format!(
+            "{} write transactions a task, on one connection",
+            floor.writes_per_task
+        ),
+    );
+    let (Some(one), Some(most)) = (by_workers.first(), by_workers.last()) else {
+        return;
+    };
+    if most.workers == one.workers {
+        return;
+    }
+    let scaled = |f: fn(&WorkerFigures) -> f64| ratio(f(most), f(one));
+    let polls = scaled(|f| f.load.throughput.median);
+    println!();
+    print_row(
+        &format!("tasks/get, {} workers / 1", most.workers),
+        &format!("{polls:.2}x"),
+        "",
+        "",
+        &format!(
+            "at least {TARGET_SCALING:.1}x: {}",
+            verdict(polls >= TARGET_SCALING)
+        ),
+    );
+    // The load generator shares the cores: with every core busy, the most the pair can do is
+    // the cores over the CPU both spend per request (measured with one worker).
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let per_request = one.load.server_cpu.median + one.load.client_cpu.median;
+    let ceiling = cores as f64 / per_request.as_secs_f64().max(1e-9);
+    print_row(
+        &format!("  ceiling on {cores} shared cores"),
+        &format!("{:.2}x", ceiling / one.load.throughput.median.max(1e-9)),
+        &format!("{}/s", thousands(ceiling as u64)),
+        "",
+        "",
+    );
+    print_row(
+        &format!("creation and park, {} workers / 1", most.workers),
+        &format!("{:.2}x", scaled(|f| f.parked.median)),
+        "",
+        "",
+        "",
+    );
+    // The writer binds when the workers together store tasks about as fast as it can alone.
+    let share = most.parked.median / floor.tasks_per_second.max(1e-9);
+    print_row(
+        &format!("  {} workers / writer floor", most.workers),
+        &format!("{:.0}%", share * 100.0),
+        "",
+        "",
+        if share >= WRITER_BINDS {
+            "the SQLite writer is the limit"
+        } else {
+            "CPU is the limit, not the SQLite writer"
+        },
     );
 }

@@ -12,8 +12,11 @@
 //!   object through RPC), `tasks/get` throughput under 16 clients against that floor's RPC
 //!   insert, a step's cost next to a bare insert in an object, the
 //!   slowest `tasks/get` during a 10,000-step run, and the deployed wasm's size (`bench worker`
-//!   runs only this part). `--smoke` runs it all with tiny counts and judges no target. See the
-//!   `bench`, `http_bench` and `worker_bench` modules.
+//!   runs only this part). Between the two, the native host SIGKILLed and restarted under a
+//!   backlog of 10,000 and 50,000 due tasks with a slow upstream: its first answer, `tasks/get`
+//!   latency while draining, the drain time, exactly-once (`bench backlog` runs only this
+//!   part). `--smoke` runs it all with tiny counts and judges no target. See the `bench`,
+//!   `http_bench`, `backlog_bench` and `worker_bench` modules.
 //! - `test`: every check CI runs (formatting, clippy, rustdoc, the wasm32 build, all tests,
 //!   then `clients`, the smoke runs and `browser`), after installing what they need. See the
 //!   `checks` module.
@@ -38,6 +41,7 @@
 //!   listing (`--bless` rewrites it). See the `public_api` module.
 //! - `help`: prints the usage.
 
+mod backlog_bench;
 mod bench;
 mod browser;
 mod checks;
@@ -58,6 +62,7 @@ mod worker_bench;
 mod worker_target;
 mod worker_tools;
 mod workerd_cpu;
+mod writer_floor;
 
 use std::process::ExitCode;
 
@@ -71,8 +76,11 @@ commands:
            the smoke runs, browser
   clients  run the MCP conformance suite and official MCP clients against the fixture server
   bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory;
-           tasks/get throughput and latency over HTTP, host memory with 10,000 parked tasks;
-           then the Cloudflare host under workerd (`bench worker` runs only that part);
+           tasks/get throughput and latency and creation throughput over HTTP with 1 worker
+           and with one per core, host memory with 10,000 parked tasks (`bench native` runs
+           only that part); the host killed and restarted under a backlog of 10,000 and
+           50,000 slow tasks (`bench backlog` runs only that part); then the Cloudflare host
+           under workerd (`bench worker` runs only that part);
            `--smoke`: tiny counts and debug builds, no target judged
   browser  run the story-demo page in headless Chromium against the example's native host
            and its Worker; screenshots in target/browser/
@@ -103,7 +111,12 @@ fn main() -> ExitCode {
         ["bench", "worker", args @ ..] => {
             bench::Scale::parse("bench worker", args).and_then(worker_bench::run)
         }
+        ["bench", "backlog", args @ ..] => {
+            bench::Scale::parse("bench backlog", args).and_then(backlog_bench::run)
+        }
         ["bench", "reads"] => tick_reads::run(),
+        ["bench", "native", args @ ..] => bench::Scale::parse("bench native", args)
+            .and_then(|scale| http_bench::run(&std::env::current_exe()?, scale)),
         ["bench", args @ ..] => bench::Scale::parse("bench", args).and_then(bench::run),
         ["size", args @ ..] => bench::Scale::parse("size", args).and_then(size::run),
         ["smoke"] => smoke::run(),

@@ -242,10 +242,7 @@ impl Bench {
     /// One MCP request on the kept connection; its `result`.
     fn mcp(&mut self, method: &str, params: Value) -> Result<Value> {
         let (body, headers) = self.client.build(method, params, true);
-        let headers: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.as_str()))
-            .collect();
+        let headers = durable_mcp_tests::http::borrowed(&headers);
         let response = self
             .connection
             .request("POST", "/mcp", &headers, body.to_string().as_bytes())
@@ -437,10 +434,7 @@ impl Bench {
             .client
             .build("tasks/get", json!({ "taskId": id }), true);
         let body = body.to_string();
-        let headers: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.as_str()))
-            .collect();
+        let headers = durable_mcp_tests::http::borrowed(&headers);
         let get = |connection: &mut Connection| -> Result<()> {
             let response = connection
                 .request("POST", "/mcp", &headers, body.as_bytes())
