@@ -28,6 +28,8 @@ pub struct NewTask {
     pub principal: Option<String>,
     /// The listing the task appears in; `None`: it is never listed.
     pub list_scope: Option<String>,
+    /// The code version it is created under.
+    pub code_version: Option<String>,
 }
 
 /// The row of a freshly created task: working, due to run at once. Its retention and poll
@@ -56,6 +58,7 @@ pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
         cut_next_sleep: false,
         principal: new.principal,
         list_scope: new.list_scope,
+        code_version: new.code_version,
         version: 0,
     }
 }
@@ -72,6 +75,7 @@ pub(crate) fn test_task(created_at: Timestamp, ttl: Option<Duration>) -> TaskRec
         poll_interval: Duration::from_secs(5),
         principal: None,
         list_scope: None,
+        code_version: None,
     };
     let mut task = new_task_record(new, created_at);
     task.next_run_at = None;
@@ -142,6 +146,8 @@ pub struct TaskSnapshot {
     pub error: Option<TaskFailure>,
     /// Unanswered elicitations, oldest first, while `input_required`.
     pub input_requests: Vec<(String, Value)>,
+    /// The code version the task was created under, if recorded.
+    pub code_version: Option<String>,
 }
 
 fn parse_stored(text: &str) -> Value {
@@ -174,6 +180,7 @@ pub fn snapshot(state: &TaskState) -> TaskSnapshot {
             .into_iter()
             .map(|i| (i.key.clone(), parse_stored(&i.request)))
             .collect(),
+        code_version: task.code_version.clone(),
     }
 }
 

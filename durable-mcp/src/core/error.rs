@@ -83,8 +83,9 @@ pub enum EngineError {
     },
     /// A step name, sleep name or input key the journal cannot use.
     #[error(
-        "invalid journal name {name:?}: {reason} (names are non-empty and must not contain '#', \
-         which marks repeated occurrences)"
+        "invalid journal name {name:?}: {reason} (names are non-empty, must not contain '#', \
+         which marks repeated occurrences, and must not start with '$', which marks what the \
+         context records itself)"
     )]
     InvalidName {
         /// The name given.
@@ -183,6 +184,18 @@ pub enum EngineError {
     UnknownAttempt {
         /// The attempt's number within the activation.
         attempt: u64,
+    },
+    /// A task that took the old side of a patch gate reached the gate after its old side was
+    /// retired (`cx.retire_patch`).
+    #[error(
+        "patch {id:?} is retired, but this task started before the patch and took its old side \
+         at the gate; deploy `if cx.patched({id:?}) {{ new }} else {{ old }}` again until no task \
+         created before the patch is in flight (tasks/get shows the code version each task was \
+         created under)"
+    )]
+    RetiredPatch {
+        /// The patch's id.
+        id: String,
     },
     /// The store failed.
     #[error("store error: {0}")]

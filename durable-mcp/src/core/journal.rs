@@ -24,6 +24,10 @@ pub enum StepKind {
     Elicit,
     /// A standing, non-blocking input request (`offer`).
     Offer,
+    /// A value the context recorded for the body: a clock reading (`now`), the seed of its
+    /// random draws, or which side of a patch gate it took (`patched`). Stored under keys
+    /// starting with `$`, which step names cannot.
+    Value,
 }
 
 impl StepKind {
@@ -35,12 +39,13 @@ impl StepKind {
             StepKind::Check => "check",
             StepKind::Elicit => "elicit",
             StepKind::Offer => "offer",
+            StepKind::Value => "value",
         }
     }
 
     /// The kind named `name` among the `steps` table's kinds.
     pub fn parse_step(name: &str) -> Option<Self> {
-        [StepKind::Do, StepKind::Sleep, StepKind::Check]
+        [StepKind::Do, StepKind::Sleep, StepKind::Check, StepKind::Value]
             .into_iter()
             .find(|kind| kind.as_str() == name)
     }
@@ -90,7 +95,7 @@ impl StepStatus {
 pub struct StepRow {
     /// The journal key: the step's name plus `#n` for its n-th occurrence in a run (n > 1).
     pub key: String,
-    /// `Do`, `Sleep` or `Check`.
+    /// `Do`, `Sleep`, `Check` or `Value`.
     pub kind: StepKind,
     /// Where the step is.
     pub status: StepStatus,
@@ -204,8 +209,8 @@ impl LoadScope {
 /// One change to a task's rows. A store applies a list of them atomically.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Write {
-    /// Replace the task row: every column but `task_id`, `version` (the guard's) and
-    /// `list_scope` (fixed at creation).
+    /// Replace the task row: every column but `task_id`, `version` (the guard's), and
+    /// `list_scope` and `code_version` (fixed at creation).
     PutTask(TaskRecord),
     /// Insert or replace a step row.
     PutStep(StepRow),
@@ -298,9 +303,11 @@ impl TaskState {
             Write::PutTask(record) => {
                 let version = self.task.version;
                 let list_scope = self.task.list_scope.take();
+                let code_version = self.task.code_version.take();
                 self.task = record.clone();
                 self.task.version = version;
                 self.task.list_scope = list_scope;
+                self.task.code_version = code_version;
             }
             Write::PutStep(row) => {
                 self.steps.insert(row.key.clone(), row.clone());

@@ -138,6 +138,10 @@ pub struct TaskRecord {
     /// The listing the task appears in (a key naming its creator, such as
     /// `principal:<p>`); `None`: it is never listed. Fixed at creation.
     pub list_scope: Option<String>,
+    /// The code version the task was created under (the server's
+    /// [`code_version`](crate::McpServer::code_version), by default its version); `None` for a
+    /// task created before versions were recorded. Fixed at creation.
+    pub code_version: Option<String>,
     /// Bumped by every write that changes this row; control-plane writes are guarded by it.
     pub version: u64,
 }

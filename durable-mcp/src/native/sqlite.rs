@@ -378,11 +378,11 @@ mod tests {
             .unwrap()
     }
 
-    /// A database an earlier version wrote (its `task` table without `list_scope`) opens,
-    /// keeps its rows (unlisted), and lists the tasks created since; opening again changes
-    /// nothing more.
+    /// A database an earlier version wrote (its `task` table without `list_scope` and
+    /// `code_version`) opens, keeps its rows (unlisted, without a code version), and lists the
+    /// tasks created since; opening again changes nothing more.
     #[test]
-    fn a_database_of_an_earlier_version_gains_the_listing_column() {
+    fn a_database_of_an_earlier_version_gains_the_added_columns() {
         use crate::core::{ListPosition, LoadScope, control};
         use crate::runtime::Store;
 
@@ -390,7 +390,10 @@ mod tests {
         let path = dir.path().join("tasks.sqlite3");
         {
             let old = Connection::open(&path).unwrap();
-            let old_schema = schema::CREATE_SCHEMA.replace(",\n    list_scope TEXT", "");
+            let old_schema = schema::CREATE_SCHEMA.replace(
+                ",\n    list_scope TEXT,\n    code_version TEXT",
+                "",
+            );
             assert_ne!(old_schema, schema::CREATE_SCHEMA);
             old.execute_batch(&old_schema).unwrap();
             old.execute(
@@ -408,6 +411,7 @@ mod tests {
             (old.task.tool_name.as_str(), old.task.list_scope),
             ("tool", None)
         );
+        assert_eq!(old.task.code_version, None);
         let new = control::NewTask {
             task_id: "new".into(),
             tool_name: "tool".into(),
@@ -416,10 +420,13 @@ mod tests {
             poll_interval: std::time::Duration::from_secs(1),
             principal: None,
             list_scope: Some("principal:ada".into()),
+            code_version: Some("2.0.0".into()),
         };
         store
             .create(&control::new_task_record(new, Timestamp(9)))
             .unwrap();
+        let created = store.load("new", LoadScope::Control).unwrap().expect("stored");
+        assert_eq!(created.task.code_version.as_deref(), Some("2.0.0"));
         let listed = |store: &super::SqliteStore| -> Vec<String> {
             let after = ListPosition {
                 created_at: Timestamp(0),

@@ -330,6 +330,7 @@ pub struct McpServer {
     pub(crate) origins: OriginPolicy,
     pub(crate) cors: CorsPolicy,
     pub(crate) inline_deadline: Duration,
+    code_version: Option<String>,
 }
 
 impl fmt::Debug for McpServer {
@@ -364,7 +365,19 @@ impl McpServer {
             origins: OriginPolicy::default(),
             cors: CorsPolicy::default(),
             inline_deadline: DEFAULT_INLINE_DEADLINE,
+            code_version: None,
         }
+    }
+
+    /// Names the code every task created from now on runs under: `tasks/get` shows it under
+    /// `_meta["io.durable-mcp-server/codeVersion"]`, so that an operator can tell which tasks
+    /// in flight started on which deploy (and when a patch gate's old side can be retired).
+    /// By default it is the server's version, given to [`new`](Self::new); set it to a build
+    /// id or commit when the version does not change with every deploy.
+    #[must_use]
+    pub fn code_version(mut self, version: impl Into<String>) -> Self {
+        self.code_version = Some(version.into());
+        self
     }
 
     /// Sets the instructions `server/discover` gives clients.
@@ -591,7 +604,14 @@ impl McpServer {
                 ToolEntry::Task(task) => Some(task.definition.clone()),
                 ToolEntry::Plain(_) => None,
             })
-            .fold(TaskRegistry::new(), TaskRegistry::register)
+            .fold(
+                TaskRegistry::new().with_code_version(
+                    self.code_version
+                        .clone()
+                        .unwrap_or_else(|| self.info.version.clone()),
+                ),
+                TaskRegistry::register,
+            )
     }
 
     /// Whether any task tool is registered (the Tasks extension is advertised only then).

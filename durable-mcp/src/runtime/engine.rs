@@ -172,6 +172,7 @@ impl Engine {
             poll_interval: options.poll_interval,
             principal: request.principal,
             list_scope: request.list_scope,
+            code_version: self.registry.code_version().map(str::to_owned),
         };
         let record = control::new_task_record(new.clone(), self.host.clock.now());
         let stored = self.host.store.create(&record).map_err(store_error)?;

@@ -127,6 +127,7 @@ impl TaskDefinition {
 #[derive(Clone, Debug, Default)]
 pub struct TaskRegistry {
     tasks: HashMap<String, TaskDefinition>,
+    code_version: Option<String>,
 }
 
 impl TaskRegistry {
@@ -150,6 +151,19 @@ impl TaskRegistry {
         );
         self.tasks.insert(name, definition);
         self
+    }
+
+    /// Records `version` as the code version of every task created from now on (shown by
+    /// `tasks/get`); [`McpServer`](crate::McpServer) sets it from its own.
+    #[must_use]
+    pub fn with_code_version(mut self, version: impl Into<String>) -> Self {
+        self.code_version = Some(version.into());
+        self
+    }
+
+    /// The code version tasks are created under, if one is set.
+    pub fn code_version(&self) -> Option<&str> {
+        self.code_version.as_deref()
     }
 
     /// The task named `name`.

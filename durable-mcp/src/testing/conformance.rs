@@ -114,6 +114,7 @@ pub(super) fn task(id: &str, created_at: u64) -> TaskRecord {
         cut_next_sleep: false,
         principal: None,
         list_scope: None,
+        code_version: Some("1.4.2".to_owned()),
         version: 0,
     }
 }
@@ -251,6 +252,12 @@ fn writes_match_reference(store: &dyn Store) {
             StepKind::Check,
             StepStatus::Completed,
             7,
+        ))],
+        vec![Write::PutStep(step(
+            "$now",
+            StepKind::Value,
+            StepStatus::Completed,
+            8,
         ))],
         vec![Write::PublishStatus {
             message: "fetching".into(),
@@ -616,11 +623,13 @@ fn listing_scope_is_fixed(store: &dyn Store) {
     store.create(&created).expect("create");
     let mut moved = created.clone();
     moved.list_scope = Some("principal:eve".into());
+    moved.code_version = Some("9.9.9".into());
     moved.status_message = Some("written".into());
     apply(store, "t1", Guard::default(), &[Write::PutTask(moved)]);
     let task = load(store, "t1", LoadScope::Control).expect("task").task;
     assert_eq!(task.status_message.as_deref(), Some("written"));
     assert_eq!(task.list_scope.as_deref(), Some("principal:ada"));
+    assert_eq!(task.code_version.as_deref(), Some("1.4.2"), "fixed at creation");
     assert_eq!(list(store, "principal:ada", None, 10), ["t1"]);
     assert_eq!(list(store, "principal:eve", None, 10), Vec::<String>::new());
     let mut again = created;

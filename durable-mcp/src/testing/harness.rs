@@ -285,6 +285,16 @@ impl Harness {
         }
     }
 
+    /// Deploys new code: as [`crash_and_restart`](Self::crash_and_restart), but the fresh
+    /// engine runs `registry`, in which a task may have a changed body under the same name.
+    /// Tasks in flight go on under the new code from their next activation, as they do after
+    /// a deploy to Workers or a restart of the native host on a new binary: the way to test a
+    /// [patch gate](crate::TaskContext::patched).
+    pub fn deploy(&mut self, registry: TaskRegistry) {
+        self.registry = registry;
+        self.crash_and_restart();
+    }
+
     fn poll_running(&mut self) -> bool {
         let mut progressed = false;
         let mut index = 0;

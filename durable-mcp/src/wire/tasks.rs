@@ -17,6 +17,9 @@ use crate::core::{TaskSnapshot, TaskStatus, time::duration_millis};
 /// The `_meta` key of the status meta object a task body last published.
 pub const META_STATUS: &str = "io.durable-mcp-server/status";
 
+/// The `_meta` key, in `tasks/get`, of the code version the task was created under.
+pub const META_CODE_VERSION: &str = "io.durable-mcp-server/codeVersion";
+
 /// A [`TaskStatus`] written as the wire spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskStatusWire(pub TaskStatus);
@@ -139,8 +142,13 @@ impl DetailedTask {
             )),
             _ => None,
         };
+        let mut task = TaskFields::of(snapshot);
+        if let Some(version) = &snapshot.code_version {
+            let meta = task.meta.get_or_insert_default();
+            meta.insert(META_CODE_VERSION.to_owned(), Value::from(version.as_str()));
+        }
         DetailedTask {
-            task: TaskFields::of(snapshot),
+            task,
             input_requests,
             result,
             error,
@@ -189,6 +197,7 @@ mod tests {
             result: None,
             error: None,
             input_requests: Vec::new(),
+            code_version: None,
         }
     }
 
@@ -199,6 +208,28 @@ mod tests {
         assert_eq!(detailed["_meta"], json!({ META_STATUS: meta }));
         let created = json!(CreateTaskResult::of(&snapshot(Some(meta.clone()))));
         assert_eq!(created["_meta"], json!({ META_STATUS: meta }));
+    }
+
+    #[test]
+    fn tasks_get_shows_the_code_version_beside_the_status_meta() {
+        let meta = json!({ "phase": "warmup" });
+        let versioned = TaskSnapshot {
+            code_version: Some("2026.12.1".into()),
+            ..snapshot(Some(meta.clone()))
+        };
+        let detailed = json!(DetailedTask::of(&versioned));
+        assert_eq!(
+            detailed["_meta"],
+            json!({ META_STATUS: meta, META_CODE_VERSION: "2026.12.1" })
+        );
+        let created = json!(CreateTaskResult::of(&versioned));
+        assert_eq!(created["_meta"], json!({ META_STATUS: meta }));
+        let bare = TaskSnapshot {
+            code_version: Some("v2".into()),
+            ..snapshot(None)
+        };
+        let detailed = json!(DetailedTask::of(&bare));
+        assert_eq!(detailed["_meta"], json!({ META_CODE_VERSION: "v2" }));
     }
 
     #[test]

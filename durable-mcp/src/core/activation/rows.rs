@@ -21,6 +21,14 @@ pub(super) fn check(key: &str, answer: Option<String>, seq: u64, now: Timestamp)
     }
 }
 
+/// The row of a value the context recorded under its own `key` (JSON text).
+pub(super) fn value(key: &str, value: String, seq: u64, now: Timestamp) -> StepRow {
+    StepRow {
+        result: Some(value),
+        ..finished(key, StepKind::Value, seq, now)
+    }
+}
+
 /// The row of attempt `number` of a `do` step, completed now without a result yet. A row
 /// recorded by an earlier attempt keeps its sequence number and creation time.
 pub(super) fn attempt(

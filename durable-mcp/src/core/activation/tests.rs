@@ -581,3 +581,132 @@ fn a_status_meta_past_its_limit_fails_the_task_even_when_replayed() {
     );
     assert!(matches!(failure(&m), EngineError::InvalidStatusMeta { .. }));
 }
+
+// ---- values the context records ----
+
+/// An activation replaying what `first` recorded (its journal as it changed it).
+fn replay_of(first: &Activation) -> Activation {
+    Activation::new(first.journal().clone(), SETTINGS)
+}
+
+fn own_rows(m: &Activation) -> Vec<(String, String)> {
+    let mut rows: Vec<_> = m
+        .journal()
+        .steps
+        .values()
+        .filter(|row| row.kind == StepKind::Value)
+        .map(|row| (row.key.clone(), row.result.clone().unwrap_or_default()))
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn clock_readings_are_recorded_in_call_order_and_replayed() {
+    let mut first = activation();
+    assert_eq!(first.now(Timestamp(100)), Timestamp(100));
+    assert_eq!(first.now(Timestamp(200)), Timestamp(200));
+    let writes = first.take_writes();
+    assert_eq!(writes.len(), 2, "queued for the next write, not flushed alone");
+    assert_eq!(
+        own_rows(&first),
+        [("$now".into(), "100".into()), ("$now#2".into(), "200".into())]
+    );
+    let mut replay = replay_of(&first);
+    assert_eq!(replay.now(Timestamp(900)), Timestamp(100));
+    assert_eq!(replay.now(Timestamp(900)), Timestamp(200));
+    assert_eq!(replay.now(Timestamp(900)), Timestamp(900), "new ground reads the clock");
+    assert_eq!(replay.take_writes().len(), 1);
+}
+
+#[test]
+fn random_draws_follow_the_seed_the_first_draw_records() {
+    let mut first = activation();
+    let drawn: Vec<u64> = (0..3).map(|_| first.random(|| Ok(42), NOW)).collect();
+    assert_eq!(own_rows(&first).len(), 1, "one seed for every draw");
+    assert_eq!(own_rows(&first)[0].0, "$random");
+    let mut replay = replay_of(&first);
+    let seed_unused = || -> Result<u128, String> { panic!("the recorded seed is used") };
+    let again: Vec<u64> = (0..4).map(|_| replay.random(seed_unused, NOW)).collect();
+    assert_eq!(again[..3], drawn[..]);
+    assert!(replay.take_writes().is_empty());
+    let other: Vec<u64> = (0..3).map(|_| activation().random(|| Ok(43), NOW)).collect();
+    assert_ne!(other, drawn);
+}
+
+#[test]
+fn a_failed_random_source_fails_the_task() {
+    let mut m = activation();
+    m.random(|| Err("no entropy".into()), NOW);
+    let end = m.end().expect("ended");
+    assert!(
+        matches!(&end.suspension, Suspension::Fail(EngineError::Store(message)) if message.contains("no entropy")),
+        "{end:?}"
+    );
+}
+
+#[test]
+fn a_patch_gate_is_new_for_a_task_that_reaches_it_and_old_for_one_already_past() {
+    // A task created on the new code: nothing recorded lies ahead.
+    let mut new = activation();
+    assert!(new.patched("tax", NOW));
+    assert_eq!(own_rows(&new), [("$patch:tax".into(), "true".into())]);
+
+    // A task that ran `a` and then `b` on the old code, which had no gate between them.
+    let old_rows = vec![
+        row("a", StepKind::Do, StepStatus::Completed),
+        row("b", StepKind::Do, StepStatus::Completed),
+    ];
+    let mut old = replaying(old_rows.clone(), vec![]);
+    assert!(matches!(old.step("a", None, None, NOW), Ok(StepNext::Replay(_))));
+    assert!(!old.patched("tax", NOW), "`b` lies ahead: the task passed the gate");
+    // Its answer is recorded: a later replay agrees even once `b` is reached first.
+    let mut later = replay_of(&old);
+    assert!(matches!(later.step("a", None, None, NOW), Ok(StepNext::Replay(_))));
+    assert!(matches!(later.step("b", None, None, NOW), Ok(StepNext::Replay(_))));
+    assert!(!later.patched("tax", NOW));
+
+    // A task that stopped before the gate on the old code takes the new side.
+    let mut paused = replaying(old_rows[..1].to_vec(), vec![]);
+    assert!(matches!(paused.step("a", None, None, NOW), Ok(StepNext::Replay(_))));
+    assert!(paused.patched("tax", NOW));
+}
+
+#[test]
+fn the_context_own_records_do_not_count_as_ground_ahead() {
+    let mut m = replaying(vec![row("$now", StepKind::Value, StepStatus::Completed)], vec![]);
+    assert!(m.patched("first", NOW), "an unread clock reading is not a step ahead");
+}
+
+#[test]
+fn a_retired_patch_fails_a_task_that_took_its_old_side() {
+    let mut new = activation();
+    assert_eq!(new.retire_patch("tax", NOW), Ok(()));
+    let mut old = replaying(vec![row("b", StepKind::Do, StepStatus::Completed)], vec![]);
+    assert_eq!(old.retire_patch("tax", NOW), Err(Stop));
+    let end = old.end().expect("ended");
+    assert_eq!(
+        end.suspension,
+        Suspension::Fail(EngineError::RetiredPatch { id: "tax".into() })
+    );
+}
+
+#[test]
+fn the_body_cannot_name_a_step_like_the_context_own_records() {
+    let mut m = activation();
+    assert_eq!(m.claim("$now"), Err(Stop));
+    assert!(matches!(
+        m.end().map(|end| end.suspension),
+        Some(Suspension::Fail(EngineError::InvalidName { .. }))
+    ));
+}
+
+#[test]
+fn a_stopping_body_records_no_value() {
+    let mut m = activation();
+    m.suspend(Suspension::Cancelled);
+    assert_eq!(m.now(Timestamp(7)), Timestamp(7));
+    assert!(m.patched("p", NOW));
+    m.random(|| Ok(1), NOW);
+    assert!(m.take_writes().is_empty());
+}

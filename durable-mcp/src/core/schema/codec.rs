@@ -45,6 +45,7 @@ pub fn task_params(task: &TaskRecord) -> Vec<SqlValue> {
         task.principal.clone().into(),
         int(task.version),
         task.list_scope.clone().into(),
+        task.code_version.clone().into(),
     ]
 }
 
@@ -78,6 +79,7 @@ pub fn task_from_row(row: &(impl SqlRow + ?Sized)) -> Result<TaskRecord, RowErro
         principal: r.opt_text(20)?,
         version: r.uint(21)?,
         list_scope: r.opt_text(22)?,
+        code_version: r.opt_text(23)?,
     })
 }
 
@@ -157,9 +159,10 @@ pub fn input_from_row(row: &(impl SqlRow + ?Sized)) -> Result<InputRow, RowError
 pub fn write_statement(task_id: &str, write: &Write) -> (&'static str, Vec<SqlValue>) {
     match write {
         Write::PutTask(task) => {
-            // PUT_TASK leaves `version` to the guard and `list_scope` as created: the last two.
+            // PUT_TASK leaves `version` to the guard, and `list_scope` and `code_version` as
+            // created: the last three.
             let mut params = task_params(task);
-            params.truncate(params.len() - 2);
+            params.truncate(params.len() - 3);
             (PUT_TASK, params)
         }
         Write::PutStep(step) => (PUT_STEP, step_params(task_id, step)),

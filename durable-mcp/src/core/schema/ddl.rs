@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS task (
     cut_next_sleep INTEGER NOT NULL,
     principal TEXT,
     version INTEGER NOT NULL,
-    list_scope TEXT
+    list_scope TEXT,
+    code_version TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
     task_id TEXT NOT NULL,
@@ -89,10 +90,16 @@ pub struct AddedColumn {
 }
 
 /// Every column added to `task` since the first version, oldest first.
-pub const ADDED_COLUMNS: [AddedColumn; 1] = [AddedColumn {
-    name: "list_scope",
-    add: "ALTER TABLE task ADD COLUMN list_scope TEXT",
-}];
+pub const ADDED_COLUMNS: [AddedColumn; 2] = [
+    AddedColumn {
+        name: "list_scope",
+        add: "ALTER TABLE task ADD COLUMN list_scope TEXT",
+    },
+    AddedColumn {
+        name: "code_version",
+        add: "ALTER TABLE task ADD COLUMN code_version TEXT",
+    },
+];
 
 /// The statements that bring a store's tables to the current schema, given the `task`
 /// table's `CREATE TABLE` text as [`SELECT_TASK_TABLE`] found it (`None`: no tables yet).
@@ -136,15 +143,18 @@ mod tests {
         assert_eq!(upgrade(None), [CREATE_SCHEMA, CREATE_INDEXES]);
         assert_eq!(
             upgrade(Some(FIRST_TASK_TABLE)),
-            [ADDED_COLUMNS[0].add, CREATE_INDEXES]
+            [ADDED_COLUMNS[0].add, ADDED_COLUMNS[1].add, CREATE_INDEXES]
         );
-        let current = format!(
-            "{}, list_scope TEXT)",
-            FIRST_TASK_TABLE.trim_end_matches(')')
+        let first = FIRST_TASK_TABLE.trim_end_matches(')');
+        let second = format!("{first}, list_scope TEXT)");
+        assert_eq!(
+            upgrade(Some(&second)),
+            [ADDED_COLUMNS[1].add, CREATE_INDEXES]
         );
+        let current = format!("{first}, list_scope TEXT, code_version TEXT)");
         assert_eq!(upgrade(Some(&current)), Vec::<&str>::new());
         // A name that only contains the column's is not the column.
         let lookalike = FIRST_TASK_TABLE.replace("principal", "old_list_scope_x");
-        assert_eq!(upgrade(Some(&lookalike)).len(), 2);
+        assert_eq!(upgrade(Some(&lookalike)).len(), 3);
     }
 }

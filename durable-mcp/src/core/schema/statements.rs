@@ -10,7 +10,7 @@
 const TASK_COLUMNS: &str = "task_id, tool_name, input, status, status_message, status_meta, \
     status_published, created_at, last_updated_at, finished_at, ttl_ms, poll_interval_ms, result, \
     error_code, error_message, cancel_requested, run_attempt, generation, next_run_at, \
-    cut_next_sleep, principal, version, list_scope";
+    cut_next_sleep, principal, version, list_scope, code_version";
 
 macro_rules! select_tasks {
     ($filter:literal) => {
@@ -18,7 +18,8 @@ macro_rules! select_tasks {
             "SELECT task_id, tool_name, input, status, status_message, status_meta, \
              status_published, created_at, last_updated_at, finished_at, ttl_ms, \
              poll_interval_ms, result, error_code, error_message, cancel_requested, run_attempt, \
-             generation, next_run_at, cut_next_sleep, principal, version, list_scope FROM task ",
+             generation, next_run_at, cut_next_sleep, principal, version, list_scope, code_version \
+             FROM task ",
             $filter
         )
     };
@@ -43,12 +44,13 @@ pub const SELECT_LISTED_AFTER: &str = select_tasks!(
 pub const INSERT_TASK: &str = "INSERT OR IGNORE INTO task (task_id, tool_name, input, status, \
     status_message, status_meta, status_published, created_at, last_updated_at, finished_at, \
     ttl_ms, poll_interval_ms, result, error_code, error_message, cancel_requested, run_attempt, \
-    generation, next_run_at, cut_next_sleep, principal, version, list_scope) \
+    generation, next_run_at, cut_next_sleep, principal, version, list_scope, code_version) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
-    ?20, ?21, ?22, ?23)";
+    ?20, ?21, ?22, ?23, ?24)";
 
-/// Replaces every column of a task row but its id, version and listing scope. Parameters:
-/// [`task_params`](super::task_params) without the last two (`version`, `list_scope`).
+/// Replaces every column of a task row but its id, its version and what creation fixed (its
+/// listing scope and code version). Parameters: [`task_params`](super::task_params) without the
+/// last three (`version`, `list_scope`, `code_version`).
 pub const PUT_TASK: &str = "UPDATE task SET tool_name = ?2, input = ?3, status = ?4, \
     status_message = ?5, status_meta = ?6, status_published = ?7, created_at = ?8, \
     last_updated_at = ?9, finished_at = ?10, ttl_ms = ?11, poll_interval_ms = ?12, result = ?13, \
