@@ -22,4 +22,9 @@ mod docs {
 
     #[doc = include_str!("../../docs/testing.md")]
     struct Testing;
+
+    /// Only the worked example of "Changing a task's code" runs: the Worker blocks are
+    /// `ignore`d here and built by `deploying_recipe.rs` and the workerd tests.
+    #[doc = include_str!("../../docs/deploying.md")]
+    struct Deploying;
 }

@@ -1,7 +1,7 @@
 //! The one generic task body: interprets a [`Program`](crate::program::Program) against the real
 //! `TaskContext`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -15,8 +15,8 @@ use futures_util::future::try_join_all;
 use serde_json::{Value, json};
 
 use crate::program::{
-    BODY_ERROR, Behaviour, End, Keys, Op, RETRY_LIMIT, StepOp, inner_value, nested_value,
-    step_token, step_value,
+    BODY_ERROR, Behaviour, DRAW, Draw, End, Keys, Op, RETRY_LIMIT, StepOp, inner_value,
+    nested_value, occurrence_key, step_token, step_value,
 };
 use crate::shared::Shared;
 
@@ -68,6 +68,8 @@ async fn body(cx: &TaskContext, shared: Rc<Shared>) -> Result<Value, TaskError> 
         shared,
         task,
         keys: RefCell::default(),
+        clock_readings: Cell::new(0),
+        seed_recorded: Cell::new(None),
     };
     let tokens = run.ops(&program.ops).await;
     match program.end {
@@ -82,6 +84,11 @@ struct Run<'a> {
     shared: Rc<Shared>,
     task: String,
     keys: RefCell<Keys>,
+    /// How many `cx.now()` calls this run made: the context keys them `$now`, `$now#2`, ...
+    clock_readings: Cell<u32>,
+    /// Whether the task's random seed was durable when this run first drew: then every draw
+    /// of the run replays, else the run drew from a seed of its own.
+    seed_recorded: Cell<Option<bool>>,
 }
 
 type StepFuture = LocalBoxFuture<'static, Result<Value, StepError>>;
@@ -198,6 +205,7 @@ impl<'a> Run<'a> {
                 }
                 vec![token]
             }
+            Op::Draw(draw) => vec![self.draw(*draw)],
             Op::Status { message, meta } => {
                 match meta {
                     Some(meta) => {
@@ -210,6 +218,51 @@ impl<'a> Run<'a> {
                 Vec::new()
             }
         }
+    }
+
+    /// Draws a value, and checks it against what earlier runs saw: a value whose record was
+    /// durable before the draw is what every run saw; one drawn afresh is what later runs see
+    /// once its record is durable. A patch gate is always new here: the code never changes.
+    fn draw(&self, draw: Draw) -> String {
+        let key = self.claim(DRAW);
+        let replay = match draw {
+            Draw::Now => {
+                self.clock_readings.set(self.clock_readings.get() + 1);
+                let record = occurrence_key("$now", self.clock_readings.get());
+                self.shared.recorded(&self.task, &record)
+            }
+            Draw::Random | Draw::Uuid => {
+                let recorded = self
+                    .seed_recorded
+                    .get()
+                    .unwrap_or_else(|| self.shared.recorded(&self.task, "$random"));
+                self.seed_recorded.set(Some(recorded));
+                recorded
+            }
+            Draw::Patched(id) => self.shared.recorded(&self.task, &format!("$patch:{id}")),
+        };
+        let token = match draw {
+            Draw::Now => format!("now:{}", self.cx.now().as_millis()),
+            Draw::Random => format!("random:{}", self.cx.random_u64()),
+            Draw::Uuid => format!("uuid:{}", self.cx.uuid()),
+            Draw::Patched(id) => {
+                let patched = self.cx.patched(id);
+                if !patched {
+                    self.shared.violate(
+                        "patch-gate",
+                        &self.task,
+                        format!("patched({id:?}) was false, and the code never changed"),
+                    );
+                }
+                format!("patched:{id}:{patched}")
+            }
+        };
+        if replay {
+            self.shared.observe(&self.task, &key, &token);
+        } else {
+            self.shared.observe_first_read(&self.task, &key, &token);
+        }
+        token
     }
 
     fn slept(&self, key: &str, slept: Result<(), TaskError>) -> String {

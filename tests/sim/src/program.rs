@@ -153,6 +153,9 @@ pub enum Op {
         /// The offer it reads.
         key: &'static str,
     },
+    /// A value the context records: `cx.now()`, `cx.random_u64()`, `cx.uuid()` or
+    /// `cx.patched(id)`. Generated only where the body runs one branch at a time.
+    Draw(Draw),
     /// `cx.status(message)` or, with `meta`, `cx.status_with_meta(message, {"i": meta})`.
     Status {
         /// The message.
@@ -161,6 +164,25 @@ pub enum Op {
         meta: Option<u64>,
     },
 }
+
+/// What an [`Op::Draw`] draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Draw {
+    /// `cx.now()`.
+    Now,
+    /// `cx.random_u64()`.
+    Random,
+    /// `cx.uuid()`.
+    Uuid,
+    /// `cx.patched(id)`: always `true` here, where the code never changes under a task.
+    Patched(&'static str),
+}
+
+/// The sim's own key of every draw, claimed in call order like a journal key.
+pub const DRAW: &str = "draw";
+
+/// The ids of the patch gates a body may pass.
+const PATCH_IDS: [&str; 2] = ["p1", "p2"];
 
 /// A generated task body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,6 +238,8 @@ pub struct Grammar {
     pub far_future: bool,
     /// Generate offers and checks.
     pub offers: bool,
+    /// Generate draws of time, randomness and patch gates.
+    pub draws: bool,
 }
 
 impl Grammar {
@@ -226,10 +250,11 @@ impl Grammar {
         joins: true,
         far_future: true,
         offers: true,
+        draws: true,
     };
 
     /// The grammar without the constructs named in `names` (comma-separated: `explicit`,
-    /// `nested`, `joins`, `far`, `offers`); `None` for an unknown name.
+    /// `nested`, `joins`, `far`, `offers`, `draws`); `None` for an unknown name.
     pub fn without(names: &str) -> Option<Grammar> {
         let mut grammar = Grammar::FULL;
         for name in names.split(',').filter(|n| !n.is_empty()) {
@@ -239,6 +264,7 @@ impl Grammar {
                 "joins" => grammar.joins = false,
                 "far" => grammar.far_future = false,
                 "offers" => grammar.offers = false,
+                "draws" => grammar.draws = false,
                 _ => return None,
             }
         }
@@ -254,6 +280,7 @@ impl Program {
         let count = rng.range(2, 8);
         let ops = (0..count)
             .map(|_| match generate_op(rng, grammar, epoch_ms, &mut joins) {
+                op if grammar.draws && rng.chance(15) => Op::Draw(draw(rng, op)),
                 // A check reads an offer made before it (else the task fails by design).
                 Op::Check { key, .. } if !offered.contains(&key) => {
                     offered.push(key);
@@ -272,6 +299,16 @@ impl Program {
             _ => End::Return,
         };
         Program { ops, end }
+    }
+}
+
+/// A draw in place of `replaced` (which is dropped, keeping the generator's other choices).
+fn draw(rng: &mut Rng, _replaced: Op) -> Draw {
+    match rng.below(4) {
+        0 => Draw::Now,
+        1 => Draw::Random,
+        2 => Draw::Uuid,
+        _ => Draw::Patched(rng.pick(&PATCH_IDS)),
     }
 }
 
@@ -561,6 +598,14 @@ impl Model<'_> {
                 self.tokens.push(self.seen(&key)?);
             }
             Op::Offer { .. } => {}
+            Op::Draw(Draw::Patched(id)) => {
+                self.keys.claim(DRAW);
+                self.tokens.push(format!("patched:{id}:true"));
+            }
+            Op::Draw(_) => {
+                let key = self.keys.claim(DRAW);
+                self.tokens.push(self.seen(&key)?);
+            }
             Op::Status { message, meta } => {
                 self.status_message = Some(message.clone());
                 if let Some(meta) = meta {
