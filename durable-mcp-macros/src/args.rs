@@ -58,6 +58,8 @@ pub struct TaskArgs {
     pub retries: Option<Retries>,
     /// The default per-attempt timeout of the task's steps.
     pub timeout: Option<SpannedValue<String>>,
+    /// How long the compensations may take after a cancel.
+    pub cleanup_timeout: Option<SpannedValue<String>>,
     /// Clients without the Tasks extension get -32021.
     pub required: Word,
     /// Clients without the Tasks extension may call it; it then runs inline (the default).

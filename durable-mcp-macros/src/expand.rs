@@ -20,6 +20,7 @@ const TASK_OPTIONS: &[&str] = &[
     "poll_interval",
     "retries",
     "timeout",
+    "cleanup_timeout",
     "required",
     "optional",
     "annotations",
@@ -249,6 +250,7 @@ fn task_tokens(task: &Task) -> TokenStream {
     let poll_interval = option(task.poll_interval.map(duration));
     let retry = option(task.retry.as_ref().map(|r| retry(krate, r)));
     let timeout = option(task.timeout.map(duration));
+    let cleanup_timeout = option(task.cleanup_timeout.map(duration));
     let required = task.required;
     let annotations = task
         .annotations
@@ -267,6 +269,7 @@ fn task_tokens(task: &Task) -> TokenStream {
                     poll_interval: #poll_interval,
                     retry: #retry,
                     timeout: #timeout,
+                    cleanup_timeout: #cleanup_timeout,
                     required: #required,
                     annotations: &[#(#annotations),*],
                 },

@@ -58,6 +58,7 @@ pub struct Task {
     pub poll_interval: Option<Millis>,
     pub retry: Option<Retry>,
     pub timeout: Option<Millis>,
+    pub cleanup_timeout: Option<Millis>,
     pub required: bool,
     pub annotations: Vec<(&'static str, bool)>,
     /// Whether the fn takes the context first.
@@ -303,6 +304,10 @@ impl Task {
             .timeout
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
+        let cleanup_timeout = args
+            .cleanup_timeout
+            .as_ref()
+            .and_then(|timeout| positive(&mut errors, "cleanup_timeout", timeout));
         let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
         let tool_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
@@ -315,6 +320,7 @@ impl Task {
             poll_interval,
             retry,
             timeout,
+            cleanup_timeout,
             required: args.required.is_present(),
             annotations: annotations(args.annotations.as_ref()),
             takes_context,

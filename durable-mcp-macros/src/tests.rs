@@ -50,6 +50,7 @@ fn task_with_every_option() {
             poll_interval = "2s",
             retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "1m", jitter = false),
             timeout = "30s",
+            cleanup_timeout = "2m",
             optional,
             annotations(read_only = false, destructive = false, idempotent = true, open_world = true),
             crate = ::my_framework::durable_mcp,

@@ -112,6 +112,7 @@ pub mod testing;
 /// | `poll_interval` | duration | `"5s"` | the poll interval suggested to clients |
 /// | `retries(..)` | see below | see below | the retry policy of the task's steps, unless a step sets its own |
 /// | `timeout` | duration | `"5m"` | how long **one attempt of a step** may take, unless the step sets its own; it does not limit the task |
+/// | `cleanup_timeout` | duration | `"5m"` | how long the compensations registered with [`TaskContext::on_cancel`] may take, retries included, once a cancel stopped the body |
 /// | `optional` | flag | set | a client that did not declare the Tasks extension may call the tool: the task runs and the call waits for its result, asking its input as input rounds of the call ([`TaskTool::optional`]) |
 /// | `required` | flag | not set | such a client gets error -32021 instead ([`TaskTool::required`]) |
 /// | `annotations(..)` | `read_only`, `destructive`, `idempotent`, `open_world` = bool (a bare name is `true`) | none | the tool's `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` |

@@ -36,6 +36,8 @@ pub struct TaskSpec {
     pub retry: Option<RetryPolicy>,
     /// The default per-attempt timeout of the task's steps.
     pub timeout: Option<Duration>,
+    /// How long the compensations may take after a cancel.
+    pub cleanup_timeout: Option<Duration>,
     /// Whether clients without the Tasks extension are refused (else it runs inline for them).
     pub required: bool,
     /// Tool annotations (`readOnlyHint`, ...) and their values.
@@ -113,6 +115,9 @@ fn apply_options(mut definition: TaskDefinition, spec: &TaskSpec) -> TaskDefinit
     }
     if let Some(retry) = spec.retry {
         definition = definition.retry(retry);
+    }
+    if let Some(timeout) = spec.cleanup_timeout {
+        definition = definition.cleanup_timeout(timeout);
     }
     if let Some(timeout) = spec.timeout {
         definition = definition.step_timeout(timeout);

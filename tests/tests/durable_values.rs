@@ -57,7 +57,10 @@ fn values_replay_across_restarts_at_every_suspension(setup: Setup) {
     assert_eq!(env.status(&id), TaskStatus::InputRequired);
     env.crash_and_restart();
     env.advance("1h");
-    env.update(&id, json!({ "approve": { "action": "accept", "content": {} } }));
+    env.update(
+        &id,
+        json!({ "approve": { "action": "accept", "content": {} } }),
+    );
     env.crash_and_restart();
     env.run_until_idle();
     let result = env.result(&id).expect("completed");
@@ -144,7 +147,8 @@ fn new_body() -> TaskDefinition {
             if receipt {
                 cx.step("receipt", || async { Ok(()) }).await?;
             }
-            cx.step("charge", move || async move { Ok(100 + tax) }).await?;
+            cx.step("charge", move || async move { Ok(100 + tax) })
+                .await?;
             Ok(reply(format!("charged {} receipt {receipt}", 100 + tax)))
         })
     })
@@ -165,7 +169,9 @@ fn retired_body() -> TaskDefinition {
 }
 
 fn deploy(version: &str, body: TaskDefinition) -> TaskRegistry {
-    TaskRegistry::new().with_code_version(version).register(body)
+    TaskRegistry::new()
+        .with_code_version(version)
+        .register(body)
 }
 
 /// A body replaced between two activations: the task in flight finishes on the old path where

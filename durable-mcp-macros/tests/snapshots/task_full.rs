@@ -46,6 +46,9 @@ pub(crate) fn send_report() -> ::my_framework::durable_mcp::TaskTool {
             timeout: ::core::option::Option::Some(
                 ::core::time::Duration::from_millis(30000u64),
             ),
+            cleanup_timeout: ::core::option::Option::Some(
+                ::core::time::Duration::from_millis(120000u64),
+            ),
             required: false,
             annotations: &[
                 ("readOnlyHint", false),

@@ -23,6 +23,7 @@ fn double_all() -> ::durable_mcp::TaskTool {
             poll_interval: ::core::option::Option::None,
             retry: ::core::option::Option::None,
             timeout: ::core::option::Option::None,
+            cleanup_timeout: ::core::option::Option::None,
             required: false,
             annotations: &[],
         },

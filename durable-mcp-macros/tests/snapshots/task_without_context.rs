@@ -20,6 +20,7 @@ pub fn place_order() -> ::durable_mcp::TaskTool {
             poll_interval: ::core::option::Option::None,
             retry: ::core::option::Option::None,
             timeout: ::core::option::Option::None,
+            cleanup_timeout: ::core::option::Option::None,
             required: true,
             annotations: &[],
         },

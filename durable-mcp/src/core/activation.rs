@@ -42,7 +42,10 @@ pub use attempts::{Attempt, AttemptId};
 use attempts::{Attempts, Issued};
 
 use super::error::EngineError;
-use super::journal::{Applied, Guard, InputRow, StepKind, StepRow, StepStatus, TaskState, Write};
+use super::journal::{
+    Applied, CLEANUP_DEADLINE, CLEANUP_PREFIX, Guard, InputRow, StepKind, StepRow, StepStatus,
+    TaskState, Write, is_own_key,
+};
 use super::limits::Limits;
 use super::retry::{RetryPolicy, jitter_fraction};
 use super::step_failure::{StepFailure, StepFailureKind};
@@ -203,6 +206,9 @@ pub struct Activation {
     reached: HashSet<String>,
     /// How many random draws this run made, in call order.
     draws: u64,
+    /// After a cancel, when the compensations this run registered must be over: set while
+    /// they run (see [`begin_cleanup`](Self::begin_cleanup)).
+    cleanup_until: Option<Timestamp>,
 }
 
 impl Activation {
@@ -222,6 +228,7 @@ impl Activation {
             outbox: Vec::new(),
             reached: HashSet::new(),
             draws: 0,
+            cleanup_until: None,
         }
     }
 
@@ -300,6 +307,10 @@ impl Activation {
             },
         };
         self.break_ground()?;
+        if self.cleanup_until.is_some_and(|deadline| now >= deadline) {
+            // The cleanup's time is up: the task is cancelled with the rest unrun.
+            return Err(self.suspend(Suspension::Cancelled));
+        }
         if self.settings.hand_off_at.is_some_and(|at| now >= at) {
             // Recorded steps stay; the next activation replays them and starts this one.
             return Err(self.suspend(Suspension::HandOff));
@@ -668,7 +679,7 @@ impl Activation {
         let inputs = self.journal.inputs.keys();
         steps
             .chain(inputs)
-            .filter(|key| !draws::is_own_key(key))
+            .filter(|key| !is_own_key(key))
             .any(|key| !self.reached.contains(key))
     }
 
@@ -698,6 +709,65 @@ impl Activation {
         Ok(occurrence_key(name, *count))
     }
 
+    // ---- cleanup after a cancel ----
+
+    /// Registers the compensation `name` and returns its key (`$cleanup:<name>`, then `#2`,
+    /// ... in call order), recording the registration unless an earlier run did: the row tells
+    /// a cancel that there is cleanup to run. Registering breaks no ground, so it is recorded
+    /// even with a cancellation waiting: what it compensates for happened before it. Once the
+    /// task's cleanup has begun, the set is closed: a registration no earlier run recorded
+    /// (the replay got past where the cancel stopped it, say an answer came meanwhile) is
+    /// `None`, and does not run.
+    pub fn register_cleanup(&mut self, name: &str, now: Timestamp) -> Decision<Option<String>> {
+        self.refuse_nested(name)?;
+        self.check_name(name)?;
+        let key = self.claim_own(&format!("{CLEANUP_PREFIX}{name}"))?;
+        if self.recorded_step(&key, StepKind::Do)?.is_none() {
+            if self.journal.cleanup_deadline().is_some() {
+                return Ok(None);
+            }
+            let row = rows::registered(&key, self.next_seq, now);
+            // Refused only when the body is stopping: if for a cancel, the compensation runs
+            // from the context's list all the same (and its step row records it).
+            let _ = self.write_all(vec![Write::PutStep(row)]);
+        }
+        Ok(Some(key))
+    }
+
+    /// Stops a body that returned after an earlier activation had begun the task's cleanup
+    /// (an answer arrived meanwhile and let the replay past where the cancel stopped it): a
+    /// cancel once observed ends the task `cancelled`, so the cleanup goes on instead. `false`
+    /// if no cleanup had begun.
+    pub fn stop_for_begun_cleanup(&mut self) -> bool {
+        if self.journal.cleanup_deadline().is_none() {
+            return false;
+        }
+        self.suspend(Suspension::Cancelled);
+        true
+    }
+
+    /// Turns an activation stopped by a cancellation to its cleanup: the compensations the
+    /// run registered go next, as steps under their keys, and may wait for retries, until the
+    /// cleanup's deadline (recorded when a cleanup first begins, `timeout` from then). `false`
+    /// if the body was not stopped by a cancellation or the deadline has passed: nothing runs.
+    pub fn begin_cleanup(&mut self, timeout: Duration, now: Timestamp) -> bool {
+        if self.suspension != Some(Suspension::Cancelled) {
+            return false;
+        }
+        let recorded = self.journal.cleanup_deadline();
+        let deadline = recorded.unwrap_or_else(|| now.saturating_add(timeout));
+        if deadline <= now {
+            return false;
+        }
+        self.suspension = None;
+        self.cleanup_until = Some(deadline);
+        if recorded.is_none() {
+            let row = rows::cleanup_deadline(CLEANUP_DEADLINE, deadline, self.next_seq, now);
+            self.push(Write::PutStep(row));
+        }
+        true
+    }
+
     // ---- the store and the end ----
 
     /// Fails the task with `error`.
@@ -709,6 +779,14 @@ impl Activation {
     /// reasons the weightiest stands (a failure over a wait, a lost lease over everything);
     /// of equal ones, the first.
     pub fn suspend(&mut self, why: Suspension) -> Stop {
+        // With a cancellation waiting, nothing is waited for any more: the body stops for
+        // the cancel (and its cleanup runs) instead.
+        let why = match why {
+            Suspension::Wait if self.cancel_requested && self.cleanup_until.is_none() => {
+                Suspension::Cancelled
+            }
+            other => other,
+        };
         if self
             .suspension
             .as_ref()
@@ -799,7 +877,8 @@ impl Activation {
     /// New ground is where a waiting cancellation is observed; recorded ground replays whatever
     /// the flag says.
     fn observe_cancel(&mut self) -> Decision<()> {
-        if self.cancel_requested {
+        // The cleanup runs after the cancel was observed, on ground of its own.
+        if self.cancel_requested && self.cleanup_until.is_none() {
             return Err(self.suspend(Suspension::Cancelled));
         }
         Ok(())
@@ -915,7 +994,7 @@ fn validate_name(name: &str) -> Result<(), EngineError> {
     if name.contains('#') {
         return Err(invalid("it contains '#'"));
     }
-    if draws::is_own_key(name) {
+    if is_own_key(name) {
         return Err(invalid("it starts with '$'"));
     }
     Ok(())

@@ -292,14 +292,16 @@ pub fn plan_update(
 
 /// The writes that request cancellation of a live task (none for a terminal one). With
 /// `settle`, no activation of the task runs, so nothing is left to observe the request: the
-/// task is cancelled in the same write.
+/// task is cancelled in the same write, unless the body registered compensations, which an
+/// activation must run first.
 pub fn plan_cancel(state: &TaskState, now: Timestamp, settle: bool) -> Vec<Write> {
     let mut task = state.task.clone();
+    let settle = settle && !super::schedule::cleanup_left(state, now);
     if task.status.is_terminal() || (task.cancel_requested && !settle) {
         return Vec::new();
     }
     if settle {
-        return vec![finish(state, now, |_| TaskStatus::Cancelled)];
+        return vec![super::tick::settle_cancel(state, now)];
     }
     task.cancel_requested = true;
     task.last_updated_at = now;

@@ -45,9 +45,14 @@ impl StepKind {
 
     /// The kind named `name` among the `steps` table's kinds.
     pub fn parse_step(name: &str) -> Option<Self> {
-        [StepKind::Do, StepKind::Sleep, StepKind::Check, StepKind::Value]
-            .into_iter()
-            .find(|kind| kind.as_str() == name)
+        [
+            StepKind::Do,
+            StepKind::Sleep,
+            StepKind::Check,
+            StepKind::Value,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
     }
 }
 
@@ -178,6 +183,20 @@ impl InputRow {
     }
 }
 
+/// Whether `key` is one of the context's own records (clock readings, the random seed, patch
+/// gates, compensations): those start with `$`, which the body's names cannot.
+pub fn is_own_key(key: &str) -> bool {
+    key.starts_with('$')
+}
+
+/// The prefix of a compensation's key: `$cleanup:<name>` (then `#2`, ... for a name registered
+/// again). Its `do` row is pending from registration until the compensation has run.
+pub const CLEANUP_PREFIX: &str = "$cleanup:";
+
+/// The key of the row that holds a cancelled task's cleanup deadline (its `wake_at`), written
+/// when the cleanup begins and pending until the task is settled.
+pub const CLEANUP_DEADLINE: &str = "$cancelled";
+
 /// A task with (part of) its journal, as loaded in one read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskState {
@@ -208,6 +227,10 @@ impl LoadScope {
 
 /// One change to a task's rows. A store applies a list of them atomically.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a few writes per batch, moved once into the store; boxing the task row buys nothing"
+)]
 pub enum Write {
     /// Replace the task row: every column but `task_id`, `version` (the guard's), and
     /// `list_scope` and `code_version` (fixed at creation).
@@ -368,6 +391,24 @@ impl TaskState {
                 .collect(),
             inputs: self.inputs.clone(),
         }
+    }
+
+    /// The compensations registered and not run yet (or still retrying): pending `do` rows
+    /// under [`CLEANUP_PREFIX`]. Pending rows are in every load scope.
+    pub fn pending_cleanup(&self) -> impl Iterator<Item = &StepRow> {
+        self.steps.values().filter(|row| {
+            row.key.starts_with(CLEANUP_PREFIX)
+                && row.kind == StepKind::Do
+                && row.status == StepStatus::Pending
+        })
+    }
+
+    /// When a cancelled task's cleanup must be over, once it has begun.
+    pub fn cleanup_deadline(&self) -> Option<Timestamp> {
+        self.steps
+            .get(CLEANUP_DEADLINE)
+            .filter(|row| row.kind == StepKind::Value)
+            .and_then(|row| row.wake_at)
     }
 
     /// The kind a journal key was recorded as, in either table.

@@ -46,6 +46,33 @@ pub fn next_execution(state: &TaskState) -> Option<Timestamp> {
     task.next_run_at.into_iter().chain(pending).min()
 }
 
+/// Whether a task has cleanup left to run before it may be settled `cancelled`: a
+/// compensation registered and not finished, and the cleanup's deadline (once it began) not
+/// passed at `now`.
+pub fn cleanup_left(state: &TaskState, now: Timestamp) -> bool {
+    state.pending_cleanup().next().is_some()
+        && state
+            .cleanup_deadline()
+            .is_none_or(|deadline| deadline > now)
+}
+
+/// Whether a cancellation waits for compensations: the body runs (to run them) at the times
+/// [`cleanup_execution`] gives, whatever the task's status.
+fn cleaning_up(state: &TaskState) -> bool {
+    state.task.cancel_requested && state.pending_cleanup().next().is_some()
+}
+
+/// The earliest time the body of a task whose cancellation waits for its compensations should
+/// run: an explicit run request, or the retry of the compensation that runs next. They run the
+/// last registered first, one at a time, so that is the pending one registered last (the
+/// highest `seq`). The body's own retries and sleeps no longer count: the cancel stops it
+/// before them.
+pub fn cleanup_execution(state: &TaskState) -> Option<Timestamp> {
+    let next = state.pending_cleanup().max_by_key(|row| row.seq);
+    let retry = next.and_then(|row| row.next_attempt_at);
+    state.task.next_run_at.into_iter().chain(retry).min()
+}
+
 /// The earliest deadline of an unanswered elicitation.
 pub fn next_input_deadline(state: &TaskState) -> Option<Timestamp> {
     state
@@ -61,6 +88,18 @@ pub fn next_wake(state: &TaskState) -> Option<Timestamp> {
     let task = &state.task;
     if task.status.is_terminal() {
         return purge_at(state);
+    }
+    if cleaning_up(state) {
+        // Only the compensations, their deadline and the task's own are due now: the cancel
+        // stops the body before its sleeps, retries and input deadlines.
+        return [
+            cleanup_execution(state),
+            state.cleanup_deadline(),
+            task.deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
     }
     let execution = match task.status {
         TaskStatus::Working => next_execution(state),

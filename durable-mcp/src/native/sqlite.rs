@@ -390,10 +390,8 @@ mod tests {
         let path = dir.path().join("tasks.sqlite3");
         {
             let old = Connection::open(&path).unwrap();
-            let old_schema = schema::CREATE_SCHEMA.replace(
-                ",\n    list_scope TEXT,\n    code_version TEXT",
-                "",
-            );
+            let old_schema =
+                schema::CREATE_SCHEMA.replace(",\n    list_scope TEXT,\n    code_version TEXT", "");
             assert_ne!(old_schema, schema::CREATE_SCHEMA);
             old.execute_batch(&old_schema).unwrap();
             old.execute(
@@ -425,7 +423,10 @@ mod tests {
         store
             .create(&control::new_task_record(new, Timestamp(9)))
             .unwrap();
-        let created = store.load("new", LoadScope::Control).unwrap().expect("stored");
+        let created = store
+            .load("new", LoadScope::Control)
+            .unwrap()
+            .expect("stored");
         assert_eq!(created.task.code_version.as_deref(), Some("2.0.0"));
         let listed = |store: &super::SqliteStore| -> Vec<String> {
             let after = ListPosition {

@@ -92,7 +92,12 @@ pub struct TaskContext {
     machine: RefCell<Activation>,
     host: Host,
     pacer: Pacer,
+    /// The compensations this run registered, in call order, under their keys.
+    compensations: RefCell<Vec<(Decision<String>, Compensation)>>,
 }
+
+/// A compensation's closure, its value serialised.
+type Compensation = Box<dyn FnOnce() -> LocalBoxFuture<'static, Result<Value, StepError>>>;
 
 impl std::fmt::Debug for TaskContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -126,6 +131,7 @@ impl TaskContext {
             machine: RefCell::new(Activation::new(parts.journal, settings)),
             host: parts.host,
             pacer,
+            compensations: RefCell::default(),
         }
     }
 
@@ -473,6 +479,91 @@ impl TaskContext {
                 "the task took the old side of the retired patch {id:?}"
             ))),
         }
+    }
+
+    // ---- cleanup after a cancel ----
+
+    /// Registers a compensation: if the task is cancelled from here on, `compensation` runs
+    /// after the body stops, as a journaled step under `$cleanup:<name>`, before the task
+    /// shows `cancelled`.
+    ///
+    /// Register one right after the step whose effect it undoes:
+    ///
+    /// ```ignore
+    /// let booking = book_room(&cx, &trip).await?;
+    /// let id = booking.id.clone();
+    /// cx.on_cancel("release-room", move || async move { release_room(&id).await });
+    /// ```
+    ///
+    /// When a `tasks/cancel` stops the body (at its next step, sleep or input, or at once if
+    /// it is waiting), the compensations it registered run one after another, the last
+    /// registered first. Each is a step like any other: recorded once done, never run again,
+    /// retried with backoff under the task's retry policy (a panic is a failed attempt), and
+    /// carried across restarts: the next activation replays the body up to the point where the
+    /// cancel stopped it, which registers the same compensations, and runs those not done yet.
+    /// One that fails for good is recorded as failed and the others still run. The task
+    /// becomes `cancelled` when all have run, or when the task's
+    /// [cleanup timeout](crate::TaskOptions::cleanup_timeout) (5 minutes unless set) is over,
+    /// whichever comes first; its status message then says how many were left unrun.
+    ///
+    /// The closure is `'static`: it runs after the body's future is gone, so move what it
+    /// needs into it. Like a step's, it reaches the outside world, not this context. A task
+    /// that completes or fails runs none of its compensations.
+    pub fn on_cancel<T, F, Fut>(&self, name: &str, compensation: F)
+    where
+        T: Serialize + 'static,
+        F: FnOnce() -> Fut + 'static,
+        Fut: Future<Output = Result<T, StepError>> + 'static,
+    {
+        let now = self.now_on_host();
+        let key = match self.with(|m| m.register_cleanup(name, now)) {
+            Ok(Some(key)) => Ok(key),
+            // Registered after the cleanup began: it has nothing to undo.
+            Ok(None) => return,
+            Err(Stop) => Err(Stop),
+        };
+        let what = format!("the result of compensation {name:?}");
+        let compensation: Compensation = Box::new(move || {
+            Box::pin(async move {
+                let value = compensation().await?;
+                serde_json::to_value(value).map_err(|error| {
+                    StepError::non_retryable(format!("{what} cannot be stored as JSON: {error}"))
+                })
+            })
+        });
+        self.compensations.borrow_mut().push((key, compensation));
+    }
+
+    /// Stops a body that returned after the task's cleanup had begun (see
+    /// [`Activation::stop_for_begun_cleanup`]); `false` if none had.
+    pub(crate) fn stop_for_begun_cleanup(&self) -> bool {
+        self.with(Activation::stop_for_begun_cleanup)
+    }
+
+    /// Whether this run registered compensations.
+    pub(crate) fn has_compensations(&self) -> bool {
+        !self.compensations.borrow().is_empty()
+    }
+
+    /// Runs the compensations this run registered, the last first, once a cancellation
+    /// stopped the body (whose future is gone). Returns once all have run; parks when one
+    /// waits for a retry, the deadline passes, or the store fails (the machine says why).
+    pub(crate) async fn clean_up(&self, timeout: Duration) {
+        let registered = std::mem::take(&mut *self.compensations.borrow_mut());
+        let now = self.now_on_host();
+        if !self.with(|m| m.begin_cleanup(timeout, now)) {
+            return;
+        }
+        for (key, compensation) in registered.into_iter().rev() {
+            // One that failed for good is recorded as failed; the others still run.
+            let _ = self.run_step(key, None, None, compensation).await;
+        }
+    }
+
+    /// Sends the writes the machine queued and no later write carried (records of values and
+    /// registrations made after the body's last write), before an activation that waits ends.
+    pub(crate) async fn flush_leftovers(&self) {
+        let _ = self.flush().await;
     }
 
     // ---- the shell ----

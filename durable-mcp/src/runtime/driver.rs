@@ -1,13 +1,13 @@
 //! One activation: run a claimed task's body against its journal until it returns or stops.
 
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::rc::Rc;
 use std::task::Poll;
 
 use futures_util::FutureExt;
 use serde_json::Value;
-
-use std::rc::Rc;
 
 use super::context::{ContextParts, TaskContext};
 use super::current::while_current;
@@ -46,10 +46,40 @@ pub(crate) async fn run_body(
         limits,
         hand_off_at,
     }));
-    let mut body = AssertUnwindSafe((definition.handler())(&cx, input)).catch_unwind();
+    let body = AssertUnwindSafe((definition.handler())(&cx, input)).catch_unwind();
+    let mut outcome = run_until_stopped(&cx, body).await;
+    if !matches!(outcome, BodyOutcome::Stopped(_)) && cx.stop_for_begun_cleanup() {
+        outcome = BodyOutcome::Stopped(End {
+            suspension: Suspension::Cancelled,
+            rerun: false,
+        });
+    }
+    match &outcome {
+        BodyOutcome::Stopped(end) => match end.suspension {
+            Suspension::Cancelled if cx.has_compensations() => {
+                clean_up(&cx, options.cleanup_timeout).await
+            }
+            Suspension::Wait | Suspension::HandOff => {
+                // What the run recorded after its last write must outlive the activation.
+                cx.flush_leftovers().await;
+                BodyOutcome::Stopped(cx.end().unwrap_or_else(|| end.clone()))
+            }
+            _ => outcome,
+        },
+        _ => outcome,
+    }
+}
+
+/// Polls the body until it returns or stops; the body's future is dropped when this returns,
+/// so nothing of it runs after.
+async fn run_until_stopped(
+    cx: &Rc<TaskContext>,
+    body: impl Future<Output = std::thread::Result<Result<Value, TaskError>>>,
+) -> BodyOutcome {
+    let mut body = pin!(body);
     poll_fn(|waker| {
         // `#[step]` fns called by the body find their task here.
-        let polled = while_current(&cx, || body.poll_unpin(waker));
+        let polled = while_current(cx, || body.as_mut().poll(waker));
         // The activation ends once the body stopped and the attempts still running in other
         // branches are recorded. A stop wins even over a body that went on (say, through a
         // `select!` that dropped the stopped branch): nothing the body did after it counts.
@@ -62,6 +92,26 @@ pub(crate) async fn run_body(
                 let message = format!("the task body panicked: {}", panic_message(&*panic));
                 Poll::Ready(BodyOutcome::Errored(message))
             }
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
+
+/// Runs the compensations of a body a cancellation stopped: the task is cancelled once they
+/// all ran, or the activation stops where one waits (a retry) or the machine stops it.
+async fn clean_up(cx: &TaskContext, timeout: std::time::Duration) -> BodyOutcome {
+    let mut cleanup = pin!(cx.clean_up(timeout));
+    poll_fn(|waker| {
+        let polled = cleanup.as_mut().poll(waker);
+        if let Some(end) = cx.end() {
+            return Poll::Ready(BodyOutcome::Stopped(end));
+        }
+        match polled {
+            Poll::Ready(()) => Poll::Ready(BodyOutcome::Stopped(End {
+                suspension: Suspension::Cancelled,
+                rerun: false,
+            })),
             Poll::Pending => Poll::Pending,
         }
     })

@@ -27,6 +27,11 @@ pub struct TaskOptions {
     pub retry: RetryPolicy,
     /// How long one step attempt may take, unless the step sets its own. Default 5 minutes.
     pub step_timeout: Duration,
+    /// How long the compensations registered with
+    /// [`TaskContext::on_cancel`](crate::TaskContext::on_cancel) may take, retries included,
+    /// once a cancellation stopped the body; the task is cancelled when they are done or when
+    /// this is over. Default 5 minutes.
+    pub cleanup_timeout: Duration,
 }
 
 impl Default for TaskOptions {
@@ -36,6 +41,7 @@ impl Default for TaskOptions {
             poll_interval: Duration::from_secs(5),
             retry: RetryPolicy::default(),
             step_timeout: Duration::from_secs(300),
+            cleanup_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -105,6 +111,14 @@ impl TaskDefinition {
     #[must_use]
     pub fn step_timeout(mut self, timeout: Duration) -> Self {
         self.options.step_timeout = timeout;
+        self
+    }
+
+    /// Sets how long the compensations may take after a cancel (see
+    /// [`TaskOptions::cleanup_timeout`]).
+    #[must_use]
+    pub fn cleanup_timeout(mut self, timeout: Duration) -> Self {
+        self.options.cleanup_timeout = timeout;
         self
     }
 

@@ -629,7 +629,11 @@ fn listing_scope_is_fixed(store: &dyn Store) {
     let task = load(store, "t1", LoadScope::Control).expect("task").task;
     assert_eq!(task.status_message.as_deref(), Some("written"));
     assert_eq!(task.list_scope.as_deref(), Some("principal:ada"));
-    assert_eq!(task.code_version.as_deref(), Some("1.4.2"), "fixed at creation");
+    assert_eq!(
+        task.code_version.as_deref(),
+        Some("1.4.2"),
+        "fixed at creation"
+    );
     assert_eq!(list(store, "principal:ada", None, 10), ["t1"]);
     assert_eq!(list(store, "principal:eve", None, 10), Vec::<String>::new());
     let mut again = created;

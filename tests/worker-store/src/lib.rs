@@ -60,8 +60,9 @@ impl DurableObject for StoreCheck {
 }
 
 impl StoreCheck {
-    /// Writes the tables as the version before listing did (no `list_scope`) with one task,
-    /// then opens the store: the task reads back unlisted, and a new task is listed.
+    /// Writes the tables as the version before listing did (no `list_scope`, no
+    /// `code_version`) with one task, then opens the store: the task reads back unlisted and
+    /// without a code version, and a new task is listed with its own.
     fn upgrade(&self) {
         let storage = self.state.storage();
         let sql = storage.sql();
@@ -69,7 +70,10 @@ impl StoreCheck {
             sql.exec(&format!("DROP TABLE IF EXISTS {table}"), None)
                 .expect("drop a table");
         }
-        let old_schema = schema::CREATE_SCHEMA.replace(",\n    list_scope TEXT", "");
+        let old_schema = schema::CREATE_SCHEMA.replace(
+            ",\n    list_scope TEXT,\n    code_version TEXT",
+            "",
+        );
         assert_ne!(
             old_schema,
             schema::CREATE_SCHEMA,
@@ -90,6 +94,7 @@ impl StoreCheck {
             .expect("load")
             .expect("kept");
         assert_eq!(old.task.list_scope, None);
+        assert_eq!(old.task.code_version, None);
         let new = NewTask {
             task_id: "new".into(),
             tool_name: "tool".into(),
@@ -98,10 +103,14 @@ impl StoreCheck {
             poll_interval: std::time::Duration::from_secs(1),
             principal: None,
             list_scope: Some("principal:ada".into()),
+            code_version: Some("2.0.0".into()),
         };
         store
             .create(&control::new_task_record(new, Timestamp(9)))
             .expect("create");
+        let created = store.load("new", LoadScope::Control).expect("load");
+        let created = created.expect("stored");
+        assert_eq!(created.task.code_version.as_deref(), Some("2.0.0"));
         let listed = store.list_tasks("principal:ada", None, 10).expect("list");
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].task_id, "new");

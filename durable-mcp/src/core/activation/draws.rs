@@ -16,11 +16,6 @@ pub(super) fn patch_key(id: &str) -> String {
     format!("$patch:{id}")
 }
 
-/// Whether `key` is one of the context's own records rather than one of the body's names.
-pub(super) fn is_own_key(key: &str) -> bool {
-    key.starts_with('$')
-}
-
 /// A seed as stored: 32 hex digits.
 pub(super) fn format_seed(seed: u128) -> String {
     format!("\"{seed:032x}\"")

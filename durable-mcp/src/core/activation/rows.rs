@@ -29,6 +29,31 @@ pub(super) fn value(key: &str, value: String, seq: u64, now: Timestamp) -> StepR
     }
 }
 
+/// The row of a compensation just registered: a `do` step pending its first attempt, which
+/// runs only if the task is cancelled.
+pub(super) fn registered(key: &str, seq: u64, now: Timestamp) -> StepRow {
+    StepRow {
+        status: StepStatus::Pending,
+        completed_at: None,
+        ..finished(key, StepKind::Do, seq, now)
+    }
+}
+
+/// The row holding a cleanup's `deadline`, pending until the task is settled.
+pub(super) fn cleanup_deadline(
+    key: &str,
+    deadline: Timestamp,
+    seq: u64,
+    now: Timestamp,
+) -> StepRow {
+    StepRow {
+        status: StepStatus::Pending,
+        wake_at: Some(deadline),
+        completed_at: None,
+        ..finished(key, StepKind::Value, seq, now)
+    }
+}
+
 /// The row of attempt `number` of a `do` step, completed now without a result yet. A row
 /// recorded by an earlier attempt keeps its sequence number and creation time.
 pub(super) fn attempt(

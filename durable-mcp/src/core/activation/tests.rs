@@ -607,15 +607,26 @@ fn clock_readings_are_recorded_in_call_order_and_replayed() {
     assert_eq!(first.now(Timestamp(100)), Timestamp(100));
     assert_eq!(first.now(Timestamp(200)), Timestamp(200));
     let writes = first.take_writes();
-    assert_eq!(writes.len(), 2, "queued for the next write, not flushed alone");
+    assert_eq!(
+        writes.len(),
+        2,
+        "queued for the next write, not flushed alone"
+    );
     assert_eq!(
         own_rows(&first),
-        [("$now".into(), "100".into()), ("$now#2".into(), "200".into())]
+        [
+            ("$now".into(), "100".into()),
+            ("$now#2".into(), "200".into())
+        ]
     );
     let mut replay = replay_of(&first);
     assert_eq!(replay.now(Timestamp(900)), Timestamp(100));
     assert_eq!(replay.now(Timestamp(900)), Timestamp(200));
-    assert_eq!(replay.now(Timestamp(900)), Timestamp(900), "new ground reads the clock");
+    assert_eq!(
+        replay.now(Timestamp(900)),
+        Timestamp(900),
+        "new ground reads the clock"
+    );
     assert_eq!(replay.take_writes().len(), 1);
 }
 
@@ -630,7 +641,9 @@ fn random_draws_follow_the_seed_the_first_draw_records() {
     let again: Vec<u64> = (0..4).map(|_| replay.random(seed_unused, NOW)).collect();
     assert_eq!(again[..3], drawn[..]);
     assert!(replay.take_writes().is_empty());
-    let other: Vec<u64> = (0..3).map(|_| activation().random(|| Ok(43), NOW)).collect();
+    let other: Vec<u64> = (0..3)
+        .map(|_| activation().random(|| Ok(43), NOW))
+        .collect();
     assert_ne!(other, drawn);
 }
 
@@ -658,24 +671,45 @@ fn a_patch_gate_is_new_for_a_task_that_reaches_it_and_old_for_one_already_past()
         row("b", StepKind::Do, StepStatus::Completed),
     ];
     let mut old = replaying(old_rows.clone(), vec![]);
-    assert!(matches!(old.step("a", None, None, NOW), Ok(StepNext::Replay(_))));
-    assert!(!old.patched("tax", NOW), "`b` lies ahead: the task passed the gate");
+    assert!(matches!(
+        old.step("a", None, None, NOW),
+        Ok(StepNext::Replay(_))
+    ));
+    assert!(
+        !old.patched("tax", NOW),
+        "`b` lies ahead: the task passed the gate"
+    );
     // Its answer is recorded: a later replay agrees even once `b` is reached first.
     let mut later = replay_of(&old);
-    assert!(matches!(later.step("a", None, None, NOW), Ok(StepNext::Replay(_))));
-    assert!(matches!(later.step("b", None, None, NOW), Ok(StepNext::Replay(_))));
+    assert!(matches!(
+        later.step("a", None, None, NOW),
+        Ok(StepNext::Replay(_))
+    ));
+    assert!(matches!(
+        later.step("b", None, None, NOW),
+        Ok(StepNext::Replay(_))
+    ));
     assert!(!later.patched("tax", NOW));
 
     // A task that stopped before the gate on the old code takes the new side.
     let mut paused = replaying(old_rows[..1].to_vec(), vec![]);
-    assert!(matches!(paused.step("a", None, None, NOW), Ok(StepNext::Replay(_))));
+    assert!(matches!(
+        paused.step("a", None, None, NOW),
+        Ok(StepNext::Replay(_))
+    ));
     assert!(paused.patched("tax", NOW));
 }
 
 #[test]
 fn the_context_own_records_do_not_count_as_ground_ahead() {
-    let mut m = replaying(vec![row("$now", StepKind::Value, StepStatus::Completed)], vec![]);
-    assert!(m.patched("first", NOW), "an unread clock reading is not a step ahead");
+    let mut m = replaying(
+        vec![row("$now", StepKind::Value, StepStatus::Completed)],
+        vec![],
+    );
+    assert!(
+        m.patched("first", NOW),
+        "an unread clock reading is not a step ahead"
+    );
 }
 
 #[test]

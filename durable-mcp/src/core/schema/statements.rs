@@ -147,7 +147,7 @@ mod tests {
     #[test]
     fn task_statements_list_every_column_once() {
         let columns: Vec<&str> = super::TASK_COLUMNS.split(", ").collect();
-        assert_eq!(columns.len(), 23);
+        assert_eq!(columns.len(), 24);
         for column in &columns {
             assert!(super::SELECT_TASK.contains(column), "{column}");
             assert!(super::INSERT_TASK.contains(column), "{column}");

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::core::control::finish;
 use crate::core::error::EngineError;
 use crate::core::journal::{TaskState, Write};
-use crate::core::schedule::{next_execution, purge_at};
+use crate::core::schedule::{cleanup_execution, cleanup_left, next_execution, purge_at};
 use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
 use crate::core::time::Timestamp;
 
@@ -45,7 +45,14 @@ pub(super) fn decide(state: &TaskState, now: Timestamp, recovering: bool) -> Due
         })]);
     }
     if task.cancel_requested {
-        return Due::Write(vec![finish(state, now, |_| TaskStatus::Cancelled)]);
+        if cleanup_left(state, now) {
+            // The body runs its compensations, each when it is due.
+            return match cleanup_execution(state) {
+                Some(at) if at <= now => Due::Run,
+                _ => Due::Nothing,
+            };
+        }
+        return Due::Write(vec![settle_cancel(state, now)]);
     }
     let timeouts = time_out_inputs(state, now);
     if !timeouts.is_empty() {
@@ -57,6 +64,27 @@ pub(super) fn decide(state: &TaskState, now: Timestamp, recovering: bool) -> Due
     match next_execution(state) {
         Some(at) if at <= now => Due::Run,
         _ => Due::Nothing,
+    }
+}
+
+/// The write that settles a requested cancellation: `cancelled`, saying so in the status
+/// message if compensations were left unrun (the cleanup's deadline passed).
+pub fn settle_cancel(state: &TaskState, now: Timestamp) -> Write {
+    finish(state, now, |task| {
+        note_unrun_cleanup(state, task);
+        TaskStatus::Cancelled
+    })
+}
+
+/// Says in the status message of a task being cancelled how many of its compensations were
+/// never run (none, usually: then nothing is said).
+pub(super) fn note_unrun_cleanup(state: &TaskState, task: &mut TaskRecord) {
+    let unrun = state.pending_cleanup().count();
+    if unrun > 0 {
+        task.status_message = Some(format!(
+            "cancelled with {unrun} compensation(s) not run: the cleanup's deadline passed, or \
+             the body no longer registers them"
+        ));
     }
 }
 

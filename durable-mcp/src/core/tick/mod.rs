@@ -36,7 +36,7 @@ mod settle;
 
 use std::time::Duration;
 
-pub use decide::redeliver_now;
+pub use decide::{redeliver_now, settle_cancel};
 pub use settle::{BodyOutcome, tool_error_result};
 
 use self::decide::{Due, claim, decide};
@@ -314,7 +314,7 @@ impl Tick {
             return Command::Sleep(next_wake(&current));
         }
         let record = settled_record(
-            &current.task,
+            &current,
             lease.anchor,
             &settlement.outcome,
             &self.limits,

@@ -2,10 +2,12 @@
 
 use serde_json::{Value, json};
 
+use super::decide::note_unrun_cleanup;
 use crate::core::activation::{End, Suspension};
 use crate::core::error::EngineError;
-use crate::core::journal::Guard;
+use crate::core::journal::{Guard, TaskState};
 use crate::core::limits::{Limits, to_stored_json};
+use crate::core::schedule::cleanup_left;
 use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
 use crate::core::time::Timestamp;
 
@@ -29,15 +31,25 @@ pub fn tool_error_result(message: &str) -> Value {
 }
 
 /// The task row after an activation whose claim set the redelivery anchor `anchor` ended with
-/// `outcome`, given the row as it is now; `None` if nothing is to be written.
+/// `outcome`, given the task as it is now (its row and pending steps); `None` if nothing is to
+/// be written.
 pub(super) fn settled_record(
-    current: &TaskRecord,
+    current: &TaskState,
     anchor: Option<Timestamp>,
     outcome: &BodyOutcome,
     limits: &Limits,
     now: Timestamp,
 ) -> Option<TaskRecord> {
-    let mut task = current.clone();
+    let mut task = current.task.clone();
+    // A cancellation waits while compensations are left to run. If none of them waits for a
+    // retry, this activation stopped before running them (the cancel came in its last
+    // write): the body runs again at once to run them.
+    let cleanup = task.cancel_requested && cleanup_left(current, now);
+    let cancel_now = task.cancel_requested && !cleanup;
+    let start_cleanup = cleanup
+        && current
+            .pending_cleanup()
+            .all(|row| row.next_attempt_at.is_none());
     match outcome {
         BodyOutcome::Returned(result) => {
             match to_stored_json(limits, || "the task result".to_owned(), result) {
@@ -60,6 +72,8 @@ pub(super) fn settled_record(
         BodyOutcome::Stopped(end) => match &end.suspension {
             Suspension::Fail(error) => fail(&mut task, error, now),
             Suspension::Cancelled => {
+                // The activation ran every compensation it could.
+                note_unrun_cleanup(current, &mut task);
                 task.transition(TaskStatus::Cancelled, now);
             }
             // An attempt recorded a result after the body stopped, or the activation handed
@@ -70,14 +84,17 @@ pub(super) fn settled_record(
                     && task.status == TaskStatus::Working =>
             {
                 task.next_run_at = Some(now);
-                cancel_if_requested(&mut task, now);
+                cancel_if(cancel_now, &mut task, now);
             }
             Suspension::Wait | Suspension::HandOff => {
                 // The claim's redelivery anchor is spent; a wake asked for meanwhile stays.
                 if task.next_run_at == anchor {
                     task.next_run_at = None;
                 }
-                cancel_if_requested(&mut task, now);
+                if start_cleanup {
+                    task.next_run_at = Some(now);
+                }
+                cancel_if(cancel_now, &mut task, now);
             }
             Suspension::Stale | Suspension::StoreUnavailable(_) => return None,
         },
@@ -94,8 +111,8 @@ pub(super) fn settle_guard(current: &TaskRecord, generation: u64) -> Guard {
     }
 }
 
-fn cancel_if_requested(task: &mut TaskRecord, now: Timestamp) {
-    if task.cancel_requested {
+fn cancel_if(cancel: bool, task: &mut TaskRecord, now: Timestamp) {
+    if cancel {
         task.transition(TaskStatus::Cancelled, now);
     }
 }
