@@ -206,6 +206,14 @@ impl<'a> Run<'a> {
                 vec![token]
             }
             Op::Draw(draw) => vec![self.draw(*draw)],
+            Op::OnCancel {
+                name,
+                record,
+                behaviour,
+            } => {
+                self.on_cancel(name, record, *behaviour);
+                Vec::new()
+            }
             Op::Status { message, meta } => {
                 match meta {
                     Some(meta) => {
@@ -218,6 +226,25 @@ impl<'a> Run<'a> {
                 Vec::new()
             }
         }
+    }
+
+    /// Registers a compensation whose closure checks that it runs only after a cancel, and
+    /// that (as any step's) it runs once recorded never again and never twice at a time.
+    fn on_cancel(&self, name: &str, record: &'static str, behaviour: Behaviour) {
+        let key = self.claim(record);
+        let shared = Rc::clone(&self.shared);
+        let task = self.task.clone();
+        self.cx.on_cancel(name, move || async move {
+            let (count, _live) = shared.begin_execution(&task, &key);
+            shared.compensation_starts(&task, &key);
+            match behaviour {
+                Behaviour::FailFirst(n) if count <= n => {
+                    Err(StepError::retryable("planned failure"))
+                }
+                Behaviour::AlwaysFail => Err(StepError::retryable("planned failure")),
+                _ => Ok(count),
+            }
+        });
     }
 
     /// Draws a value, and checks it against what earlier runs saw: a value whose record was

@@ -1,6 +1,6 @@
 //! `sim`: runs the simulator over many seeds and prints its figures.
 //!
-//! `sim --seeds N [--seed S] [--reports R] [--without explicit,nested,joins,far,offers,draws]` runs
+//! `sim --seeds N [--seed S] [--reports R] [--without explicit,nested,joins,far,offers,draws,cleanups]` runs
 //! seeds `S..S+N` (default S = 0), printing at most R failing seeds (default 5), with a grammar
 //! that leaves out the named constructs;
 //! `DURABLE_MCP_SIM_SEED=<seed>` runs that one seed. Exits with 1 on any violation.

@@ -153,6 +153,16 @@ pub enum Op {
         /// The offer it reads.
         key: &'static str,
     },
+    /// `cx.on_cancel(name, ..)`: a compensation that behaves as `behaviour` says (its key is
+    /// `$cleanup:<name>`, numbered by occurrence like a step's).
+    OnCancel {
+        /// Its name.
+        name: &'static str,
+        /// Its key's name, as the sim claims it.
+        record: &'static str,
+        /// How its closure behaves: `Ok`, `FailFirst(1)` or `AlwaysFail`.
+        behaviour: Behaviour,
+    },
     /// A value the context records: `cx.now()`, `cx.random_u64()`, `cx.uuid()` or
     /// `cx.patched(id)`. Generated only where the body runs one branch at a time.
     Draw(Draw),
@@ -180,6 +190,9 @@ pub enum Draw {
 
 /// The sim's own key of every draw, claimed in call order like a journal key.
 pub const DRAW: &str = "draw";
+
+/// The compensations a body may register, with the names their keys are claimed under.
+const CLEANUPS: [(&str, &str); 2] = [("undo_a", "$cleanup:undo_a"), ("undo_b", "$cleanup:undo_b")];
 
 /// The ids of the patch gates a body may pass.
 const PATCH_IDS: [&str; 2] = ["p1", "p2"];
@@ -240,6 +253,8 @@ pub struct Grammar {
     pub offers: bool,
     /// Generate draws of time, randomness and patch gates.
     pub draws: bool,
+    /// Generate compensations.
+    pub cleanups: bool,
 }
 
 impl Grammar {
@@ -251,10 +266,11 @@ impl Grammar {
         far_future: true,
         offers: true,
         draws: true,
+        cleanups: true,
     };
 
     /// The grammar without the constructs named in `names` (comma-separated: `explicit`,
-    /// `nested`, `joins`, `far`, `offers`, `draws`); `None` for an unknown name.
+    /// `nested`, `joins`, `far`, `offers`, `draws`, `cleanups`); `None` for an unknown name.
     pub fn without(names: &str) -> Option<Grammar> {
         let mut grammar = Grammar::FULL;
         for name in names.split(',').filter(|n| !n.is_empty()) {
@@ -265,6 +281,7 @@ impl Grammar {
                 "far" => grammar.far_future = false,
                 "offers" => grammar.offers = false,
                 "draws" => grammar.draws = false,
+                "cleanups" => grammar.cleanups = false,
                 _ => return None,
             }
         }
@@ -281,6 +298,19 @@ impl Program {
         let ops = (0..count)
             .map(|_| match generate_op(rng, grammar, epoch_ms, &mut joins) {
                 op if grammar.draws && rng.chance(15) => Op::Draw(draw(rng, op)),
+                _ if grammar.cleanups && rng.chance(12) => {
+                    let (name, record) = rng.pick(&CLEANUPS);
+                    let behaviour = match rng.below(10) {
+                        0..7 => Behaviour::Ok,
+                        7..9 => Behaviour::FailFirst(1),
+                        _ => Behaviour::AlwaysFail,
+                    };
+                    Op::OnCancel {
+                        name,
+                        record,
+                        behaviour,
+                    }
+                }
                 // A check reads an offer made before it (else the task fails by design).
                 Op::Check { key, .. } if !offered.contains(&key) => {
                     offered.push(key);
@@ -597,7 +627,7 @@ impl Model<'_> {
                 let key = self.keys.claim(name);
                 self.tokens.push(self.seen(&key)?);
             }
-            Op::Offer { .. } => {}
+            Op::Offer { .. } | Op::OnCancel { .. } => {}
             Op::Draw(Draw::Patched(id)) => {
                 self.keys.claim(DRAW);
                 self.tokens.push(format!("patched:{id}:true"));

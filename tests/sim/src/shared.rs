@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::rc::Rc;
 
+use durable_mcp::TaskStatus;
 use durable_mcp::http::Clock;
 use durable_mcp::store::Store;
-use durable_mcp::store::{LoadScope, StepKind, StepStatus};
+use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
 use durable_mcp::testing::VirtualClock;
 
 use crate::program::Program;
@@ -72,6 +73,8 @@ pub struct Shared {
     answers: RefCell<BTreeMap<TaskKey, Vec<String>>>,
     violations: RefCell<Vec<Violation>>,
     closure_runs: Cell<u64>,
+    /// The tasks a compensation ran for.
+    compensated: RefCell<BTreeSet<String>>,
 }
 
 /// The most violations kept per run.
@@ -90,6 +93,7 @@ impl Shared {
             observations: RefCell::default(),
             cancel_observed: RefCell::default(),
             cancelled_at: RefCell::default(),
+            compensated: RefCell::default(),
             answers: RefCell::default(),
             violations: RefCell::default(),
             closure_runs: Cell::new(0),
@@ -218,6 +222,71 @@ impl Shared {
         }
     }
 
+    /// A compensation of `task` starts: only once the task's cancellation was recorded.
+    pub fn compensation_starts(&self, task: &str, key: &str) {
+        self.compensated.borrow_mut().insert(task.to_owned());
+        if !self.cancelled_at.borrow().contains_key(task) {
+            self.violate(
+                "compensation-without-cancel",
+                task,
+                format!("compensation {key:?} ran, but nobody cancelled the task"),
+            );
+        }
+    }
+
+    /// Forgets that compensations of `task` ran: a torn batch lost the rows that recorded
+    /// its cleanup (the store this sim models may lose step rows written before a closure ran,
+    /// so a compensation, like any step, may run and leave no trace).
+    pub fn forget_compensations(&self, task: &str) {
+        self.compensated.borrow_mut().remove(task);
+    }
+
+    /// Checks a task that just finished: a cancelled one ran every compensation it registered,
+    /// unless its cleanup's deadline passed first (and its status message says so); one that
+    /// completed or failed ran none.
+    pub fn check_cleanup(&self, task: &str, state: &TaskState) {
+        let unrun: Vec<&str> = state
+            .pending_cleanup()
+            .map(|row| row.key.as_str())
+            .collect();
+        match state.task.status {
+            TaskStatus::Cancelled if !unrun.is_empty() => {
+                let deadline = state.cleanup_deadline();
+                let finished = state.task.finished_at;
+                let said = state
+                    .task
+                    .status_message
+                    .as_deref()
+                    .is_some_and(|message| message.contains("not run"));
+                if !said || deadline.is_none_or(|d| finished.is_none_or(|f| f < d)) {
+                    self.violate(
+                        "cleanup-unfinished",
+                        task,
+                        format!(
+                            "cancelled at {finished:?} with {unrun:?} not run before the cleanup's \
+                             deadline {deadline:?} (status message {:?})",
+                            state.task.status_message
+                        ),
+                    );
+                }
+            }
+            // Expiry ends a task whatever it does, its cleanup too.
+            TaskStatus::Completed | TaskStatus::Failed
+                if self.compensated.borrow().contains(task) && !expired(state) =>
+            {
+                self.violate(
+                    "compensation-without-cancel",
+                    task,
+                    format!(
+                        "the task ended {} after a compensation ran",
+                        state.task.status
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+
     /// A step closure of `task` starts for `key`: checks that the step is not recorded, that
     /// an earlier attempt was only lost to a disruption, that no other attempt runs, and that
     /// no cancellation was observed. Returns the execution's number (from 1) and a guard that
@@ -255,7 +324,9 @@ impl Shared {
             }
         }
         let cancelled_at = self.cancelled_at.borrow().get(task).copied();
-        if let (Some(at), Some(journal)) = (cancelled_at, &journal)
+        // Compensations run after the cancel, by design; `compensation_starts` checks them.
+        let compensation = key.starts_with("$cleanup:");
+        if let (Some(at), Some(journal), false) = (cancelled_at, &journal, compensation)
             && journal.task.generation > at
         {
             self.violate(
@@ -268,7 +339,7 @@ impl Shared {
                 ),
             );
         }
-        if self.cancel_observed.borrow().contains(task) {
+        if self.cancel_observed.borrow().contains(task) && !compensation {
             self.violate(
                 "cancel-not-observed",
                 task,
@@ -335,4 +406,14 @@ impl Drop for LiveExecution {
             record.live = record.live.saturating_sub(1);
         }
     }
+}
+
+/// Whether the task failed because its time to live ran out.
+fn expired(state: &TaskState) -> bool {
+    let message = state
+        .task
+        .error
+        .as_ref()
+        .map(|error| error.message.as_str());
+    message.is_some_and(|message| message.starts_with("task expired"))
 }
