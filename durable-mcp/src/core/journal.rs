@@ -394,7 +394,7 @@ impl TaskState {
     }
 
     /// The compensations registered and not run yet (or still retrying): pending `do` rows
-    /// under [`CLEANUP_PREFIX`]. Pending rows are in every load scope.
+    /// under keys starting with `$cleanup:`. Pending rows are in every load scope.
     pub fn pending_cleanup(&self) -> impl Iterator<Item = &StepRow> {
         self.steps.values().filter(|row| {
             row.key.starts_with(CLEANUP_PREFIX)
