@@ -1,6 +1,8 @@
 //! What only the Cloudflare host does, under workerd (`wrangler dev`) with the conformance
 //! fixtures' Worker (`examples/conformance`): a long run handed off to fresh alarm invocations,
-//! and Durable Objects that keep no storage for tasks that do not exist or were purged.
+//! Durable Objects that keep no storage for tasks that do not exist or were purged, a deploy of
+//! changed code under a task in flight (patch gates), and compensations after a cancel, run
+//! and retried by the object's alarm.
 //!
 //! It also checks that the root `wrangler.toml` (which deploys `examples/report-task`) passes
 //! `wrangler deploy --dry-run`.
@@ -60,16 +62,21 @@ fn completed(response: &Value) -> bool {
     response["result"]["status"] == "completed"
 }
 
+/// The text of a completed task's result.
+fn result_text(done: &Value) -> String {
+    done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {done}"))
+        .to_owned()
+}
+
 #[test]
 fn a_long_run_hands_off_to_fresh_alarm_invocations_and_finishes() {
     let _one = one_worker_at_a_time();
     let state = tempfile::tempdir().unwrap();
     let (_worker, client) = start(state.path(), &[("DURABLE_MCP_HAND_OFF", "50ms")]);
     let id = create(&client, "many_steps", json!({ "count": 10000 }));
-    let done = wait_until(&client, &id, completed);
-    let text = done["result"]["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text: {done}"));
+    let text = result_text(&wait_until(&client, &id, completed));
     let activations: u32 = text
         .strip_prefix("ran 10000 steps in ")
         .and_then(|rest| rest.strip_suffix(" activations"))
@@ -98,10 +105,7 @@ fn an_activation_cut_off_by_a_crash_runs_again_at_once_not_at_its_lease() {
     worker.kill();
 
     let (_worker, client) = start(state.path(), &[]);
-    let done = wait_until(&client, &id, completed);
-    let text = done["result"]["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap();
+    let text = result_text(&wait_until(&client, &id, completed));
     assert!(text.starts_with("ran 100000 steps"), "{text}");
 }
 
@@ -369,5 +373,121 @@ fn an_inline_run_past_its_deadline_answers_and_the_task_goes_on() {
     assert_eq!(
         done["result"]["result"]["content"][0]["text"],
         "computed later"
+    );
+}
+
+/// A deploy while a task waits: the task created on the first code keeps the path it took
+/// (past the `tax` gate, before the `receipt` gate), a task created on the new code takes every
+/// new path, and `tasks/get` shows the code version each was created under.
+#[test]
+fn a_deploy_with_patch_gates_keeps_a_task_in_flight_on_its_path() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (worker, client) = start(state.path(), &[("FIXTURE_CODE", "v1")]);
+    let old = create(&client, "order", json!({ "seconds": 20 }));
+    // Reserved, and recorded its sleep: past the `tax` gate the new code adds.
+    let waiting = wait_until(&client, &old, |response| {
+        response["result"]["statusMessage"] == "waiting"
+    });
+    assert_eq!(
+        waiting["result"]["_meta"]["io.durable-mcp-server/codeVersion"], "v1",
+        "{waiting}"
+    );
+    // The sleep is written in the same activation, just after the status.
+    std::thread::sleep(Duration::from_millis(500));
+    drop(worker);
+
+    let (_worker, client) = start(state.path(), &[("FIXTURE_CODE", "v2")]);
+    let new = create(&client, "order", json!({ "seconds": 1 }));
+    let done = wait_until(&client, &new, completed);
+    assert_eq!(result_text(&done), "charged 120 receipt true");
+    assert_eq!(
+        done["result"]["_meta"]["io.durable-mcp-server/codeVersion"], "v2",
+        "{done}"
+    );
+    let done = wait_until(&client, &old, completed);
+    assert_eq!(result_text(&done), "charged 100 receipt true", "{done}");
+    assert_eq!(
+        done["result"]["_meta"]["io.durable-mcp-server/codeVersion"], "v1",
+        "{done}"
+    );
+}
+
+/// Creates a `trip` and waits until it has booked and registered its release.
+fn booked_trip(client: &McpClient, broken_release: bool) -> String {
+    let id = create(client, "trip", json!({ "broken_release": broken_release }));
+    wait_until(client, &id, |response| {
+        response["result"]["statusMessage"] == "booked"
+    });
+    id
+}
+
+/// The status and key of every `$cleanup:` row of the task in its object's database.
+fn cleanup_rows(state: &Path, id: &str) -> Vec<(String, String)> {
+    for path in objects_with_task_rows(state) {
+        let connection = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap_or_else(|e| panic!("open {path}: {e}"));
+        let holds: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM task WHERE task_id = ?1",
+                [id],
+                |row| row.get(0),
+            )
+            .unwrap_or_else(|e| panic!("read {path}: {e}"));
+        if holds == 0 {
+            continue;
+        }
+        let mut statement = connection
+            .prepare("SELECT step_key, status FROM steps WHERE step_key LIKE '$cleanup:%'")
+            .unwrap();
+        return statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+    }
+    panic!("no object holds task {id}");
+}
+
+/// A cancel of a task that registered a compensation: the object's alarm runs it as a
+/// journaled step before the task shows `cancelled`; a compensation that keeps failing is
+/// retried until the task's cleanup timeout, and the task says what was left unrun.
+#[test]
+fn compensations_run_in_the_object_before_the_task_is_cancelled() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (_worker, client) = start(state.path(), &[]);
+
+    let id = booked_trip(&client, false);
+    client.result("tasks/cancel", json!({ "taskId": id }));
+    let cancelled = wait_until(&client, &id, |r| r["result"]["status"] == "cancelled");
+    assert_eq!(
+        cancelled["result"]["statusMessage"], "booked",
+        "{cancelled}"
+    );
+    assert_eq!(
+        cleanup_rows(state.path(), &id),
+        [("$cleanup:release".to_owned(), "completed".to_owned())]
+    );
+
+    let id = booked_trip(&client, true);
+    let cancelling = client.result("tasks/cancel", json!({ "taskId": id }));
+    assert_eq!(
+        cancelling["status"], "working",
+        "the cleanup runs first: {cancelling}"
+    );
+    let still = client.result("tasks/get", json!({ "taskId": id }));
+    assert_eq!(still["status"], "working", "{still}");
+    let cancelled = wait_until(&client, &id, |r| r["result"]["status"] == "cancelled");
+    let message = cancelled["result"]["statusMessage"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("1 compensation(s) not run"), "{cancelled}");
+    assert_eq!(
+        cleanup_rows(state.path(), &id),
+        [("$cleanup:release".to_owned(), "pending".to_owned())]
     );
 }

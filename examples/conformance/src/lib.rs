@@ -9,6 +9,7 @@
 //! worker-build the same server runs as a Cloudflare Worker (`src/worker.rs`, `wrangler.toml`).
 
 mod core;
+mod durable;
 mod schema;
 mod suite;
 mod tasks;
@@ -18,11 +19,20 @@ mod worker;
 
 use durable_mcp::McpServer;
 
+pub use durable::Code;
+
 /// The fixture server: every tool, task, resource and prompt the scenarios call, the completion
-/// hook, and the fixtures of durable-mcp's own suites (`suite`).
+/// hook, and the fixtures of durable-mcp's own suites (`suite`, `durable`), with the first
+/// version of the `order` fixture.
 pub fn server() -> McpServer {
+    server_with(Code::First)
+}
+
+/// The fixture server with `order` at `code`: a deploy of changed code, for the workerd suite
+/// (the Worker's objects pick it from the `FIXTURE_CODE` variable).
+pub fn server_with(code: Code) -> McpServer {
     let server = McpServer::new("durable-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture tools and resources for the MCP conformance suite.");
     // The tasks fixtures go first: header-validation scenarios call the first listed tool.
-    suite::add(core::add(tasks::add(server)))
+    durable::add(suite::add(core::add(tasks::add(server))), code)
 }

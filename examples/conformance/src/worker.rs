@@ -3,11 +3,18 @@
 
 use worker::Env;
 
-use crate::server;
+use crate::{Code, server, server_with};
 
 durable_mcp::task_runner!(
-    /// One task per object, bound as `TASK_RUNNER` in `wrangler.toml`.
-    pub struct TaskRunner => |_env: &Env| server()
+    /// One task per object, bound as `TASK_RUNNER` in `wrangler.toml`. The `FIXTURE_CODE`
+    /// variable (`v2`) picks the changed version of `order`, as a deploy would.
+    pub struct TaskRunner => |env: &Env| server_with(fixture_code(env))
 );
+
+/// The version of `order` the objects run.
+fn fixture_code(env: &Env) -> Code {
+    let name = env.var("FIXTURE_CODE").map(|var| var.to_string());
+    Code::named(name.as_deref().unwrap_or("v1"))
+}
 
 durable_mcp::fetch_handler!(server);

@@ -1,0 +1,127 @@
+//! Fixtures of durable-mcp's own workerd suite for what changes between deploys and what runs
+//! after a cancel:
+//!
+//! | tool | kind | behaviour |
+//! | --- | --- | --- |
+//! | `order` | task | reserves, says `waiting`, waits `seconds`, charges; the code given to [`add`] decides the body |
+//! | `trip` | task | books, registers a release, says `booked`, waits an hour; the release fails for good with `broken_release` |
+//!
+//! `order` comes in two versions, as a deploy would change it: [`Code::First`] charges 100;
+//! [`Code::Patched`] adds a tax step behind the patch gate `tax` (before the wait) and a receipt
+//! behind `receipt` (after it), so a task in flight from the first version charges 100 with a
+//! receipt, and a new one 120. The server's code version names the version.
+
+use std::time::Duration;
+
+use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Which version of `order` the server runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    /// Reserve, wait, charge 100.
+    First,
+    /// With the tax and receipt patch gates.
+    Patched,
+}
+
+impl Code {
+    /// The version named `name` (`"v2"` is [`Code::Patched`]; anything else the first).
+    pub fn named(name: &str) -> Code {
+        if name == "v2" {
+            Code::Patched
+        } else {
+            Code::First
+        }
+    }
+
+    /// The code version tasks record.
+    pub fn version(self) -> &'static str {
+        match self {
+            Code::First => "v1",
+            Code::Patched => "v2",
+        }
+    }
+}
+
+/// Adds the fixtures to `server`, with `order` at `code`.
+pub fn add(server: McpServer, code: Code) -> McpServer {
+    let server = server.code_version(code.version()).task(trip);
+    match code {
+        Code::First => server.task(order_v1),
+        Code::Patched => server.task(order_v2),
+    }
+}
+
+/// `order`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Order {
+    /// How long to wait between reserving and charging, in seconds.
+    seconds: u64,
+}
+
+/// Reserves, says `waiting`, waits, then charges 100.
+#[mcp_task(name = "order", ttl = "1h", poll_interval = "200ms")]
+async fn order_v1(cx: &TaskContext, input: Order) -> Result<String, TaskError> {
+    cx.step("reserve", || async { Ok(()) }).await?;
+    cx.status("waiting").await;
+    cx.sleep("settle", Duration::from_secs(input.seconds))
+        .await?;
+    let charged = cx.step("charge", || async { Ok(100) }).await?;
+    Ok(format!("charged {charged}"))
+}
+
+/// Reserves, adds tax (gated), says `waiting`, waits, sends a receipt (gated), then charges.
+#[mcp_task(name = "order", ttl = "1h", poll_interval = "200ms")]
+async fn order_v2(cx: &TaskContext, input: Order) -> Result<String, TaskError> {
+    cx.step("reserve", || async { Ok(()) }).await?;
+    let tax = if cx.patched("tax") {
+        cx.step("tax", || async { Ok(20) }).await?
+    } else {
+        0
+    };
+    cx.status("waiting").await;
+    cx.sleep("settle", Duration::from_secs(input.seconds))
+        .await?;
+    let receipt = cx.patched("receipt");
+    if receipt {
+        cx.step("receipt", || async { Ok(()) }).await?;
+    }
+    let charged = cx
+        .step("charge", move || async move { Ok(100 + tax) })
+        .await?;
+    Ok(format!("charged {charged} receipt {receipt}"))
+}
+
+/// `trip`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Trip {
+    /// Make the release fail on every attempt, so that the cleanup ends at its deadline.
+    #[serde(default)]
+    broken_release: bool,
+}
+
+/// Books, registers the booking's release, says `booked`, then waits an hour. A cancel runs
+/// the release (retried every 300 ms) before the task shows `cancelled`, 2 s at most.
+#[mcp_task(
+    ttl = "1h",
+    poll_interval = "200ms",
+    cleanup_timeout = "2s",
+    retries(limit = 100, delay = "300ms", backoff = "constant", jitter = false)
+)]
+async fn trip(cx: &TaskContext, input: Trip) -> Result<String, TaskError> {
+    let booking = cx
+        .step("book", || async { Ok("room-7".to_owned()) })
+        .await?;
+    let broken = input.broken_release;
+    cx.on_cancel("release", move || async move {
+        if broken {
+            return Err(StepError::retryable("the hotel does not answer"));
+        }
+        Ok(format!("released {booking}"))
+    });
+    cx.status("booked").await;
+    cx.sleep("wait", Duration::from_secs(3600)).await?;
+    Ok("travelled".to_owned())
+}
