@@ -225,7 +225,9 @@ fn task_tokens(task: &Task) -> TokenStream {
     let item = &task.item;
     let (attrs, vis, name) = (&item.attrs, &item.vis, &item.sig.ident);
     let body_name = format_ident!("__durable_mcp_task_body");
-    let body = inner_body(item, &body_name);
+    let mut body = inner_body(item, &body_name);
+    let warnings = crate::replay_lint::warnings(&body.block);
+    body.block.stmts.splice(0..0, warnings);
     let input = &task.input;
     let (context, call) = if task.takes_context {
         (quote!(__cx), quote!(#body_name(__cx, __input)))

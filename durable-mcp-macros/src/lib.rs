@@ -11,6 +11,7 @@ mod expand;
 #[cfg(test)]
 mod fuzz;
 mod model;
+mod replay_lint;
 #[cfg(test)]
 mod tests;
 mod tool;
