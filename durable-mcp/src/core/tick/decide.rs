@@ -184,6 +184,43 @@ mod tests {
     }
 
     #[test]
+    fn a_cancel_with_compensations_runs_them_when_due_and_settles_at_the_deadline() {
+        let mut s = state();
+        s.task.cancel_requested = true;
+        s.task.next_run_at = None;
+        // A compensation waiting for its retry at 500, a sleep of the body due long before.
+        s.steps.insert(
+            "$cleanup:undo".into(),
+            pending("$cleanup:undo", StepKind::Do, at(500)),
+        );
+        s.steps
+            .insert("nap".into(), pending("nap", StepKind::Sleep, at(100)));
+        assert_eq!(
+            decide(&s, at(200), false),
+            Due::Nothing,
+            "the sleep no longer counts"
+        );
+        assert_eq!(decide(&s, at(500), false), Due::Run);
+        let mut deadline = pending("$cancelled", StepKind::Value, at(0));
+        deadline.wake_at = Some(at(800));
+        s.steps.insert("$cancelled".into(), deadline);
+        assert_eq!(
+            decide(&s, at(799), false),
+            Due::Run,
+            "still within the deadline"
+        );
+        let Due::Write(writes) = decide(&s, at(800), false) else {
+            panic!("expected the cancel to settle at the deadline");
+        };
+        let [Write::PutTask(task)] = writes.as_slice() else {
+            panic!("one task write");
+        };
+        assert_eq!(task.status, TaskStatus::Cancelled);
+        let message = task.status_message.as_deref().unwrap_or_default();
+        assert!(message.contains("1 compensation(s) not run"), "{message}");
+    }
+
+    #[test]
     fn elicitation_deadlines_time_out_and_resume() {
         let mut s = state();
         s.task.status = TaskStatus::InputRequired;

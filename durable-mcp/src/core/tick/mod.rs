@@ -13,7 +13,8 @@
 //! | start     | —                          | `Load(Full)` → loading                          |
 //! | loading   | `Loaded(None)`             | `Gone` (the task does not exist)                |
 //! | loading   | `Loaded(task)`, terminal, past its purge time | `Purge` → purging            |
-//! | loading   | `Loaded(task)`, expired, cancel asked, input timed out, or (recovering) a dead claim | `Apply` under the version read → writing |
+//! | loading   | `Loaded(task)`, expired, cancel asked (no compensation left, or its deadline passed), input timed out, or (recovering) a dead claim | `Apply` under the version read → writing |
+//! | loading   | `Loaded(task)`, cancel asked and a compensation due | `Apply(claim)` → claiming (the body runs them) |
 //! | loading   | `Loaded(task)`, a run is due | `Apply(claim)` under the version read → claiming |
 //! | loading   | `Loaded(task)`, nothing due | `Sleep(next wake)`                             |
 //! | writing   | `Applied(Done)`            | decide again on the task as written (as loading) |
