@@ -17,7 +17,9 @@ pub enum EngineError {
         "non-determinism at journal key {key:?}: it was recorded as `{recorded}` but the body now \
          asks for `{requested}`; a key names one kind of operation, so give each step, sleep and \
          input its own name, and call them in the same order on every replay (branch on step \
-         results, never on clocks or randomness read outside a step)"
+         results and on cx.now(), cx.random_u64() or cx.uuid(), never on clocks or randomness \
+         read any other way; to change the steps of tasks in flight, gate the change with \
+         cx.patched)"
     )]
     Nondeterminism {
         /// The journal key.

@@ -63,7 +63,9 @@ impl IntoDelay for &str {
 ///
 /// A body receives `&TaskContext` and must reach the outside world only through its steps:
 /// everything outside a step re-runs on every replay, so it has to be deterministic (branch on
-/// step results, never on clocks or randomness read outside a step).
+/// step results and on what the context records, [`now`](Self::now),
+/// [`random_u64`](Self::random_u64) and [`uuid`](Self::uuid), never on clocks or randomness read
+/// any other way).
 ///
 /// # Concurrency inside a body
 ///
