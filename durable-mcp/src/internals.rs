@@ -3,6 +3,7 @@
 //! decisions and stored rows directly. Nothing here is covered by semver; it changes in any
 //! release. Build on the crate root, [`crate::http`], [`crate::store`] and the hosts instead.
 
+pub use crate::core::child::child_task_id;
 pub use crate::core::{NewTask, control, schedule, schema, step_failure};
 pub use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor, encode_cursor, sse};
 pub use crate::runtime::{DEFAULT_LEASE, current_context, new_task_id, tool_error_result};

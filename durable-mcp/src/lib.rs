@@ -504,8 +504,9 @@ pub use rpc::{
     Preparation, PromptCall, PromptOutcome, Request, TaskTool, ToolCall, ToolOutcome,
 };
 pub use runtime::{
-    ElicitOutcome, IntoDelay, LocalBoxFuture, Step, StepError, StepFailureKind, TaskContext,
-    TaskDefinition, TaskError, TaskHandler, TaskOptions, TaskRegistry,
+    ChildTask, ChildTool, ElicitOutcome, IntoDelay, LocalBoxFuture, Step, StepError,
+    StepFailureKind, TaskContext, TaskDefinition, TaskError, TaskHandler, TaskOptions,
+    TaskRegistry,
 };
 
 #[cfg(doctest)]

@@ -41,6 +41,7 @@ fn a_reopened_sqlite_file_keeps_every_row() {
             principal: None,
             list_scope: None,
             code_version: Some("1.0.0".into()),
+            parent: None,
         };
         let record =
             durable_mcp::__internals::control::new_task_record(new, durable_mcp::Timestamp(5));

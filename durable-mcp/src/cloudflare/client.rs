@@ -18,7 +18,7 @@ use super::entry::Bindings;
 use super::listing;
 use super::object_rpc::CallTarget;
 use super::protocol::{ObjectCall, ObjectReply};
-use crate::core::TaskSnapshot;
+use crate::core::{ChildOutcome, TaskSnapshot};
 use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor};
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
@@ -259,6 +259,7 @@ impl TaskService for ObjectTasks {
                 input: request.input,
                 principal: request.principal,
                 list_scope: request.list_scope,
+                parent: request.parent,
             };
             self.runners
                 .call::<_, ObjectReply>(&task_id, &call)
@@ -331,6 +332,25 @@ impl TaskService for ObjectTasks {
             let after = cursor.map(decode_cursor).transpose()?;
             let page = listing::page(index, &self.runners, scope, after, limit).await?;
             Ok(TaskPage::from(page))
+        })
+    }
+
+    fn child_ended<'a>(
+        &'a self,
+        parent_id: &'a str,
+        key: &'a str,
+        outcome: &'a ChildOutcome,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::ChildEnded {
+                task_id: parent_id.to_owned(),
+                key: key.to_owned(),
+                outcome: outcome.clone(),
+            };
+            self.runners
+                .call::<_, ObjectReply>(parent_id, &call)
+                .await?
+                .into_done()
         })
     }
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response};
 
-use crate::core::{ListPosition, TaskSnapshot};
+use crate::core::{ChildOutcome, ListPosition, ParentLink, TaskSnapshot};
 use crate::rpc::RpcError;
 use crate::wire::ErrorObject;
 
@@ -27,6 +27,9 @@ pub(crate) enum ObjectCall {
         /// The listing the task appears in (absent from a Worker of an earlier version).
         #[serde(default)]
         list_scope: Option<String>,
+        /// The task that starts it as its child (absent from a Worker of an earlier version).
+        #[serde(default)]
+        parent: Option<ParentLink>,
     },
     /// `tasks/get`.
     Get {
@@ -43,6 +46,13 @@ pub(crate) enum ObjectCall {
     Cancel {
         task_id: String,
         caller: Option<String>,
+    },
+    /// A child task of this one, started under `key`, ended with `outcome` (sent by the
+    /// child's object).
+    ChildEnded {
+        task_id: String,
+        key: String,
+        outcome: ChildOutcome,
     },
     /// Run the alarm handler now, as if the alarm had fired (an operator's wake-up).
     Wake { task_id: String },

@@ -11,7 +11,7 @@ use std::time::Duration;
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Request, Response, State};
 
-use super::client::{ObjectClient, bound_namespace};
+use super::client::{ObjectClient, ObjectTasks, bound_namespace};
 use super::entry::Bindings;
 use super::listing;
 use super::object_rpc::{answer_now_or_later, check_rpc_target};
@@ -47,6 +47,13 @@ struct Runner {
     index: Option<ObjectClient>,
     /// Whether this instance has recovered the task from a dead instance's activation.
     recovered: std::cell::Cell<bool>,
+    /// The other tasks' objects (children to start and cancel, a parent to tell), which the
+    /// engine reaches through this; `None` without a runner binding.
+    #[allow(
+        dead_code,
+        reason = "held for the engine, which keeps only a weak reference"
+    )]
+    tasks: Option<Rc<dyn TaskService>>,
 }
 
 impl std::fmt::Debug for TaskRunner {
@@ -104,6 +111,12 @@ impl TaskRunner {
             // A cancelled alarm handler may be left unpolled, never dropped, in a live isolate.
             .expire_activations_with_their_lease();
         check_rpc_target(class);
+        let tasks = ObjectTasks::from_bindings(env, bindings)
+            .ok()
+            .map(|tasks| Rc::new(tasks) as Rc<dyn TaskService>);
+        if let Some(tasks) = &tasks {
+            engine.reach_tasks_through(Rc::downgrade(tasks));
+        }
         let index = bound_namespace(env, bindings.index())
             .ok()
             .map(|index| ObjectClient::new(index, "the task index"));
@@ -116,6 +129,7 @@ impl TaskRunner {
                 settings,
                 index,
                 recovered: std::cell::Cell::new(false),
+                tasks,
             })),
         }
     }
@@ -157,11 +171,13 @@ impl Runner {
                 input,
                 principal,
                 list_scope,
+                parent,
             } => {
                 let mut request = CreateTask::new(tool_name, input);
                 request.task_id = Some(task_id);
                 request.principal = principal;
                 request.list_scope = list_scope;
+                request.parent = parent;
                 TaskService::create(&self.engine, request)
                     .await
                     .map(ObjectReply::Snapshot)
@@ -183,6 +199,13 @@ impl Runner {
                     .await
                     .map(|()| ObjectReply::Done)
             }
+            ObjectCall::ChildEnded {
+                task_id,
+                key,
+                outcome,
+            } => TaskService::child_ended(&self.engine, &task_id, &key, &outcome)
+                .await
+                .map(|()| ObjectReply::Done),
             ObjectCall::Wake { .. } => {
                 // The alarm handler never fails; what it could not do, its backstop retries.
                 let _ = self.alarm().await;

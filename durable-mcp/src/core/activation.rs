@@ -29,6 +29,7 @@
 //! [`end`]: Activation::end
 
 mod attempts;
+mod children;
 pub mod draws;
 mod rows;
 #[cfg(test)]
@@ -40,6 +41,7 @@ use std::time::Duration;
 
 pub use attempts::{Attempt, AttemptId};
 use attempts::{Attempts, Issued};
+pub use children::ChildStart;
 
 use super::error::EngineError;
 use super::journal::{

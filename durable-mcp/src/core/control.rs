@@ -30,6 +30,8 @@ pub struct NewTask {
     pub list_scope: Option<String>,
     /// The code version it is created under.
     pub code_version: Option<String>,
+    /// The task that starts it as its child, if one does.
+    pub parent: Option<super::child::ParentLink>,
 }
 
 /// The row of a freshly created task: working, due to run at once. Its retention and poll
@@ -59,6 +61,7 @@ pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
         principal: new.principal,
         list_scope: new.list_scope,
         code_version: new.code_version,
+        parent: new.parent,
         version: 0,
     }
 }
@@ -76,6 +79,7 @@ pub(crate) fn test_task(created_at: Timestamp, ttl: Option<Duration>) -> TaskRec
         principal: None,
         list_scope: None,
         code_version: None,
+        parent: None,
     };
     let mut task = new_task_record(new, created_at);
     task.next_run_at = None;
@@ -148,6 +152,9 @@ pub struct TaskSnapshot {
     pub input_requests: Vec<(String, Value)>,
     /// The code version the task was created under, if recorded.
     pub code_version: Option<String>,
+    /// The task that started this one as its child, if one did.
+    #[serde(default)]
+    pub parent_task_id: Option<String>,
 }
 
 fn parse_stored(text: &str) -> Value {
@@ -181,6 +188,7 @@ pub fn snapshot(state: &TaskState) -> TaskSnapshot {
             .map(|i| (i.key.clone(), parse_stored(&i.request)))
             .collect(),
         code_version: task.code_version.clone(),
+        parent_task_id: task.parent.as_ref().map(|parent| parent.task_id.clone()),
     }
 }
 

@@ -199,6 +199,12 @@ pub enum EngineError {
         /// The patch's id.
         id: String,
     },
+    /// A body started a child task on a host that cannot reach other tasks.
+    #[error(
+        "this host cannot start child tasks: its engine reaches no other task; serve it with \
+         Router::new, the native host or the Cloudflare host, which route between tasks"
+    )]
+    NoTaskRoute,
     /// The store failed.
     #[error("store error: {0}")]
     Store(String),

@@ -28,6 +28,9 @@ pub enum StepKind {
     /// random draws, or which side of a patch gate it took (`patched`). Stored under keys
     /// starting with `$`, which step names cannot.
     Value,
+    /// A child task the body started (`start_child`): pending while the child runs, then
+    /// completed or failed with the child's outcome.
+    Child,
 }
 
 impl StepKind {
@@ -40,6 +43,7 @@ impl StepKind {
             StepKind::Elicit => "elicit",
             StepKind::Offer => "offer",
             StepKind::Value => "value",
+            StepKind::Child => "child",
         }
     }
 
@@ -50,6 +54,7 @@ impl StepKind {
             StepKind::Sleep,
             StepKind::Check,
             StepKind::Value,
+            StepKind::Child,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == name)
@@ -401,6 +406,20 @@ impl TaskState {
                 && row.kind == StepKind::Do
                 && row.status == StepStatus::Pending
         })
+    }
+
+    /// The child tasks started and not ended (as far as this task knows): pending `child`
+    /// rows. A cancel of the task cancels them before it settles.
+    pub fn pending_children(&self) -> impl Iterator<Item = &StepRow> {
+        self.steps
+            .values()
+            .filter(|row| row.kind == StepKind::Child && row.status == StepStatus::Pending)
+    }
+
+    /// Whether a cancel of the task has work to do before it settles: compensations to run or
+    /// children to cancel.
+    pub fn has_cleanup(&self) -> bool {
+        self.pending_cleanup().next().is_some() || self.pending_children().next().is_some()
     }
 
     /// When a cancelled task's cleanup must be over, once it has begun.

@@ -11,6 +11,7 @@
 //! [`Tick`]: tick::Tick
 
 pub mod activation;
+pub mod child;
 pub mod control;
 pub mod error;
 pub mod input;
@@ -27,6 +28,7 @@ mod test_rows;
 pub mod tick;
 pub mod time;
 
+pub use child::{ChildOutcome, ParentLink};
 pub use control::{NewTask, TaskSnapshot};
 pub use error::EngineError;
 pub use journal::{

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use super::child::undelivered;
 use super::journal::{StepKind, StepStatus, TaskState};
 use super::task::{TaskRecord, TaskStatus};
 use super::time::Timestamp;
@@ -50,7 +51,7 @@ pub fn next_execution(state: &TaskState) -> Option<Timestamp> {
 /// compensation registered and not finished, and the cleanup's deadline (once it began) not
 /// passed at `now`.
 pub fn cleanup_left(state: &TaskState, now: Timestamp) -> bool {
-    state.pending_cleanup().next().is_some()
+    state.has_cleanup()
         && state
             .cleanup_deadline()
             .is_none_or(|deadline| deadline > now)
@@ -59,7 +60,7 @@ pub fn cleanup_left(state: &TaskState, now: Timestamp) -> bool {
 /// Whether a cancellation waits for compensations: the body runs (to run them) at the times
 /// [`cleanup_execution`] gives, whatever the task's status.
 fn cleaning_up(state: &TaskState) -> bool {
-    state.task.cancel_requested && state.pending_cleanup().next().is_some()
+    state.task.cancel_requested && state.has_cleanup()
 }
 
 /// The earliest time the body of a task whose cancellation waits for its compensations should
@@ -87,6 +88,10 @@ pub fn next_input_deadline(state: &TaskState) -> Option<Timestamp> {
 pub fn next_wake(state: &TaskState) -> Option<Timestamp> {
     let task = &state.task;
     if task.status.is_terminal() {
+        if undelivered(task).is_some() {
+            // Its parent waits to hear how it ended: at once.
+            return task.finished_at.or(Some(task.last_updated_at));
+        }
         return purge_at(state);
     }
     if cleaning_up(state) {

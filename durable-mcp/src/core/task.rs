@@ -142,6 +142,9 @@ pub struct TaskRecord {
     /// [`code_version`](crate::McpServer::code_version), by default its version); `None` for a
     /// task created before versions were recorded. Fixed at creation.
     pub code_version: Option<String>,
+    /// The task that started this one as its child, if one did; fixed at creation but for
+    /// its `notified` flag.
+    pub parent: Option<super::child::ParentLink>,
     /// Bumped by every write that changes this row; control-plane writes are guarded by it.
     pub version: u64,
 }

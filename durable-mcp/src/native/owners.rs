@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::activations::Activations;
-use crate::core::TaskSnapshot;
+use crate::core::{ChildOutcome, TaskSnapshot};
 use crate::rpc::{RpcError, TaskPage, TaskService};
 use crate::runtime::{CreateTask, Engine, LocalBoxFuture, new_task_id};
 
@@ -47,6 +47,13 @@ pub(super) enum TaskWrite {
     Update(Value),
     /// `tasks/cancel`.
     Cancel,
+    /// A child task of this one ended.
+    ChildEnded {
+        /// The key the task started the child under.
+        key: String,
+        /// How the child ended.
+        outcome: ChildOutcome,
+    },
 }
 
 /// The inboxes of every worker, by index.
@@ -103,6 +110,9 @@ impl WorkerTasks {
         match write {
             TaskWrite::Update(responses) => self.engine.update(task_id, responses, caller),
             TaskWrite::Cancel => self.engine.cancel(task_id, caller),
+            TaskWrite::ChildEnded { key, outcome } => {
+                self.engine.child_ended(task_id, key, outcome)
+            }
         }
         .map_err(RpcError::from_engine)?;
         self.activations
@@ -227,6 +237,19 @@ impl TaskService for WorkerTasks {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
         TaskService::list(self.engine.as_ref(), scope, cursor, limit)
+    }
+
+    fn child_ended<'a>(
+        &'a self,
+        parent_id: &'a str,
+        key: &'a str,
+        outcome: &'a ChildOutcome,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        let write = TaskWrite::ChildEnded {
+            key: key.to_owned(),
+            outcome: outcome.clone(),
+        };
+        Box::pin(self.write(parent_id, write, None))
     }
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {

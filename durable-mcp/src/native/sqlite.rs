@@ -390,8 +390,10 @@ mod tests {
         let path = dir.path().join("tasks.sqlite3");
         {
             let old = Connection::open(&path).unwrap();
-            let old_schema =
-                schema::CREATE_SCHEMA.replace(",\n    list_scope TEXT,\n    code_version TEXT", "");
+            let old_schema = schema::CREATE_SCHEMA.replace(
+                ",\n    list_scope TEXT,\n    code_version TEXT,\n    parent TEXT",
+                "",
+            );
             assert_ne!(old_schema, schema::CREATE_SCHEMA);
             old.execute_batch(&old_schema).unwrap();
             old.execute(
@@ -419,6 +421,7 @@ mod tests {
             principal: None,
             list_scope: Some("principal:ada".into()),
             code_version: Some("2.0.0".into()),
+            parent: None,
         };
         store
             .create(&control::new_task_record(new, Timestamp(9)))

@@ -68,6 +68,9 @@ impl Worker {
             inboxes: self.inboxes,
             max_waiting: self.max_waiting,
         });
+        // The engine starts and cancels child tasks, and tells parents, at their owners.
+        let route = Rc::downgrade(&tasks);
+        engine.reach_tasks_through(route);
         tokio::task::spawn_local(Rc::clone(&tasks).serve_inbox(self.inbox));
         let wakes = tokio::task::spawn_local(Rc::clone(&activations).run(engine));
         let router = Rc::new(Router::with_tasks(server, tasks));

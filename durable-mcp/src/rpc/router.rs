@@ -47,8 +47,11 @@ impl std::fmt::Debug for Router {
 
 impl Router {
     /// The endpoint serving `server`, with its tasks run by `engine` in this process (built
-    /// from [`McpServer::task_registry`]).
+    /// from [`McpServer::task_registry`]). The engine reaches the tasks it starts as children
+    /// through itself.
     pub fn new(server: McpServer, engine: Rc<Engine>) -> Self {
+        let tasks = Rc::downgrade(&engine);
+        engine.reach_tasks_through(tasks);
         Router::with_tasks(server, engine)
     }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::cursor::{decode_cursor, encode_cursor};
 use super::error::RpcError;
-use crate::core::{ListPage, TaskSnapshot};
+use crate::core::{ChildOutcome, ListPage, TaskSnapshot};
 use crate::runtime::Engine;
 use crate::runtime::{CreateTask, LocalBoxFuture};
 
@@ -71,6 +71,17 @@ pub trait TaskService {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>>;
 
+    /// Records in the parent task `parent_id` that its child task, started under `key`, ended
+    /// with `outcome`, and wakes the parent. Called by the child's host, not by clients: the
+    /// first outcome for a key is kept, and a parent that no longer waits (or is gone) is left
+    /// as it is.
+    fn child_ended<'a>(
+        &'a self,
+        parent_id: &'a str,
+        key: &'a str,
+        outcome: &'a ChildOutcome,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>>;
+
     /// Waits `duration` (between the polls of an optional task run inline).
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()>;
 }
@@ -121,6 +132,16 @@ impl TaskService for Engine {
                 .map_err(RpcError::from_engine)
         });
         Box::pin(std::future::ready(page))
+    }
+
+    fn child_ended<'a>(
+        &'a self,
+        parent_id: &'a str,
+        key: &'a str,
+        outcome: &'a ChildOutcome,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        let recorded = Engine::child_ended(self, parent_id, key, outcome);
+        Box::pin(std::future::ready(recorded.map_err(RpcError::from_engine)))
     }
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {

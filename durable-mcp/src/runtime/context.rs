@@ -12,9 +12,12 @@
 //! Journal keys are claimed when an operation is *called*, not when its future is first
 //! polled, so they follow the order of the calls (see [`TaskContext`] on concurrency).
 
+mod children;
+
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
+use std::rc::Rc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -34,6 +37,9 @@ use crate::core::activation::{
 };
 use crate::core::step_failure::StepFailure;
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
+use crate::rpc::TaskService;
+
+pub use children::{ChildTask, ChildTool};
 
 /// A duration given to [`TaskContext::sleep`] and the other calls that wait: a [`Duration`] or
 /// a string.
@@ -96,6 +102,11 @@ pub struct TaskContext {
     pacer: Pacer,
     /// The compensations this run registered, in call order, under their keys.
     compensations: RefCell<Vec<(Decision<String>, Compensation)>>,
+    /// How the host reaches other tasks (children), if it does.
+    tasks: Option<Rc<dyn TaskService>>,
+    /// The task's principal and listing, which its children share.
+    principal: Option<String>,
+    list_scope: Option<String>,
 }
 
 /// A compensation's closure, its value serialised.
@@ -112,6 +123,7 @@ impl std::fmt::Debug for TaskContext {
 pub(crate) struct ContextParts {
     pub journal: TaskState,
     pub host: Host,
+    pub tasks: Option<Rc<dyn TaskService>>,
     pub retry: RetryPolicy,
     pub step_timeout: Duration,
     pub limits: Limits,
@@ -130,6 +142,9 @@ impl TaskContext {
         };
         TaskContext {
             task_id: parts.journal.task.task_id.clone(),
+            principal: parts.journal.task.principal.clone(),
+            list_scope: parts.journal.task.list_scope.clone(),
+            tasks: parts.tasks,
             machine: RefCell::new(Activation::new(parts.journal, settings)),
             host: parts.host,
             pacer,
@@ -542,20 +557,23 @@ impl TaskContext {
         self.with(Activation::stop_for_begun_cleanup)
     }
 
-    /// Whether this run registered compensations.
-    pub(crate) fn has_compensations(&self) -> bool {
-        !self.compensations.borrow().is_empty()
+    /// Whether a cancellation of this run has anything to clean up: compensations it
+    /// registered, or children to cancel.
+    pub(crate) fn has_cleanup(&self) -> bool {
+        !self.compensations.borrow().is_empty() || self.has_children_to_cancel()
     }
 
-    /// Runs the compensations this run registered, the last first, once a cancellation
-    /// stopped the body (whose future is gone). Returns once all have run; parks when one
-    /// waits for a retry, the deadline passes, or the store fails (the machine says why).
+    /// Cleans up once a cancellation stopped the body (whose future is gone): cancels the
+    /// children it has not heard back from, then runs the compensations this run registered,
+    /// the last first. Returns once all is done; parks when a compensation waits for a retry,
+    /// the deadline passes, a child or the store cannot be reached (the machine says why).
     pub(crate) async fn clean_up(&self, timeout: Duration) {
         let registered = std::mem::take(&mut *self.compensations.borrow_mut());
         let now = self.now_on_host();
         if !self.with(|m| m.begin_cleanup(timeout, now)) {
             return;
         }
+        self.cancel_children().await;
         for (key, compensation) in registered.into_iter().rev() {
             // One that failed for good is recorded as failed; the others still run.
             let _ = self.run_step(key, None, None, compensation).await;

@@ -18,10 +18,12 @@ use super::step::panic_message;
 use crate::core::activation::{End, Suspension};
 use crate::core::tick::BodyOutcome;
 use crate::core::{EngineError, Limits, TaskFailure, TaskState, Timestamp};
+use crate::rpc::TaskService;
 
 /// Runs the body of a claimed task until it returns or stops at a suspension point.
 pub(crate) async fn run_body(
     host: &Host,
+    tasks: Option<Rc<dyn TaskService>>,
     definition: &TaskDefinition,
     journal: TaskState,
     limits: Limits,
@@ -41,6 +43,7 @@ pub(crate) async fn run_body(
     let cx = Rc::new(TaskContext::new(ContextParts {
         journal,
         host: host.clone(),
+        tasks,
         retry: options.retry,
         step_timeout: options.step_timeout,
         limits,
@@ -56,7 +59,7 @@ pub(crate) async fn run_body(
     }
     match &outcome {
         BodyOutcome::Stopped(end) => match end.suspension {
-            Suspension::Cancelled if cx.has_compensations() => {
+            Suspension::Cancelled if cx.has_cleanup() => {
                 clean_up(&cx, options.cleanup_timeout).await
             }
             Suspension::Wait | Suspension::HandOff => {

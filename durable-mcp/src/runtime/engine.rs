@@ -1,7 +1,8 @@
 //! The engine's control surface: create, get, update, cancel, and the tick a host calls when a
 //! task's wake-up fires.
 
-use std::rc::Rc;
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -12,15 +13,17 @@ use super::in_flight::{InFlightMark, InFlightRegistry};
 use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
 use crate::core::activation::{End, Suspension};
+use crate::core::child::{self, ChildOutcome};
 use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder, is_listed};
 use crate::core::schedule;
 use crate::core::tick::{self, BodyOutcome, Command, Event, MAX_CONFLICTS, Tick};
 use crate::core::{
-    Applied, EngineError, Guard, Limits, LoadScope, TaskRecord, TaskState, TaskStatus, Timestamp,
-    Write,
+    Applied, EngineError, Guard, Limits, LoadScope, ParentLink, TaskRecord, TaskState, TaskStatus,
+    Timestamp, Write,
 };
+use crate::rpc::TaskService;
 
 /// What [`Engine::create_task`] creates.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +42,10 @@ pub struct CreateTask {
     pub list_scope: Option<String>,
     /// A caller-chosen id (for idempotent creation); 128 random bits when `None`.
     pub task_id: Option<String>,
+    /// The task that starts this one as its child (set by
+    /// [`TaskContext::start_child`](crate::TaskContext::start_child)); `None` for a task a
+    /// client creates.
+    pub parent: Option<ParentLink>,
 }
 
 impl CreateTask {
@@ -51,6 +58,7 @@ impl CreateTask {
             principal: None,
             list_scope: None,
             task_id: None,
+            parent: None,
         }
     }
 }
@@ -66,6 +74,9 @@ pub struct Engine {
     lease: Duration,
     hand_off: Option<Duration>,
     in_flight: InFlightRegistry,
+    /// How this engine reaches other tasks (a child to start or cancel, a parent to tell):
+    /// the host's task service, held weakly since it usually holds this engine.
+    tasks: RefCell<Option<Weak<dyn TaskService>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -98,6 +109,7 @@ impl Engine {
             lease: DEFAULT_LEASE,
             hand_off: None,
             in_flight: InFlightRegistry::default(),
+            tasks: RefCell::new(None),
         }
     }
 
@@ -139,6 +151,20 @@ impl Engine {
         self
     }
 
+    /// Reaches other tasks (children to start and cancel, parents to tell that a child
+    /// ended) through `tasks`: the host's task service, which routes each operation to the
+    /// task's owner. Held weakly; a host keeps it alive as long as the engine.
+    /// [`Router::new`](crate::http::Router::new) sets the engine itself, which reaches every
+    /// task in its own store.
+    pub(crate) fn reach_tasks_through(&self, tasks: Weak<dyn TaskService>) {
+        *self.tasks.borrow_mut() = Some(tasks);
+    }
+
+    /// The task service other tasks are reached through, if the host set one.
+    pub(crate) fn tasks(&self) -> Option<Rc<dyn TaskService>> {
+        self.tasks.borrow().as_ref().and_then(Weak::upgrade)
+    }
+
     /// The registered tasks.
     pub fn registry(&self) -> &TaskRegistry {
         &self.registry
@@ -173,6 +199,7 @@ impl Engine {
             principal: request.principal,
             list_scope: request.list_scope,
             code_version: self.registry.code_version().map(str::to_owned),
+            parent: request.parent,
         };
         let record = control::new_task_record(new.clone(), self.host.clock.now());
         let stored = self.host.store.create(&record).map_err(store_error)?;
@@ -273,6 +300,23 @@ impl Engine {
         Ok(())
     }
 
+    /// Records in the parent task `parent_id` that its child, started under `key`, ended with
+    /// `outcome`, and wakes the parent. The first outcome for a key is kept; one for a start
+    /// the parent no longer waits on, or for a parent that ended or is gone, changes nothing.
+    pub(crate) fn child_ended(
+        &self,
+        parent_id: &str,
+        key: &str,
+        outcome: &ChildOutcome,
+    ) -> Result<(), EngineError> {
+        match self.control_write(parent_id, Access::Engine, |state, now| {
+            child::plan_child_ended(state, key, outcome, now)
+        }) {
+            Err(EngineError::NotFound { .. }) => Ok(()),
+            other => other.map(drop),
+        }
+    }
+
     /// What the host calls when the task's wake-up fires: purges, expires, settles a
     /// cancellation, times out elicitations, or runs the body, as due. Calling it when nothing
     /// is due, twice, or while the task runs elsewhere on this engine is harmless.
@@ -304,6 +348,9 @@ impl Engine {
                     Event::Applied(self.apply(task_id, guard, &writes)?)
                 }
                 Command::Run(journal) => Event::Ran(self.run(journal).await),
+                Command::Notify { parent, outcome } => {
+                    Event::Notified(self.notify(&parent, &outcome).await)
+                }
                 Command::Purge => {
                     self.host.store.purge(task_id).map_err(store_error)?;
                     Event::Purged
@@ -375,6 +422,18 @@ impl Engine {
         Ok(Some(control::snapshot(&state)))
     }
 
+    /// Tells the parent of an ended child task how it ended; `false` (to try again later) if
+    /// the parent could not be reached.
+    async fn notify(&self, parent: &ParentLink, outcome: &ChildOutcome) -> bool {
+        let Some(tasks) = self.tasks() else {
+            return false;
+        };
+        tasks
+            .child_ended(&parent.task_id, &parent.key, outcome)
+            .await
+            .is_ok()
+    }
+
     /// Runs the body of a claimed journal on this engine, marked as running until it stops.
     async fn run(&self, journal: TaskState) -> BodyOutcome {
         let task = &journal.task;
@@ -396,7 +455,16 @@ impl Engine {
         let hand_off_at = self
             .hand_off
             .map(|after| self.host.clock.now().saturating_add(after));
-        run_body(&self.host, &definition, journal, self.limits, hand_off_at).await
+        let tasks = self.tasks();
+        run_body(
+            &self.host,
+            tasks,
+            &definition,
+            journal,
+            self.limits,
+            hand_off_at,
+        )
+        .await
     }
 
     fn definition(&self, name: &str) -> Result<&TaskDefinition, EngineError> {

@@ -27,6 +27,19 @@ pub enum TaskError {
     },
     /// The body's own failure.
     Failed(String),
+    /// A child task ([`TaskContext::start_child`](crate::TaskContext::start_child)) did not
+    /// complete: it failed, was cancelled, completed with a tool error, or could not be
+    /// started.
+    ChildFailed {
+        /// The journal key it was started under.
+        key: String,
+        /// Its task id.
+        task_id: String,
+        /// How it ended (`completed` for a tool error).
+        status: crate::core::TaskStatus,
+        /// What went wrong.
+        message: String,
+    },
     /// Fails the task (status `failed`) with this JSON-RPC error instead of completing it with
     /// a tool error: for a request the tool cannot serve at all, not for a failure the model
     /// should see and correct.
@@ -70,6 +83,15 @@ impl fmt::Display for TaskError {
                 )
             }
             TaskError::Failed(message) => f.write_str(message),
+            TaskError::ChildFailed {
+                key,
+                task_id,
+                status,
+                message,
+            } => write!(
+                f,
+                "child task {key:?} ({task_id}) ended {status}: {message}"
+            ),
             TaskError::Protocol { code, message } => write!(f, "{message} (error {code})"),
         }
     }

@@ -115,6 +115,7 @@ pub(super) fn task(id: &str, created_at: u64) -> TaskRecord {
         principal: None,
         list_scope: None,
         code_version: Some("1.4.2".to_owned()),
+        parent: None,
         version: 0,
     }
 }
@@ -227,6 +228,11 @@ fn writes_match_reference(store: &dyn Store) {
     changed.generation = 4;
     changed.cut_next_sleep = true;
     changed.next_run_at = None;
+    changed.parent = Some(crate::core::ParentLink {
+        task_id: "p1".into(),
+        key: "resize#2".into(),
+        notified: true,
+    });
     let mut answered = input("approve", true, 5);
     answered.answered = true;
     answered.answered_at = Some(Timestamp(77));
@@ -258,6 +264,12 @@ fn writes_match_reference(store: &dyn Store) {
             StepKind::Value,
             StepStatus::Completed,
             8,
+        ))],
+        vec![Write::PutStep(step(
+            "resize",
+            StepKind::Child,
+            StepStatus::Pending,
+            9,
         ))],
         vec![Write::PublishStatus {
             message: "fetching".into(),

@@ -59,7 +59,7 @@ impl Harness {
     pub fn with_store(registry: TaskRegistry, store: Rc<dyn Store>) -> Self {
         let clock = VirtualClock::new();
         let scheduler = Rc::new(RecordingScheduler::default());
-        let engine = Rc::new(Self::build_engine(&registry, &store, &clock, &scheduler));
+        let engine = Self::build_engine(&registry, &store, &clock, &scheduler);
         Harness {
             clock,
             store,
@@ -75,14 +75,18 @@ impl Harness {
         store: &Rc<dyn Store>,
         clock: &Rc<VirtualClock>,
         scheduler: &Rc<RecordingScheduler>,
-    ) -> Engine {
+    ) -> Rc<Engine> {
         let host = Host {
             store: store.clone(),
             clock: clock.clone(),
             timer: Rc::new(VirtualTimer(clock.clone())),
             scheduler: scheduler.clone(),
         };
-        Engine::new(registry.clone(), host)
+        let engine = Rc::new(Engine::new(registry.clone(), host));
+        // Child tasks live in the same store: the engine reaches them through itself.
+        let tasks = Rc::downgrade(&engine);
+        engine.reach_tasks_through(tasks);
+        engine
     }
 
     /// The engine under test.
@@ -274,12 +278,7 @@ impl Harness {
     pub fn crash_and_restart(&mut self) {
         self.running.clear();
         self.scheduler.clear();
-        self.engine = Rc::new(Self::build_engine(
-            &self.registry,
-            &self.store,
-            &self.clock,
-            &self.scheduler,
-        ));
+        self.engine = Self::build_engine(&self.registry, &self.store, &self.clock, &self.scheduler);
         if let Err(error) = self.engine.recover() {
             panic!("recovery failed: {error}");
         }

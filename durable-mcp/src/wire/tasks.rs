@@ -20,6 +20,10 @@ pub const META_STATUS: &str = "io.durable-mcp-server/status";
 /// The `_meta` key, in `tasks/get`, of the code version the task was created under.
 pub const META_CODE_VERSION: &str = "io.durable-mcp-server/codeVersion";
 
+/// The `_meta` key of the tasks a task is related to: a child task's parent (the task that
+/// started it).
+pub const META_RELATED_TASKS: &str = "io.modelcontextprotocol/relatedTaskIds";
+
 /// A [`TaskStatus`] written as the wire spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskStatusWire(pub TaskStatus);
@@ -147,6 +151,11 @@ impl DetailedTask {
             let meta = task.meta.get_or_insert_default();
             meta.insert(META_CODE_VERSION.to_owned(), Value::from(version.as_str()));
         }
+        if let Some(parent) = &snapshot.parent_task_id {
+            let meta = task.meta.get_or_insert_default();
+            let related = Value::from(vec![Value::from(parent.as_str())]);
+            meta.insert(META_RELATED_TASKS.to_owned(), related);
+        }
         DetailedTask {
             task,
             input_requests,
@@ -198,6 +207,7 @@ mod tests {
             error: None,
             input_requests: Vec::new(),
             code_version: None,
+            parent_task_id: None,
         }
     }
 
@@ -230,6 +240,16 @@ mod tests {
         };
         let detailed = json!(DetailedTask::of(&bare));
         assert_eq!(detailed["_meta"], json!({ META_CODE_VERSION: "v2" }));
+    }
+
+    #[test]
+    fn a_child_task_names_its_parent_among_its_related_tasks() {
+        let child = TaskSnapshot {
+            parent_task_id: Some("p1".into()),
+            ..snapshot(None)
+        };
+        let detailed = json!(DetailedTask::of(&child));
+        assert_eq!(detailed["_meta"], json!({ META_RELATED_TASKS: ["p1"] }));
     }
 
     #[test]

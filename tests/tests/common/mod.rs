@@ -117,24 +117,34 @@ pub type Setup = fn(TaskDefinition) -> Env;
 
 /// The in-memory store.
 pub fn memory(definition: TaskDefinition) -> Env {
-    env(definition, MemoryStore::new(), None)
+    memory_of(TaskRegistry::new().register(definition))
 }
 
 /// A SQLite store in a temporary file.
 pub fn sqlite(definition: TaskDefinition) -> Env {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = durable_mcp::native::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
-    env(definition, store, Some(dir))
+    sqlite_of(TaskRegistry::new().register(definition))
 }
 
-fn env(
-    definition: TaskDefinition,
-    inner: impl Store + 'static,
-    dir: Option<tempfile::TempDir>,
-) -> Env {
+/// Makes an environment for several task definitions.
+#[allow(dead_code, reason = "not every test file registers several tasks")]
+pub type RegistrySetup = fn(TaskRegistry) -> Env;
+
+/// The in-memory store, running `registry`'s tasks.
+pub fn memory_of(registry: TaskRegistry) -> Env {
+    env(registry, MemoryStore::new(), None)
+}
+
+/// A SQLite store in a temporary file, running `registry`'s tasks.
+pub fn sqlite_of(registry: TaskRegistry) -> Env {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = durable_mcp::native::SqliteStore::open(dir.path().join("tasks.db")).expect("open");
+    env(registry, store, Some(dir))
+}
+
+fn env(registry: TaskRegistry, inner: impl Store + 'static, dir: Option<tempfile::TempDir>) -> Env {
     let counts = Rc::new(WriteCounts::default());
     let store = ObservedStore::new(inner, Rc::clone(&counts));
-    let harness = Harness::with_store(TaskRegistry::new().register(definition), Rc::new(store));
+    let harness = Harness::with_store(registry, Rc::new(store));
     Env {
         harness,
         counts,

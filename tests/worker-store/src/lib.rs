@@ -104,6 +104,7 @@ impl StoreCheck {
             principal: None,
             list_scope: Some("principal:ada".into()),
             code_version: Some("2.0.0".into()),
+            parent: None,
         };
         store
             .create(&control::new_task_record(new, Timestamp(9)))

@@ -43,6 +43,10 @@ pub fn task_params(task: &TaskRecord) -> Vec<SqlValue> {
         opt_time(task.next_run_at),
         flag(task.cut_next_sleep),
         task.principal.clone().into(),
+        task.parent
+            .as_ref()
+            .map(|parent| serde_json::to_string(parent).expect("a parent link is plain JSON"))
+            .into(),
         int(task.version),
         task.list_scope.clone().into(),
         task.code_version.clone().into(),
@@ -77,9 +81,10 @@ pub fn task_from_row(row: &(impl SqlRow + ?Sized)) -> Result<TaskRecord, RowErro
         next_run_at: r.opt_time(18)?,
         cut_next_sleep: r.flag(19)?,
         principal: r.opt_text(20)?,
-        version: r.uint(21)?,
-        list_scope: r.opt_text(22)?,
-        code_version: r.opt_text(23)?,
+        parent: r.opt_json(21)?,
+        version: r.uint(22)?,
+        list_scope: r.opt_text(23)?,
+        code_version: r.opt_text(24)?,
     })
 }
 

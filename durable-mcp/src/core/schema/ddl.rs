@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS task (
     principal TEXT,
     version INTEGER NOT NULL,
     list_scope TEXT,
-    code_version TEXT
+    code_version TEXT,
+    parent TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
     task_id TEXT NOT NULL,
@@ -90,7 +91,7 @@ pub struct AddedColumn {
 }
 
 /// Every column added to `task` since the first version, oldest first.
-pub const ADDED_COLUMNS: [AddedColumn; 2] = [
+pub const ADDED_COLUMNS: [AddedColumn; 3] = [
     AddedColumn {
         name: "list_scope",
         add: "ALTER TABLE task ADD COLUMN list_scope TEXT",
@@ -98,6 +99,10 @@ pub const ADDED_COLUMNS: [AddedColumn; 2] = [
     AddedColumn {
         name: "code_version",
         add: "ALTER TABLE task ADD COLUMN code_version TEXT",
+    },
+    AddedColumn {
+        name: "parent",
+        add: "ALTER TABLE task ADD COLUMN parent TEXT",
     },
 ];
 
@@ -143,18 +148,23 @@ mod tests {
         assert_eq!(upgrade(None), [CREATE_SCHEMA, CREATE_INDEXES]);
         assert_eq!(
             upgrade(Some(FIRST_TASK_TABLE)),
-            [ADDED_COLUMNS[0].add, ADDED_COLUMNS[1].add, CREATE_INDEXES]
+            [
+                ADDED_COLUMNS[0].add,
+                ADDED_COLUMNS[1].add,
+                ADDED_COLUMNS[2].add,
+                CREATE_INDEXES
+            ]
         );
         let first = FIRST_TASK_TABLE.trim_end_matches(')');
         let second = format!("{first}, list_scope TEXT)");
         assert_eq!(
             upgrade(Some(&second)),
-            [ADDED_COLUMNS[1].add, CREATE_INDEXES]
+            [ADDED_COLUMNS[1].add, ADDED_COLUMNS[2].add, CREATE_INDEXES]
         );
-        let current = format!("{first}, list_scope TEXT, code_version TEXT)");
+        let current = format!("{first}, list_scope TEXT, code_version TEXT, parent TEXT)");
         assert_eq!(upgrade(Some(&current)), Vec::<&str>::new());
         // A name that only contains the column's is not the column.
         let lookalike = FIRST_TASK_TABLE.replace("principal", "old_list_scope_x");
-        assert_eq!(upgrade(Some(&lookalike)).len(), 3);
+        assert_eq!(upgrade(Some(&lookalike)).len(), 4);
     }
 }

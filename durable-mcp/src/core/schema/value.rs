@@ -121,6 +121,19 @@ impl<R: SqlRow + ?Sized> Reader<'_, R> {
     pub(super) fn opt_time(&self, i: usize) -> Result<Option<Timestamp>, RowError> {
         Ok(self.opt_uint(i)?.map(Timestamp))
     }
+    pub(super) fn opt_json<T: serde::de::DeserializeOwned>(
+        &self,
+        i: usize,
+    ) -> Result<Option<T>, RowError> {
+        self.opt_text(i)?
+            .map(|text| {
+                serde_json::from_str(&text).map_err(|error| RowError {
+                    column: i,
+                    reason: format!("unreadable JSON {text:?}: {error}"),
+                })
+            })
+            .transpose()
+    }
     pub(super) fn parsed<T>(
         &self,
         i: usize,

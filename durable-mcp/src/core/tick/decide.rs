@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::core::child::undelivered;
 use crate::core::control::finish;
 use crate::core::error::EngineError;
 use crate::core::journal::{TaskState, Write};
@@ -12,6 +13,8 @@ use crate::core::time::Timestamp;
 /// What is due for a task that exists.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Due {
+    /// Tell the parent of this ended child how it ended.
+    Notify,
     /// Delete every row of the task: its retention is over.
     Purge,
     /// Apply these writes under the version read, then decide again.
@@ -27,6 +30,9 @@ pub(super) enum Due {
 pub(super) fn decide(state: &TaskState, now: Timestamp, recovering: bool) -> Due {
     let task = &state.task;
     if task.status.is_terminal() {
+        if undelivered(task).is_some() {
+            return Due::Notify;
+        }
         return match purge_at(state) {
             Some(at) if at <= now => Due::Purge,
             _ => Due::Nothing,
@@ -80,6 +86,12 @@ pub fn settle_cancel(state: &TaskState, now: Timestamp) -> Write {
 /// never run (none, usually: then nothing is said).
 pub(super) fn note_unrun_cleanup(state: &TaskState, task: &mut TaskRecord) {
     let unrun = state.pending_cleanup().count();
+    let children = state.pending_children().count();
+    if children > 0 {
+        task.status_message = Some(format!(
+            "cancelled with {children} child task(s) not cancelled: the cleanup's deadline passed"
+        ));
+    }
     if unrun > 0 {
         task.status_message = Some(format!(
             "cancelled with {unrun} compensation(s) not run: the cleanup's deadline passed, or \

@@ -12,6 +12,7 @@
 //! |-----------|----------------------------|-------------------------------------------------|
 //! | start     | —                          | `Load(Full)` → loading                          |
 //! | loading   | `Loaded(None)`             | `Gone` (the task does not exist)                |
+//! | loading   | `Loaded(task)`, an ended child its parent has not heard from | `Notify` → notifying |
 //! | loading   | `Loaded(task)`, terminal, past its purge time | `Purge` → purging            |
 //! | loading   | `Loaded(task)`, expired, cancel asked (no compensation left, or its deadline passed), input timed out, or (recovering) a dead claim | `Apply` under the version read → writing |
 //! | loading   | `Loaded(task)`, cancel asked and a compensation due | `Apply(claim)` → claiming (the body runs them) |
@@ -23,7 +24,10 @@
 //! | running   | `Ran(outcome)`             | `Load(Control)` → settling                      |
 //! | settling  | `Loaded(task)`, still this lease | `Apply(settled row)` under version and lease → committing |
 //! | settling  | `Loaded(task)`, another lease or gone | `Sleep(next wake)` / `Gone`          |
+//! | committing | `Applied(Done)`, an ended child | decide again (as loading): `Notify`     |
 //! | committing | `Applied(Done)`           | `Sleep(next wake)`                              |
+//! | notifying | `Notified(true)`           | `Apply(link marked notified)` → writing         |
+//! | notifying | `Notified(false)`          | `Sleep(now + NOTIFY_RETRY)`                     |
 //! | committing | `Applied(Stale)`          | `Load(Control)` → settling                      |
 //! | purging   | `Purged`                   | `Gone`                                          |
 //!
@@ -43,6 +47,7 @@ pub use settle::{BodyOutcome, tool_error_result};
 use self::decide::{Due, claim, decide};
 use self::settle::{settle_guard, settled_record};
 use super::activation::{End, Suspension};
+use super::child::{ChildOutcome, ParentLink, undelivered};
 use super::error::EngineError;
 use super::journal::{Applied, Guard, LoadScope, TaskState, Write};
 use super::limits::Limits;
@@ -52,6 +57,9 @@ use super::time::Timestamp;
 /// How many writes of one tick (or one control-plane operation) may find that a concurrent
 /// writer came first before it gives up. Each conflict means another writer made progress.
 pub const MAX_CONFLICTS: usize = 64;
+
+/// How soon an ended child task tries again to tell a parent it could not reach.
+pub const NOTIFY_RETRY: Duration = Duration::from_secs(2);
 
 /// What the host does next for the tick.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +80,15 @@ pub enum Command {
     /// Run the body of this claimed journal (the task and all its rows, as the store holds
     /// them) and answer [`Event::Ran`].
     Run(TaskState),
+    /// Tell the parent task of this ended child how it ended (the host's task service,
+    /// [`child_ended`](crate::__internals::TaskService::child_ended)) and answer
+    /// [`Event::Notified`].
+    Notify {
+        /// The parent, and the key it started the child under.
+        parent: ParentLink,
+        /// How the child ended.
+        outcome: ChildOutcome,
+    },
     /// Delete every row of the task and answer [`Event::Purged`].
     Purge,
     /// The tick is over: set the task's wake-up to this time (`None`: nothing will happen to
@@ -101,6 +118,8 @@ pub enum Event {
     Ran(BodyOutcome),
     /// The answer to [`Command::Purge`].
     Purged,
+    /// The answer to [`Command::Notify`]: whether the parent took the outcome.
+    Notified(bool),
 }
 
 /// One tick of one task: from its wake-up to its next (see the [module](self) docs).
@@ -133,6 +152,8 @@ enum Phase {
     Running(Lease),
     /// Waiting for the current row to settle the body's outcome against.
     Settling(Settlement),
+    /// Waiting for the parent to take the outcome of the ended child `state`.
+    Notifying(TaskState),
     /// Waiting for the rows to be deleted; the task was listed in `list_scope`.
     Purging { list_scope: Option<String> },
     /// The tick is over.
@@ -224,6 +245,9 @@ impl Tick {
                         });
                         Command::Run(state)
                     }
+                    AfterWrite::Rest(_) if undelivered(&state.task).is_some() => {
+                        self.decide(state, now)
+                    }
                     AfterWrite::Rest(_) => Command::Sleep(next_wake(&state)),
                 })
             }
@@ -242,6 +266,15 @@ impl Tick {
             (Phase::Settling(settlement), Event::Loaded(current)) => {
                 Ok(self.settle(settlement, current, now))
             }
+            (Phase::Notifying(state), Event::Notified(taken)) => Ok(if taken {
+                let mut task = state.task.clone();
+                if let Some(parent) = &mut task.parent {
+                    parent.notified = true;
+                }
+                self.write(state, vec![Write::PutTask(task)], AfterWrite::Decide)
+            } else {
+                Command::Sleep(Some(now.saturating_add(NOTIFY_RETRY)))
+            }),
             (Phase::Purging { list_scope }, Event::Purged) => Ok(Command::Gone { list_scope }),
             (phase, event) => panic!(
                 "the tick of task {:?} got {event:?} while {phase:?}: the host answered a \
@@ -260,6 +293,16 @@ impl Tick {
                     list_scope: state.task.list_scope.clone(),
                 };
                 Command::Purge
+            }
+            Due::Notify => {
+                let (parent, outcome) =
+                    undelivered(&state.task).expect("decided on an undelivered outcome");
+                let command = Command::Notify {
+                    parent: parent.clone(),
+                    outcome,
+                };
+                self.phase = Phase::Notifying(state);
+                command
             }
             Due::Write(writes) => self.write(state, writes, AfterWrite::Decide),
             Due::Run => {
