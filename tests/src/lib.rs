@@ -3,6 +3,7 @@
 //! makes the Rust blocks of the README and the docs compile and run as doctests.
 
 pub mod backlog;
+pub mod children;
 pub mod http;
 pub mod mcp;
 pub mod report_api;

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use durable_mcp_tests::children;
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::server::ServerProcess;
 use serde_json::json;
@@ -246,4 +247,42 @@ fn creation_beyond_the_waiting_bound_is_refused_with_503_and_nothing_is_stored()
     let task = client.result("tasks/get", json!({ "taskId": long }));
     assert_eq!(task["status"], "completed", "{task}");
     completes_computing_later(&client, &create(&client, 0.0));
+}
+
+/// A `gallery` on the native host (one worker thread per core): its `thumbnail` children are
+/// tasks a client sees, created and run at the workers that own their ids; a kill while they
+/// run loses nothing, and when they end they wake the parent, which completes with their
+/// outputs.
+#[test]
+fn child_tasks_run_at_their_owners_and_wake_their_parent_across_a_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(first.url());
+    let gallery = children::start_gallery(&client, &[320, 640, 1280], 2);
+    first.kill();
+
+    let second = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(second.url());
+    let done = children::wait_for_status(&client, &gallery.parent, "completed");
+    assert_eq!(children::result_text(&done), "total 2240", "{done}");
+    for child in &gallery.children {
+        let task = client.result("tasks/get", json!({ "taskId": child }));
+        assert_eq!(task["status"], "completed", "{task}");
+    }
+    assert_eq!(stored_tasks(dir.path()), 4, "each child was created once");
+}
+
+/// Cancelling a parent cancels the children it waits for before it shows `cancelled`.
+#[test]
+fn cancelling_a_parent_cancels_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(server.url());
+    let gallery = children::start_gallery(&client, &[1, 2], 3600);
+    client.result("tasks/cancel", json!({ "taskId": gallery.parent }));
+    children::wait_for_status(&client, &gallery.parent, "cancelled");
+    for child in &gallery.children {
+        let task = client.result("tasks/get", json!({ "taskId": child }));
+        assert_eq!(task["status"], "cancelled", "{task}");
+    }
 }

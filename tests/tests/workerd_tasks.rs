@@ -1,8 +1,9 @@
 //! What only the Cloudflare host does, under workerd (`wrangler dev`) with the conformance
 //! fixtures' Worker (`examples/conformance`): a long run handed off to fresh alarm invocations,
 //! Durable Objects that keep no storage for tasks that do not exist or were purged, a deploy of
-//! changed code under a task in flight (patch gates), and compensations after a cancel, run
-//! and retried by the object's alarm.
+//! changed code under a task in flight (patch gates), compensations after a cancel, run and
+//! retried by the object's alarm, and child tasks in objects of their own that wake their
+//! parent's.
 //!
 //! It also checks that the root `wrangler.toml` (which deploys `examples/report-task`) passes
 //! `wrangler deploy --dry-run`.
@@ -13,6 +14,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use durable_mcp_tests::children;
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::workerd::{
     WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root, wrangler,
@@ -422,8 +424,8 @@ fn booked_trip(client: &McpClient, broken_release: bool) -> String {
     id
 }
 
-/// The status and key of every `$cleanup:` row of the task in its object's database.
-fn cleanup_rows(state: &Path, id: &str) -> Vec<(String, String)> {
+/// The path and a read-only connection of the object database that holds task `id`.
+fn object_holding(state: &Path, id: &str) -> (String, rusqlite::Connection) {
     for path in objects_with_task_rows(state) {
         let connection = rusqlite::Connection::open_with_flags(
             &path,
@@ -437,19 +439,24 @@ fn cleanup_rows(state: &Path, id: &str) -> Vec<(String, String)> {
                 |row| row.get(0),
             )
             .unwrap_or_else(|e| panic!("read {path}: {e}"));
-        if holds == 0 {
-            continue;
+        if holds > 0 {
+            return (path, connection);
         }
-        let mut statement = connection
-            .prepare("SELECT step_key, status FROM steps WHERE step_key LIKE '$cleanup:%'")
-            .unwrap();
-        return statement
-            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
     }
     panic!("no object holds task {id}");
+}
+
+/// The status and key of every `$cleanup:` row of the task in its object's database.
+fn cleanup_rows(state: &Path, id: &str) -> Vec<(String, String)> {
+    let (_, connection) = object_holding(state, id);
+    let mut statement = connection
+        .prepare("SELECT step_key, status FROM steps WHERE step_key LIKE '$cleanup:%'")
+        .unwrap();
+    statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
 }
 
 /// A cancel of a task that registered a compensation: the object's alarm runs it as a
@@ -489,4 +496,51 @@ fn compensations_run_in_the_object_before_the_task_is_cancelled() {
         cleanup_rows(state.path(), &id),
         [("$cleanup:release".to_owned(), "pending".to_owned())]
     );
+}
+
+/// A `gallery` under workerd: each `thumbnail` child is its own Durable Object, created from
+/// the parent's object; when a child ends, its object tells the parent's, whose alarm runs the
+/// parent on: the parent ran to start them and once per outcome at most, with no polling.
+#[test]
+fn child_tasks_are_objects_of_their_own_that_wake_their_parent() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (_worker, client) = start(state.path(), &[]);
+    let gallery = children::start_gallery(&client, &[320, 640], 2);
+    let done = children::wait_for_status(&client, &gallery.parent, "completed");
+    assert_eq!(children::result_text(&done), "total 960", "{done}");
+    let (parent_object, parent) = object_holding(state.path(), &gallery.parent);
+    for child in &gallery.children {
+        let (object, _) = object_holding(state.path(), child);
+        assert_ne!(object, parent_object, "a child is an object of its own");
+        let task = client.result("tasks/get", json!({ "taskId": child }));
+        assert_eq!(task["status"], "completed", "{task}");
+    }
+    let runs: i64 = parent
+        .query_row(
+            "SELECT run_attempt FROM task WHERE task_id = ?1",
+            [&gallery.parent],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(
+        (2..=3).contains(&runs),
+        "the parent ran {runs} times: once to start, then when woken by its children"
+    );
+}
+
+/// Cancelling a parent under workerd cancels its children's objects' tasks before the parent
+/// shows `cancelled`.
+#[test]
+fn cancelling_a_parent_cancels_its_children_in_their_objects() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (_worker, client) = start(state.path(), &[]);
+    let gallery = children::start_gallery(&client, &[1, 2], 3600);
+    client.result("tasks/cancel", json!({ "taskId": gallery.parent }));
+    children::wait_for_status(&client, &gallery.parent, "cancelled");
+    for child in &gallery.children {
+        let task = client.result("tasks/get", json!({ "taskId": child }));
+        assert_eq!(task["status"], "cancelled", "{task}");
+    }
 }

@@ -5,6 +5,8 @@
 //! | --- | --- | --- |
 //! | `order` | task | reserves, says `waiting`, waits `seconds`, charges; the code given to [`add`] decides the body |
 //! | `trip` | task | books, registers a release, says `booked`, waits an hour; the release fails for good with `broken_release` |
+//! | `gallery` | task | starts one `thumbnail` child per width, says `started n` (meta: the children's ids), waits for them all, answers `total <sum>` (or which child failed) |
+//! | `thumbnail` | task | waits `seconds`, answers `{"width": w}` as structured content; a width of 0 fails |
 //!
 //! `order` comes in two versions, as a deploy would change it: [`Code::First`] charges 100;
 //! [`Code::Patched`] adds a tax step behind the patch gate `tax` (before the wait) and a receipt
@@ -13,9 +15,11 @@
 
 use std::time::Duration;
 
+use durable_mcp::wire::Json;
 use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task};
+use futures_util::future::try_join_all;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Which version of `order` the server runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +51,11 @@ impl Code {
 
 /// Adds the fixtures to `server`, with `order` at `code`.
 pub fn add(server: McpServer, code: Code) -> McpServer {
-    let server = server.code_version(code.version()).task(trip);
+    let server = server
+        .code_version(code.version())
+        .task(trip)
+        .task(gallery)
+        .task(thumbnail);
     match code {
         Code::First => server.task(order_v1),
         Code::Patched => server.task(order_v2),
@@ -124,4 +132,62 @@ async fn trip(cx: &TaskContext, input: Trip) -> Result<String, TaskError> {
     cx.status("booked").await;
     cx.sleep("wait", Duration::from_secs(3600)).await?;
     Ok("travelled".to_owned())
+}
+
+/// `gallery`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Gallery {
+    /// One thumbnail per width.
+    widths: Vec<u64>,
+    /// How long each thumbnail takes, in seconds.
+    seconds: u64,
+}
+
+/// `thumbnail`'s arguments (and what it answers).
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+struct Thumb {
+    /// The width; 0 fails.
+    width: u64,
+    /// How long it takes, in seconds.
+    #[serde(default)]
+    seconds: u64,
+}
+
+/// Starts a `thumbnail` child per width, says `started n` with their ids, and waits for them all: answers
+/// `total <sum of widths>`, or names the child that failed.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn gallery(cx: &TaskContext, input: Gallery) -> Result<String, TaskError> {
+    let mut children = Vec::new();
+    for width in input.widths {
+        let seconds = input.seconds;
+        children.push(
+            cx.start_child("thumb", thumbnail, Thumb { width, seconds })
+                .await?,
+        );
+    }
+    let ids: Vec<&str> = children.iter().map(|child| child.task_id()).collect();
+    cx.status_with_meta(
+        format!("started {}", children.len()),
+        serde_json::json!({ "children": ids }),
+    )
+    .await;
+    match try_join_all(children.iter().map(|child| child.output::<Thumb>())).await {
+        Ok(thumbs) => Ok(format!(
+            "total {}",
+            thumbs.iter().map(|thumb| thumb.width).sum::<u64>()
+        )),
+        Err(TaskError::ChildFailed { key, message, .. }) => Ok(format!("{key} failed: {message}")),
+        Err(other) => Err(other),
+    }
+}
+
+/// Waits `seconds`, then answers its width as structured content.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn thumbnail(cx: &TaskContext, input: Thumb) -> Result<Json<Thumb>, TaskError> {
+    if input.width == 0 {
+        return Err(TaskError::failed("a width of 0 is no image"));
+    }
+    cx.sleep("render", Duration::from_secs(input.seconds))
+        .await?;
+    Ok(Json(input))
 }
