@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Counter, Env, Log, RegistrySetup, reply, step_status, text};
+use common::{Counter, Env, Gate, Log, RegistrySetup, reply, step_status, text};
 use durable_mcp::store::StepStatus;
 use durable_mcp::{TaskDefinition, TaskError, TaskRegistry, TaskStatus};
 use futures_util::future::try_join_all;
@@ -249,6 +249,41 @@ fn a_start_of_an_unknown_tool_fails_and_is_recorded(make: RegistrySetup) {
     assert!(attempts.get() >= 2, "the body replayed");
 }
 
+/// A child that ends while its parent's activation still runs, before the parent wrote again:
+/// its outcome lands in the parent's journal meanwhile, is not overwritten by what the running
+/// activation records after it, and the parent, run again at once, completes with it.
+fn an_outcome_delivered_while_the_parent_runs_is_kept(make: RegistrySetup) {
+    // The child opens the gate the parent waits at, so that the child ends while the parent's
+    // activation is still running.
+    let gate = Gate::default();
+    let (held, opener) = (gate.clone(), gate.clone());
+    let parent = TaskDefinition::new("t", move |cx, _| {
+        let held = held.clone();
+        Box::pin(async move {
+            let quick = cx
+                .start_child("quick", "echo", json!({ "say": "hi" }))
+                .await?;
+            // Waits without writing: what the start recorded last is still to go out.
+            held.wait().await;
+            let said = quick.output::<String>().await?;
+            Ok(reply(format!("child said {said}")))
+        })
+    });
+    let echo = TaskDefinition::new("echo", move |_, input: Value| {
+        let opener = opener.clone();
+        Box::pin(async move {
+            opener.open();
+            Ok(reply(input["say"].as_str().unwrap_or_default()))
+        })
+    });
+    let mut env = make(TaskRegistry::new().register(parent).register(echo));
+    let id = start(&mut env, &[]);
+    let kid = children(&env, &id).remove(0);
+    assert_eq!(env.status(&kid), TaskStatus::Completed);
+    assert_eq!(env.status(&id), TaskStatus::Completed);
+    assert_eq!(text(&env.result(&id).unwrap()), "child said hi");
+}
+
 macro_rules! on_every_store {
     ($($name:ident),* $(,)?) => {
         mod memory_store {
@@ -266,4 +301,5 @@ on_every_store!(
     a_childs_failure_reaches_the_parent_as_an_error_it_handles,
     cancelling_the_parent_cancels_its_children,
     a_start_of_an_unknown_tool_fails_and_is_recorded,
+    an_outcome_delivered_while_the_parent_runs_is_kept,
 );

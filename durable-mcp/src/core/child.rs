@@ -2,7 +2,7 @@
 //!
 //! The parent records a `child` row under the start's key before the child exists, then creates
 //! the child under an id derived from its own id and that key ([`child_task_id`]), so a replay
-//! or a crash never starts a second one. The child's row carries a [`ParentLink`]. When the
+//! or a crash never starts a second one, and records `$started:<key>` once it exists. The child's row carries a [`ParentLink`]. When the
 //! child ends, its host delivers the outcome to the parent ([`plan_child_ended`]): the parent's
 //! row finishes and the parent runs again. The child's link is marked notified once the parent
 //! took it; until then every tick of the ended child delivers again (the parent keeps the

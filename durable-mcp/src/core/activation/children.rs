@@ -9,8 +9,8 @@ use crate::core::time::Timestamp;
 /// What a child task's start does next.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ChildStart {
-    /// Create the child under this id (again, if an earlier run's creation was not
-    /// confirmed: creating is idempotent), then confirm with
+    /// Create the child under this id (again, if no run recorded that the creation
+    /// succeeded: creating is idempotent), then confirm with
     /// [`Activation::child_created`] or [`Activation::child_refused`].
     Create(String),
     /// The child was created by an earlier run: nothing to do.
@@ -28,8 +28,12 @@ impl Activation {
     pub fn start_child(&mut self, key: &str, now: Timestamp) -> Decision<ChildStart> {
         let task_id = child_task_id(self.task_id(), key);
         match self.recorded_step(key, StepKind::Child)? {
-            Some(row) if row.status == StepStatus::Pending && row.attempt == 0 => {
-                Ok(ChildStart::Create(task_id))
+            Some(row) if row.status == StepStatus::Pending => {
+                if self.journal.steps.contains_key(&started_key(key)) {
+                    Ok(ChildStart::Started(task_id))
+                } else {
+                    Ok(ChildStart::Create(task_id))
+                }
             }
             Some(row) => match ChildOutcome::from_stored(row.result.as_deref()) {
                 ChildOutcome::Refused { message } if row.status != StepStatus::Pending => {
@@ -46,14 +50,14 @@ impl Activation {
         }
     }
 
-    /// The child started under `key` exists. Recorded with the next write (a replay that
-    /// misses it creates the child again, which finds it).
-    pub fn child_created(&mut self, key: &str) {
-        let Some(row) = self.journal.steps.get(key) else {
-            return;
-        };
-        if row.status == StepStatus::Pending && row.attempt == 0 {
-            let row = rows::started(row);
+    /// The child started under `key` exists. Recorded under the context's own key
+    /// `$started:<key>`, not on the start's row, which the child's outcome may have finished
+    /// meanwhile; it goes out with the next write (a replay that misses it creates the child
+    /// again, which finds it).
+    pub fn child_created(&mut self, key: &str, now: Timestamp) {
+        let started = started_key(key);
+        if !self.journal.steps.contains_key(&started) {
+            let row = rows::value(&started, "true".to_owned(), self.next_seq, now);
             // Refused only when the body is stopping; the next run confirms again.
             let _ = self.write_all(vec![Write::PutStep(row)]);
         }
@@ -100,4 +104,9 @@ impl Activation {
         let row = ended_row(row, &ChildOutcome::Cancelled, now);
         self.write_all(vec![Write::PutStep(row)])
     }
+}
+
+/// The key of the record that the child started under `key` was created.
+fn started_key(key: &str) -> String {
+    format!("$started:{key}")
 }

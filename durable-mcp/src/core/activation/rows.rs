@@ -88,21 +88,11 @@ fn finished(key: &str, kind: StepKind, seq: u64, now: Timestamp) -> StepRow {
     }
 }
 
-/// The row of a child task about to be created: pending, `attempt` 0 until the creation is
-/// confirmed (see [`started`]).
+/// The row of a child task about to be created: pending until the child's outcome arrives.
 pub(super) fn child(key: &str, seq: u64, now: Timestamp) -> StepRow {
     StepRow {
         status: StepStatus::Pending,
         completed_at: None,
         ..finished(key, StepKind::Child, seq, now)
-    }
-}
-
-/// A pending `child` row whose child is known to exist: `attempt` 1, so replays create it no
-/// more.
-pub(super) fn started(row: &StepRow) -> StepRow {
-    StepRow {
-        attempt: 1,
-        ..row.clone()
     }
 }

@@ -192,7 +192,8 @@ impl TaskContext {
         });
         match tasks.create(request).await {
             Ok(_) => {
-                self.with(|m| m.child_created(key));
+                let now = self.now_on_host();
+                self.with(|m| m.child_created(key, now));
                 Ok(())
             }
             Err(error) if is_transient(&error) => {
