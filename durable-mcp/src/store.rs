@@ -6,7 +6,7 @@
 //! conformance suite, `testing::store_conformance`, checks a new one against the same cases.
 
 pub use crate::core::{
-    Applied, Guard, InputRow, ListPage, ListPosition, LoadScope, StepKind, StepRow, StepStatus,
-    TaskFailure, TaskRecord, TaskState, Write,
+    Applied, ChildOutcome, Guard, InputRow, ListPage, ListPosition, LoadScope, ParentLink,
+    StepKind, StepRow, StepStatus, TaskFailure, TaskRecord, TaskState, Write,
 };
 pub use crate::runtime::{Store, StoreError};
