@@ -83,21 +83,23 @@ pub fn settle_cancel(state: &TaskState, now: Timestamp) -> Write {
 }
 
 /// Says in the status message of a task being cancelled how many of its compensations were
-/// never run (none, usually: then nothing is said).
+/// never run, and how many of its children were not asked to stop (none, usually: then nothing
+/// is said).
 pub(super) fn note_unrun_cleanup(state: &TaskState, task: &mut TaskRecord) {
     let unrun = state.pending_cleanup().count();
     let children = state.pending_children().count();
-    if children > 0 {
-        task.status_message = Some(format!(
-            "cancelled with {children} child task(s) not cancelled: the cleanup's deadline passed"
-        ));
-    }
-    if unrun > 0 {
-        task.status_message = Some(format!(
-            "cancelled with {unrun} compensation(s) not run: the cleanup's deadline passed, or \
-             the body no longer registers them"
-        ));
-    }
+    let left = match (unrun, children) {
+        (0, 0) => return,
+        (unrun, 0) => format!("{unrun} compensation(s) not run"),
+        (0, children) => format!("{children} child task(s) not cancelled"),
+        (unrun, children) => {
+            format!("{unrun} compensation(s) not run and {children} child task(s) not cancelled")
+        }
+    };
+    task.status_message = Some(format!(
+        "cancelled with {left}: the cleanup's deadline passed, or the body no longer reaches \
+         them"
+    ));
 }
 
 /// The task row with a claim's redelivery anchor moved to `now`, if it is live and holds one

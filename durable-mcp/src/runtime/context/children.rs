@@ -14,7 +14,9 @@ use crate::runtime::error::TaskError;
 use crate::runtime::ports::{LocalBoxFuture, StoreError};
 
 /// The registered tool a child task runs: its name (`"resize"`), or the fn of an
-/// [`#[mcp_task]`](crate::mcp_task) (`resize`), which names it for you.
+/// [`#[mcp_task]`](crate::mcp_task) (`resize`), which names it for you. The fn is called to
+/// read the name, which builds its tool (input schema included) on every start and replay:
+/// in a loop over many children, pass the name.
 pub trait ChildTool {
     /// The tool's name.
     fn tool_name(self) -> String;
