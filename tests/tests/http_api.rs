@@ -356,11 +356,22 @@ fn an_elicitation_is_answered_through_tasks_update() {
     assert_eq!(done["result"]["content"][0]["text"], "deleted=true");
 }
 
+/// Waits until a `multi_input` task asks both its questions. They are written one after the
+/// other: a poll between the two writes sees the task waiting for the first only.
+fn both_requests_asked(target: &Target, id: &str) -> Value {
+    target.wait_until(id, "input_required with both requests", |task| {
+        task["status"] == "input_required"
+            && task["inputRequests"]
+                .as_object()
+                .is_some_and(|requests| requests.len() == 2)
+    })
+}
+
 #[test]
 fn a_partial_update_leaves_the_other_request_outstanding() {
     let target = Target::start();
     let id = target.create_task("multi_input", json!({}));
-    let waiting = target.wait_for(&id, "input_required");
+    let waiting = both_requests_asked(&target, &id);
     let keys: Vec<&String> = waiting["inputRequests"]
         .as_object()
         .unwrap()
@@ -392,7 +403,7 @@ fn answers_racing_a_running_attempt_are_all_kept() {
     let target = Target::start();
     for delay_ms in [0, 1, 3, 10] {
         let id = target.create_task("multi_input", json!({}));
-        target.wait_for(&id, "input_required");
+        both_requests_asked(&target, &id);
         let answer = |key: &str, content: Value| {
             let client = McpClient::new(&target.client.url());
             let id = id.clone();

@@ -202,6 +202,12 @@ pub const CLEANUP_PREFIX: &str = "$cleanup:";
 /// when the cleanup begins and pending until the task is settled.
 pub const CLEANUP_DEADLINE: &str = "$cancelled";
 
+/// The prefix of the record that a cancelled task's cleanup asked its child started under
+/// the rest of the key to stop: `$stopped:<key>`, a pending `value` row kept until the task is
+/// purged (pending rows are in every load scope). A record of its own, not a change to the
+/// start's row, which the child's outcome may finish at any time.
+pub const STOPPED_PREFIX: &str = "$stopped:";
+
 /// A task with (part of) its journal, as loaded in one read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskState {
@@ -408,12 +414,17 @@ impl TaskState {
         })
     }
 
-    /// The child tasks started and not ended (as far as this task knows): pending `child`
-    /// rows. A cancel of the task cancels them before it settles.
+    /// The child tasks started, not ended (as far as this task knows) and not yet asked to
+    /// stop: pending `child` rows without a `$stopped:` record. A cancel of the task cancels
+    /// them before it settles.
     pub fn pending_children(&self) -> impl Iterator<Item = &StepRow> {
-        self.steps
-            .values()
-            .filter(|row| row.kind == StepKind::Child && row.status == StepStatus::Pending)
+        self.steps.values().filter(|row| {
+            row.kind == StepKind::Child
+                && row.status == StepStatus::Pending
+                && !self
+                    .steps
+                    .contains_key(&format!("{STOPPED_PREFIX}{}", row.key))
+        })
     }
 
     /// Whether a cancel of the task has work to do before it settles: compensations to run or

@@ -573,6 +573,12 @@ impl TaskContext {
         if !self.with(|m| m.begin_cleanup(timeout, now)) {
             return;
         }
+        // The cleanup's record is durable before any child hears of it: a child cancelled
+        // by a cleanup that was then lost would deliver its outcome to a parent that
+        // replays past its join instead of cleaning up.
+        if self.flush().await.is_err() {
+            return;
+        }
         self.cancel_children().await;
         for (key, compensation) in registered.into_iter().rev() {
             // One that failed for good is recorded as failed; the others still run.

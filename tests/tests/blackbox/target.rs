@@ -51,15 +51,21 @@ impl Target {
 
     /// Polls `tasks/get` until the status is `status` (30 s at most).
     pub fn wait_for(&self, task_id: &str, status: &str) -> Value {
+        self.wait_until(task_id, status, |task| task["status"] == status)
+    }
+
+    /// Polls the task until `ready` holds for it (30 s at most; `what` names the wait in the
+    /// failure message), and returns it.
+    pub fn wait_until(&self, task_id: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let task = self.get(task_id);
-            if task["status"] == status {
+            if ready(&task) {
                 return task;
             }
             assert!(
                 Instant::now() < deadline,
-                "task {task_id} never became {status}; last seen: {task}"
+                "task {task_id} never became {what}; last seen: {task}"
             );
             std::thread::sleep(Duration::from_millis(25));
         }

@@ -3,7 +3,7 @@
 
 use super::{Activation, Decision, Suspension, rows};
 use crate::core::child::{ChildOutcome, child_task_id, ended_row};
-use crate::core::journal::{StepKind, StepStatus, Write};
+use crate::core::journal::{STOPPED_PREFIX, StepKind, StepStatus, Write};
 use crate::core::time::Timestamp;
 
 /// What a child task's start does next.
@@ -95,13 +95,15 @@ impl Activation {
             .collect()
     }
 
-    /// The child under `key` was asked to stop as part of the task's cleanup: its row records
-    /// it as cancelled (an outcome it delivers later is ignored).
+    /// The child under `key` was asked to stop as part of the task's cleanup: recorded under
+    /// `$stopped:<key>` (the start's row is left to the child's outcome, which may have
+    /// finished it already in the store).
     pub fn child_cancelled(&mut self, key: &str, now: Timestamp) -> Decision<()> {
-        let Some(row) = self.journal.steps.get(key) else {
+        let stopped = format!("{STOPPED_PREFIX}{key}");
+        if self.journal.steps.contains_key(&stopped) {
             return Ok(());
-        };
-        let row = ended_row(row, &ChildOutcome::Cancelled, now);
+        }
+        let row = rows::pending_value(&stopped, self.next_seq, now);
         self.write_all(vec![Write::PutStep(row)])
     }
 }

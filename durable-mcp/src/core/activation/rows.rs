@@ -29,6 +29,16 @@ pub(super) fn value(key: &str, value: String, seq: u64, now: Timestamp) -> StepR
     }
 }
 
+/// A value row kept pending (every load scope holds it) with nothing in it: a mark the
+/// schedule reads, such as `$stopped:<key>`.
+pub(super) fn pending_value(key: &str, seq: u64, now: Timestamp) -> StepRow {
+    StepRow {
+        status: StepStatus::Pending,
+        completed_at: None,
+        ..finished(key, StepKind::Value, seq, now)
+    }
+}
+
 /// The row of a compensation just registered: a `do` step pending its first attempt, which
 /// runs only if the task is cancelled.
 pub(super) fn registered(key: &str, seq: u64, now: Timestamp) -> StepRow {
