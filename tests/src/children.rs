@@ -42,6 +42,18 @@ pub fn start_gallery(client: &McpClient, widths: &[u64], seconds: u64) -> Galler
     Gallery { parent, children }
 }
 
+/// Starts a `gallery` of two long thumbnails, cancels it, and checks that both children are
+/// cancelled by the time the parent shows `cancelled`.
+pub fn cancelling_the_parent_cancels_the_children(client: &McpClient) {
+    let gallery = start_gallery(client, &[1, 2], 3600);
+    client.result("tasks/cancel", json!({ "taskId": gallery.parent }));
+    wait_for_status(client, &gallery.parent, "cancelled");
+    for child in &gallery.children {
+        let task = client.result("tasks/get", json!({ "taskId": child }));
+        assert_eq!(task["status"], "cancelled", "{task}");
+    }
+}
+
 /// Polls `tasks/get` of `id` until `ready` says the task is what is awaited, and returns it;
 /// 60 s at most.
 pub fn wait_for(client: &McpClient, id: &str, ready: impl Fn(&Value) -> bool) -> Value {

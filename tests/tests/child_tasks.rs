@@ -8,13 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::{Counter, Env, Gate, Log, RegistrySetup, reply, step_status, text};
-use std::rc::Rc;
-
-use durable_mcp::store::{
-    Applied, Guard, InputRow, ListPosition, LoadScope, StepStatus, Store, StoreError, TaskRecord,
-    TaskState, Write,
-};
-use durable_mcp::testing::{Harness, ObservedStore, StoreCall, StoreObserver};
+use durable_mcp::store::{StepStatus, StoreError};
+use durable_mcp::testing::StoreCall;
 use durable_mcp::{TaskDefinition, TaskError, TaskRegistry, TaskStatus};
 use futures_util::future::try_join_all;
 use serde_json::{Value, json};
@@ -292,36 +287,19 @@ fn an_outcome_delivered_while_the_parent_runs_is_kept(make: RegistrySetup) {
     assert_eq!(text(&env.result(&id).unwrap()), "child said hi");
 }
 
-/// Refuses the first creation of a child task, as a store that fails would.
-#[derive(Default)]
-struct FailFirstChild(std::cell::Cell<bool>);
-
-impl StoreObserver for FailFirstChild {
-    fn before(&self, call: StoreCall<'_>) -> Result<(), StoreError> {
-        if let StoreCall::Create { task } = call
-            && task.parent.is_some()
-            && !self.0.replace(true)
-        {
-            return Err(StoreError("the disk is full".into()));
-        }
-        Ok(())
-    }
-}
-
 /// A start whose child could not be created (its row is recorded, the creation failed): the
 /// parent stops, runs again after a restart, and creates the child then, once.
 fn a_start_cut_off_before_the_child_exists_creates_it_on_the_next_run(make: RegistrySetup) {
     let (renders, log) = (Counter::default(), Log::default());
-    let registry = TaskRegistry::new()
-        .register(gallery())
-        .register(resize(&renders, &log));
-    // The harness of `make`, over the same kind of store, with a creation that fails once.
-    let env = make(TaskRegistry::new());
-    let store: Rc<dyn Store> = Rc::new(ObservedStore::new(
-        SharedStore(env.harness.engine().host().store.clone()),
-        FailFirstChild::default(),
-    ));
-    let mut harness = Harness::with_store(registry, store);
+    let mut env = setup(make, &renders, &log);
+    let refused = std::cell::Cell::new(false);
+    env.counts.refuse(move |call| match call {
+        StoreCall::Create { task } if task.parent.is_some() && !refused.replace(true) => {
+            Some(StoreError("the disk is full".into()))
+        }
+        _ => None,
+    });
+    let harness = &mut env.harness;
     let id = harness.create("t", json!({ "widths": [7] }));
     // The harness panics at a tick that fails, as this one does with the store.
     let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -343,38 +321,6 @@ fn a_start_cut_off_before_the_child_exists_creates_it_on_the_next_run(make: Regi
     assert_eq!(harness.status(&id), TaskStatus::Completed);
     assert_eq!(text(&harness.result(&id).unwrap()), "total 7");
     assert_eq!(renders.get(), 1);
-}
-
-/// A store shared with another harness (the one `make` built, which keeps its file alive).
-struct SharedStore(Rc<dyn Store>);
-
-impl Store for SharedStore {
-    fn create(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
-        self.0.create(task)
-    }
-    fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
-        self.0.load(task_id, scope)
-    }
-    fn load_input(&self, task_id: &str, key: &str) -> Result<Option<InputRow>, StoreError> {
-        self.0.load_input(task_id, key)
-    }
-    fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
-        self.0.apply(task_id, guard, writes)
-    }
-    fn purge(&self, task_id: &str) -> Result<(), StoreError> {
-        self.0.purge(task_id)
-    }
-    fn task_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.0.task_ids()
-    }
-    fn list_tasks(
-        &self,
-        scope: &str,
-        after: Option<&ListPosition>,
-        limit: usize,
-    ) -> Result<Vec<TaskRecord>, StoreError> {
-        self.0.list_tasks(scope, after, limit)
-    }
 }
 
 macro_rules! on_every_store {

@@ -152,14 +152,23 @@ fn env(registry: TaskRegistry, inner: impl Store + 'static, dir: Option<tempfile
     }
 }
 
-/// Counts the writes passing through a store.
-#[derive(Debug, Default)]
+/// A refusal a test puts in a store's way: the error for a call it refuses.
+type Refusal = Box<dyn Fn(StoreCall<'_>) -> Option<StoreError>>;
+
+/// Counts the writes passing through a store, and refuses the calls a test asks it to.
+#[derive(Default)]
 pub struct WriteCounts {
     writes: Cell<u32>,
     publishes: Cell<u32>,
+    refuse: RefCell<Option<Refusal>>,
 }
 
 impl WriteCounts {
+    /// From now on, refuses the calls `refuse` answers with an error, as a failing store does.
+    #[allow(dead_code, reason = "not every test file makes its store fail")]
+    pub fn refuse(&self, refuse: impl Fn(StoreCall<'_>) -> Option<StoreError> + 'static) {
+        *self.refuse.borrow_mut() = Some(Box::new(refuse));
+    }
     /// Calls of `apply`, `create` and `purge` so far.
     pub fn writes(&self) -> u32 {
         self.writes.get()
@@ -172,6 +181,14 @@ impl WriteCounts {
 
 impl StoreObserver for WriteCounts {
     fn before(&self, call: StoreCall<'_>) -> Result<(), StoreError> {
+        if let Some(error) = self
+            .refuse
+            .borrow()
+            .as_ref()
+            .and_then(|refuse| refuse(call))
+        {
+            return Err(error);
+        }
         if let StoreCall::Create { .. } | StoreCall::Apply { .. } | StoreCall::Purge { .. } = call {
             self.writes.set(self.writes.get() + 1);
         }
