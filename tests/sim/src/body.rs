@@ -11,12 +11,12 @@ use durable_mcp::http::Timer;
 use durable_mcp::testing::VirtualTimer;
 use durable_mcp::{Backoff, RetryPolicy, Timestamp};
 use durable_mcp::{ElicitOutcome, StepError, TaskContext, TaskDefinition, TaskError};
-use futures_util::future::try_join_all;
+use futures_util::future::{join_all, try_join_all};
 use serde_json::{Value, json};
 
 use crate::program::{
-    BODY_ERROR, Behaviour, DRAW, Draw, End, Keys, Op, RETRY_LIMIT, StepOp, inner_value,
-    nested_value, occurrence_key, step_token, step_value,
+    BODY_ERROR, Behaviour, CHILD, Child, DRAW, Draw, End, Keys, Op, RETRY_LIMIT, StepOp,
+    inner_value, nested_value, occurrence_key, step_token, step_value,
 };
 use crate::shared::Shared;
 
@@ -214,6 +214,7 @@ impl<'a> Run<'a> {
                 self.on_cancel(name, record, *behaviour);
                 Vec::new()
             }
+            Op::Children(children) => self.children(children).await,
             Op::Status { message, meta } => {
                 match meta {
                     Some(meta) => {
@@ -226,6 +227,43 @@ impl<'a> Run<'a> {
                 Vec::new()
             }
         }
+    }
+
+    /// Starts `children` in turn (each a task of the sim's own tool, whose program the world
+    /// registered under the child's id), then waits for the joined ones together.
+    async fn children(&self, children: &[Child]) -> Vec<String> {
+        let mut joined = Vec::new();
+        for child in children {
+            let key = self.claim(CHILD);
+            match self.cx.start_child(CHILD, TASK_NAME, json!({})).await {
+                Ok(handle) if child.joined => joined.push((key, handle)),
+                Ok(_) => {}
+                Err(error) => self.shared.violate(
+                    "child-start",
+                    &self.task,
+                    format!("the start of child {key:?} failed: {error}"),
+                ),
+            }
+        }
+        let results = join_all(joined.iter().map(|(_, handle)| handle.result())).await;
+        joined
+            .iter()
+            .zip(results)
+            .map(|((key, handle), result)| self.joined(key, handle.task_id(), result))
+            .collect()
+    }
+
+    /// The token of a join of the child `child` (started under `key`) that returned `result`;
+    /// checks it against how the child ended, and against what earlier runs saw.
+    fn joined(&self, key: &str, child: &str, result: Result<Value, TaskError>) -> String {
+        let token = match result {
+            Ok(value) => format!("child:{key}:{value}"),
+            Err(TaskError::ChildFailed { status, .. }) => format!("child-failed:{key}:{status}"),
+            Err(other) => format!("child-error:{key}:{other}"),
+        };
+        self.shared.check_join(&self.task, key, child, &token);
+        self.shared.observe(&self.task, key, &token);
+        token
     }
 
     /// Registers a compensation whose closure checks that it runs only after a cancel, and

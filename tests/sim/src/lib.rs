@@ -2,11 +2,12 @@
 //!
 //! From a seed it generates task bodies from a small grammar (steps that succeed, fail, panic
 //! or time out; loops, helpers, nested steps, `try_join_all`, sleeps, elicitations, offers,
-//! checks, status), runs them through the real [`durable_mcp::http::Engine`] on virtual time over a
-//! fault-injecting store (failed writes, crashes before and after a write, torn step batches)
-//! on the memory or the SQLite store, interleaves control-plane events (answers, cancels,
-//! restarts, duplicate, early and late ticks, clock jumps), and checks invariants after every
-//! event against a model that runs the same body without faults:
+//! checks, status, child tasks of generated bodies, joined together), runs them through the
+//! real [`durable_mcp::http::Engine`] on virtual time over a fault-injecting store (failed
+//! writes, crashes before and after a write, torn step batches) on the memory or the SQLite
+//! store, interleaves control-plane events (answers, cancels, restarts, duplicate, early and
+//! late ticks, clock jumps), and checks invariants after every event against a model that
+//! runs the same body without faults:
 //!
 //! - a recorded step's closure never runs again, and no retry runs before its backoff;
 //! - every replay of a key returns what the first run saw, and a step's value is the model's;
@@ -21,7 +22,13 @@
 //!   attempt, and never runs twice at once;
 //! - timestamps stay within what every host can hold; an offer's answer cuts one sleep;
 //! - the final result, status message and meta equal the model's, and `tasks/get` through the
-//!   router shows the meta under `_meta["io.durable-mcp-server/status"]`.
+//!   router shows the meta under `_meta["io.durable-mcp-server/status"]`;
+//! - a child task is created once, after its parent recorded its start, and names its parent;
+//!   a join returns only once the child ended, with how it ended, as the parent's row records
+//!   it; a cancelled parent's cleanup leaves no child it had not heard from running on, and
+//!   records each child it stops under `$stopped:<key>` (only once the parent's cancel was
+//!   recorded), leaving the start's row to the child's own outcome; an ended child tells its
+//!   parent, which then waits for it no more (unless it has ended).
 //!
 //! A failing seed is shrunk to a minimal event list and printed; `DURABLE_MCP_SIM_SEED=<seed>`
 //! replays one seed with the `sim` binary, and `DURABLE_MCP_SIM_TRACE=1` prints what it does.
@@ -116,6 +123,12 @@ pub struct Totals {
     pub restarts: u64,
     /// Step closures started.
     pub closure_runs: u64,
+    /// Child tasks created.
+    pub children: u64,
+    /// Of which: ended completed, failed, cancelled.
+    pub children_by_end: [u64; 3],
+    /// Child starts whose join returned.
+    pub joins: u64,
     /// Violations found.
     pub violations: u64,
     /// Seeds with at least one violation.
@@ -135,6 +148,11 @@ impl Totals {
         self.torn_rows += outcome.torn_rows;
         self.restarts += outcome.restarts;
         self.closure_runs += outcome.closure_runs;
+        self.children += outcome.children;
+        for (total, n) in self.children_by_end.iter_mut().zip(outcome.children_by_end) {
+            *total += n;
+        }
+        self.joins += outcome.joins;
         self.violations += outcome.violations.len() as u64;
         if !outcome.violations.is_empty() {
             self.failing_seeds.push(seed);

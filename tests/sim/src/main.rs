@@ -1,6 +1,6 @@
 //! `sim`: runs the simulator over many seeds and prints its figures.
 //!
-//! `sim --seeds N [--seed S] [--reports R] [--without explicit,nested,joins,far,offers,draws,cleanups]` runs
+//! `sim --seeds N [--seed S] [--reports R] [--without explicit,nested,joins,far,offers,draws,cleanups,children]` runs
 //! seeds `S..S+N` (default S = 0), printing at most R failing seeds (default 5), with a grammar
 //! that leaves out the named constructs;
 //! `DURABLE_MCP_SIM_SEED=<seed>` runs that one seed. Exits with 1 on any violation.
@@ -29,7 +29,9 @@ fn main() -> ExitCode {
             "--without" => {
                 let names = args.next().unwrap_or_default();
                 let Some(grammar) = Grammar::without(&names) else {
-                    eprintln!("sim: --without takes explicit,nested,joins,far,offers");
+                    eprintln!(
+                        "sim: --without takes explicit,nested,joins,far,offers,draws,cleanups,children"
+                    );
                     return ExitCode::from(2);
                 };
                 config.grammar = grammar;
@@ -68,10 +70,13 @@ fn main() -> ExitCode {
         }
     }
     let [failed, before, after, torn] = totals.faults_by_kind;
+    let [completed, child_failed, cancelled] = totals.children_by_end;
     println!(
         "seeds run: {}, events: {}, store writes: {}, faults injected: {} ({failed} failed \
          writes, {before} crashes before a write, {after} after one, {torn} torn batches losing \
-         {} step rows), restarts: {}, step closure runs: {}, violations: {} (in {} seeds), {:.1} s",
+         {} step rows), restarts: {}, step closure runs: {}, child tasks: {} ({completed} \
+         completed, {child_failed} failed, {cancelled} cancelled; {} joins returned), \
+         violations: {} (in {} seeds), {:.1} s",
         totals.seeds,
         totals.events,
         totals.writes,
@@ -79,6 +84,8 @@ fn main() -> ExitCode {
         totals.torn_rows,
         totals.restarts,
         totals.closure_runs,
+        totals.children,
+        totals.joins,
         totals.violations,
         totals.failing_seeds.len(),
         started.elapsed().as_secs_f64()

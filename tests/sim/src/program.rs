@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use durable_mcp::__internals::child_task_id;
+use durable_mcp::store::ChildOutcome;
 use serde_json::{Value, json};
 
 use crate::rng::{Rng, hash};
@@ -173,6 +175,19 @@ pub enum Op {
         /// The meta object's number.
         meta: Option<u64>,
     },
+    /// `cx.start_child` of each child in turn (keys [`CHILD`], `kid#2`, ...), then
+    /// `join_all` of the joined ones' `result()`. Generated only at a body's top level, so
+    /// that the keys, hence the children's ids, follow the order of the ops (see [`family`]).
+    Children(Vec<Child>),
+}
+
+/// A child task an [`Op::Children`] starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Child {
+    /// Its body.
+    pub program: Program,
+    /// The parent waits for it; else the child runs on by itself, past the parent's end.
+    pub joined: bool,
 }
 
 /// What an [`Op::Draw`] draws.
@@ -193,6 +208,13 @@ pub const DRAW: &str = "draw";
 
 /// The compensations a body may register, with the names their keys are claimed under.
 const CLEANUPS: [(&str, &str); 2] = [("undo_a", "$cleanup:undo_a"), ("undo_b", "$cleanup:undo_b")];
+
+/// The name every child start claims its key under.
+pub const CHILD: &str = "kid";
+
+/// How deep children nest: a root's children may start children, those may not (two levels
+/// are enough for a cancel to cascade through a task that is both parent and child).
+const MAX_DEPTH: u32 = 2;
 
 /// The ids of the patch gates a body may pass.
 const PATCH_IDS: [&str; 2] = ["p1", "p2"];
@@ -255,6 +277,8 @@ pub struct Grammar {
     pub draws: bool,
     /// Generate compensations.
     pub cleanups: bool,
+    /// Generate child tasks.
+    pub children: bool,
 }
 
 impl Grammar {
@@ -267,10 +291,12 @@ impl Grammar {
         offers: true,
         draws: true,
         cleanups: true,
+        children: true,
     };
 
     /// The grammar without the constructs named in `names` (comma-separated: `explicit`,
-    /// `nested`, `joins`, `far`, `offers`, `draws`, `cleanups`); `None` for an unknown name.
+    /// `nested`, `joins`, `far`, `offers`, `draws`, `cleanups`, `children`); `None` for an
+    /// unknown name.
     pub fn without(names: &str) -> Option<Grammar> {
         let mut grammar = Grammar::FULL;
         for name in names.split(',').filter(|n| !n.is_empty()) {
@@ -282,6 +308,7 @@ impl Grammar {
                 "offers" => grammar.offers = false,
                 "draws" => grammar.draws = false,
                 "cleanups" => grammar.cleanups = false,
+                "children" => grammar.children = false,
                 _ => return None,
             }
         }
@@ -292,11 +319,33 @@ impl Grammar {
 impl Program {
     /// A random body.
     pub fn generate(rng: &mut Rng, grammar: Grammar, epoch_ms: u64) -> Program {
-        let mut joins = 0;
-        let mut offered: Vec<&'static str> = Vec::new();
         let count = rng.range(2, 8);
-        let ops = (0..count)
-            .map(|_| match generate_op(rng, grammar, epoch_ms, &mut joins) {
+        let ops = generate_ops(rng, grammar, epoch_ms, count, 0);
+        let end = match rng.below(100) {
+            0..4 => End::Error,
+            4..7 => End::Panic,
+            _ => End::Return,
+        };
+        Program { ops, end }
+    }
+}
+
+/// `count` random operations of a body `depth` levels below a root.
+fn generate_ops(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, count: u64, depth: u32) -> Vec<Op> {
+    let mut joins = 0;
+    let mut offered: Vec<&'static str> = Vec::new();
+    (0..count)
+        .map(|_| {
+            // Decided first, and only where children may be, so that a grammar without them
+            // draws what it drew before they existed (a seed keeps its scenario).
+            if grammar.children && depth < MAX_DEPTH && rng.chance(8) {
+                let width = rng.range(1, 3);
+                let children = (0..width)
+                    .map(|_| generate_child(rng, grammar, epoch_ms, depth + 1))
+                    .collect();
+                return Op::Children(children);
+            }
+            match generate_op(rng, grammar, epoch_ms, &mut joins) {
                 op if grammar.draws && rng.chance(15) => Op::Draw(draw(rng, op)),
                 _ if grammar.cleanups && rng.chance(12) => {
                     let (name, record) = rng.pick(&CLEANUPS);
@@ -321,14 +370,30 @@ impl Program {
                     Op::Offer { key }
                 }
                 op => op,
-            })
-            .collect();
-        let end = match rng.below(100) {
-            0..4 => End::Error,
-            4..7 => End::Panic,
-            _ => End::Return,
-        };
-        Program { ops, end }
+            }
+        })
+        .collect()
+}
+
+/// A child `depth` levels below a root: a short body of the same grammar that ends with a tool
+/// error, or fails (a step inside a step), more often than a root does, so that parents see
+/// every way a child ends.
+fn generate_child(rng: &mut Rng, grammar: Grammar, epoch_ms: u64, depth: u32) -> Child {
+    let count = rng.range(1, 3);
+    let mut ops = generate_ops(rng, grammar, epoch_ms, count, depth);
+    if grammar.explicit_nested && rng.chance(8) {
+        ops.push(Op::ExplicitNested {
+            sleep: rng.chance(50),
+        });
+    }
+    let end = match rng.below(100) {
+        0..10 => End::Error,
+        10..15 => End::Panic,
+        _ => End::Return,
+    };
+    Child {
+        program: Program { ops, end },
+        joined: rng.chance(85),
     }
 }
 
@@ -517,6 +582,56 @@ pub fn step_token(task: &str, key: &str, behaviour: Behaviour) -> String {
     }
 }
 
+/// A task of a run: a root a client creates, or a child a body starts.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// Its id.
+    pub id: String,
+    /// The task that starts it; `None` for a root.
+    pub parent: Option<String>,
+    /// Its body.
+    pub program: Program,
+}
+
+/// Task `id` of `program` (started by `parent`), then every task its body may start,
+/// depth-first. A child's id derives from its parent's id and its start's key: [`CHILD`]
+/// numbered in the order of the body's top-level ops, where the generator keeps children.
+pub fn family(id: String, parent: Option<String>, program: &Program) -> Vec<Member> {
+    let mut keys = Keys::default();
+    let mut children = Vec::new();
+    for op in &program.ops {
+        let Op::Children(started) = op else {
+            continue;
+        };
+        for child in started {
+            let key = keys.claim(CHILD);
+            let child_id = child_task_id(&id, &key);
+            children.extend(family(child_id, Some(id.clone()), &child.program));
+        }
+    }
+    let root = Member {
+        id,
+        parent,
+        program: program.clone(),
+    };
+    std::iter::once(root).chain(children).collect()
+}
+
+/// The token a join of the child started under `key` adds to the body's result, the child
+/// having ended with `outcome`: its result, or else the status `ChildFailed` names (a tool
+/// error is `completed`, a refused start `failed`).
+pub fn child_token(key: &str, outcome: &ChildOutcome) -> String {
+    let status = match outcome {
+        ChildOutcome::Completed { result } if result.get("isError") != Some(&json!(true)) => {
+            return format!("child:{key}:{result}");
+        }
+        ChildOutcome::Completed { .. } => "completed",
+        ChildOutcome::Failed { .. } | ChildOutcome::Refused { .. } => "failed",
+        ChildOutcome::Cancelled => "cancelled",
+    };
+    format!("child-failed:{key}:{status}")
+}
+
 /// How a task of a program ends when nothing goes wrong around it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expected {
@@ -529,16 +644,19 @@ pub struct Expected {
 }
 
 /// Runs `program` for task `task` in the model: `seen` holds what the body saw for the
-/// operations whose outcome the outside world decides (elicitations, checks), by key. Fails
-/// with the first such key the body never saw.
+/// operations whose outcome the outside world decides (elicitations, checks), by key, and
+/// `ended` how each child that ended did, by task id. Fails with the first such key the body
+/// never saw, or the key of the first joined child that has not ended.
 pub fn model(
     task: &str,
     program: &Program,
     seen: &BTreeMap<String, String>,
+    ended: &BTreeMap<String, ChildOutcome>,
 ) -> Result<Expected, String> {
     let mut model = Model {
         task,
         seen,
+        ended,
         keys: Keys::default(),
         tokens: Vec::new(),
         status_message: None,
@@ -564,6 +682,7 @@ pub fn model(
 struct Model<'a> {
     task: &'a str,
     seen: &'a BTreeMap<String, String>,
+    ended: &'a BTreeMap<String, ChildOutcome>,
     keys: Keys,
     tokens: Vec<String>,
     status_message: Option<String>,
@@ -640,6 +759,17 @@ impl Model<'_> {
                 self.status_message = Some(message.clone());
                 if let Some(meta) = meta {
                     self.status_meta = Some(json!({ "i": meta }));
+                }
+            }
+            Op::Children(children) => {
+                for child in children {
+                    let key = self.keys.claim(CHILD);
+                    if !child.joined {
+                        continue;
+                    }
+                    let end = self.ended.get(&child_task_id(self.task, &key));
+                    let end = end.ok_or_else(|| key.clone())?;
+                    self.tokens.push(child_token(&key, end));
                 }
             }
         }

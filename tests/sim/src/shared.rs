@@ -10,10 +10,10 @@ use std::rc::Rc;
 use durable_mcp::TaskStatus;
 use durable_mcp::http::Clock;
 use durable_mcp::store::Store;
-use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
+use durable_mcp::store::{ChildOutcome, LoadScope, StepKind, StepRow, StepStatus, TaskState};
 use durable_mcp::testing::VirtualClock;
 
-use crate::program::Program;
+use crate::program::{Program, child_token};
 
 /// An invariant that did not hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +75,10 @@ pub struct Shared {
     closure_runs: Cell<u64>,
     /// The tasks a compensation ran for.
     compensated: RefCell<BTreeSet<String>>,
+    /// The tasks the store inserted (not found existing), each once.
+    inserted: RefCell<BTreeSet<String>>,
+    /// The child starts whose join returned in a body: (parent, key).
+    joins: RefCell<BTreeSet<TaskKey>>,
 }
 
 /// The most violations kept per run.
@@ -94,6 +98,8 @@ impl Shared {
             cancel_observed: RefCell::default(),
             cancelled_at: RefCell::default(),
             compensated: RefCell::default(),
+            inserted: RefCell::default(),
+            joins: RefCell::default(),
             answers: RefCell::default(),
             violations: RefCell::default(),
             closure_runs: Cell::new(0),
@@ -129,6 +135,56 @@ impl Shared {
         self.closure_runs.get()
     }
 
+    /// How many child starts were joined (their join returned in a body).
+    pub fn joins(&self) -> u64 {
+        self.joins.borrow().len() as u64
+    }
+
+    /// The store inserted task `id`: a task is created once (a replayed start finds its child
+    /// rather than creating another, and a purged task is not created again).
+    pub fn task_inserted(&self, id: &str) {
+        if !self.inserted.borrow_mut().insert(id.to_owned()) {
+            self.violate(
+                "task-recreated",
+                id,
+                "the task was inserted a second time, to run its body again",
+            );
+        }
+    }
+
+    /// How task `id` ended, if it has (as the store holds it now).
+    pub fn ended(&self, id: &str) -> Option<ChildOutcome> {
+        let state = self.inner.load(id, LoadScope::Control).ok().flatten()?;
+        ChildOutcome::of(&state.task)
+    }
+
+    /// The join of the child `child`, started by `task` under `key`, returned `token`: the
+    /// child ended, as the token says (a cancelled task's cleanup leaves the start's row to the
+    /// child's outcome, recording its stop under [`stopped_key`]).
+    pub fn check_join(&self, task: &str, key: &str, child: &str, token: &str) {
+        self.joins
+            .borrow_mut()
+            .insert((task.to_owned(), key.to_owned()));
+        match self.ended(child) {
+            None => self.violate(
+                "join-before-end",
+                task,
+                format!(
+                    "the join of child {key:?} ({child}) returned {token}, the child has not ended"
+                ),
+            ),
+            Some(end) if child_token(key, &end) != token => self.violate(
+                "child-outcome",
+                task,
+                format!(
+                    "the join of child {key:?} ({child}) returned {token}, the child ended as {}",
+                    child_token(key, &end)
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+
     /// The host died or restarted: every attempt in flight may be lost.
     pub fn disrupt(&self) {
         self.epoch.set(self.epoch.get() + 1);
@@ -154,6 +210,11 @@ impl Shared {
             .borrow_mut()
             .entry(task.to_owned())
             .or_insert(generation);
+    }
+
+    /// The lease generation of `task` when its cancellation was recorded, if it was.
+    pub fn cancel_generation(&self, task: &str) -> Option<u64> {
+        self.cancelled_at.borrow().get(task).copied()
     }
 
     /// A response sent to `key` of `task`.
@@ -241,23 +302,26 @@ impl Shared {
         self.compensated.borrow_mut().remove(task);
     }
 
-    /// Checks a task that just finished: a cancelled one ran every compensation it registered,
-    /// unless its cleanup's deadline passed first (and its status message says so); one that
-    /// completed or failed ran none.
+    /// Checks a task that just finished: a cancelled one ran every compensation it registered
+    /// and cancelled every child it had not heard from, unless its cleanup's deadline passed
+    /// first (and its status message says so); one that completed or failed ran none.
     pub fn check_cleanup(&self, task: &str, state: &TaskState) {
         let unrun: Vec<&str> = state
             .pending_cleanup()
+            .chain(unstopped_children(state))
             .map(|row| row.key.as_str())
             .collect();
+        // The message names what was left of each kind.
+        let says = |what: &str, left: bool| {
+            let message = state.task.status_message.as_deref().unwrap_or_default();
+            !left || message.contains(what)
+        };
+        let said = says("not run", state.pending_cleanup().next().is_some())
+            && says("not cancelled", unstopped_children(state).next().is_some());
         match state.task.status {
             TaskStatus::Cancelled if !unrun.is_empty() => {
                 let deadline = state.cleanup_deadline();
                 let finished = state.task.finished_at;
-                let said = state
-                    .task
-                    .status_message
-                    .as_deref()
-                    .is_some_and(|message| message.contains("not run"));
                 if !said || deadline.is_none_or(|d| finished.is_none_or(|f| f < d)) {
                     self.violate(
                         "cleanup-unfinished",
@@ -408,8 +472,25 @@ impl Drop for LiveExecution {
     }
 }
 
+/// The key under which a cancelled task's cleanup records that it asked the child started
+/// under `key` to stop (`durable_mcp`'s `STOPPED_PREFIX`, which it does not export).
+pub fn stopped_key(key: &str) -> String {
+    format!("$stopped:{key}")
+}
+
+/// The children `state` started, has not heard back from and has not asked to stop: pending
+/// `child` rows without a [`stopped_key`] mark (read here rather than through
+/// `TaskState::pending_children`, the engine's own reading, which this checks).
+pub fn unstopped_children(state: &TaskState) -> impl Iterator<Item = &StepRow> {
+    state.steps.values().filter(|row| {
+        row.kind == StepKind::Child
+            && row.status == StepStatus::Pending
+            && !state.steps.contains_key(&stopped_key(&row.key))
+    })
+}
+
 /// Whether the task failed because its time to live ran out.
-fn expired(state: &TaskState) -> bool {
+pub fn expired(state: &TaskState) -> bool {
     let message = state
         .task
         .error

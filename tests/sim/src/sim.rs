@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
+use durable_mcp::__internals::child_task_id;
 use durable_mcp::__internals::schedule::next_wake;
 use durable_mcp::EngineError;
 use durable_mcp::LocalBoxFuture;
@@ -19,6 +20,7 @@ use durable_mcp::http::{Engine, Router};
 use durable_mcp::http::{Headers, HttpRequest};
 use durable_mcp::native::SqliteStore;
 use durable_mcp::store::Store;
+use durable_mcp::store::{ChildOutcome, StepRow};
 use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
 use durable_mcp::testing::{
     MemoryStore, RecordingScheduler, VIRTUAL_EPOCH, VirtualClock, VirtualTimer,
@@ -29,9 +31,9 @@ use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
 use crate::body::{TASK_NAME, definition};
-use crate::program::{Grammar, Program, model};
+use crate::program::{Grammar, Member, Program, family, model};
 use crate::rng::Rng;
-use crate::shared::{Shared, TaskKey, Violation};
+use crate::shared::{Shared, TaskKey, Violation, expired, stopped_key, unstopped_children};
 use crate::store::{FaultKind, FaultyStore};
 
 /// The largest timestamp every host can store and schedule (8.64e15 ms).
@@ -85,7 +87,8 @@ pub enum AnswerMode {
 /// A control-plane or host event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Creates task `n` (a client retries a failed creation).
+    /// Creates task `n` (a client retries a failed creation); nothing for a child, which only
+    /// its parent creates. Here and below, `n` numbers the run's [`members`].
     Create(usize),
     /// Polls running activations and starts due ticks until nothing moves.
     Settle,
@@ -127,7 +130,7 @@ pub enum Event {
 pub struct Scenario {
     /// The seed.
     pub seed: u64,
-    /// One program per task.
+    /// One program per root task (children's programs are inside them).
     pub programs: Vec<Program>,
     /// The events, in order.
     pub events: Vec<Event>,
@@ -146,13 +149,15 @@ impl Scenario {
     pub fn generate(seed: u64, config: &Config) -> Scenario {
         let mut rng = Rng::new(seed);
         let tasks = rng.range(1, 3) as usize;
-        let programs = (0..tasks)
+        let programs: Vec<Program> = (0..tasks)
             .map(|_| Program::generate(&mut rng, config.grammar, VIRTUAL_EPOCH.0))
             .collect();
         let count = rng.range(15, 60) as usize;
         let mut events = vec![Event::Create(0)];
+        // Events reach children as they reach roots (cancels, answers, early ticks).
+        let members = members(&programs).len() as u64;
         for _ in 1..count {
-            let task = rng.below(tasks as u64) as usize;
+            let task = rng.below(members) as usize;
             let event = match rng.below(100) {
                 0..6 => Event::Create(task),
                 6..26 => Event::Settle,
@@ -206,6 +211,21 @@ impl Scenario {
     }
 }
 
+/// Every task of a run over root programs `programs`: the roots (`t0`, `t1`, ...), then the
+/// children their bodies may start (a root's family together, parents before children).
+pub fn members(programs: &[Program]) -> Vec<Member> {
+    let families: Vec<Vec<Member>> = programs
+        .iter()
+        .enumerate()
+        .map(|(i, program)| family(format!("t{i}"), None, program))
+        .collect();
+    let roots = families.iter().map(|members| members[0].clone());
+    let children = families
+        .iter()
+        .flat_map(|members| members[1..].iter().cloned());
+    roots.chain(children).collect()
+}
+
 /// What one run did and found.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
@@ -223,6 +243,12 @@ pub struct Outcome {
     pub restarts: u64,
     /// Step closures started.
     pub closure_runs: u64,
+    /// Child tasks created.
+    pub children: u64,
+    /// Of which: ended completed, failed, cancelled.
+    pub children_by_end: [u64; 3],
+    /// Child starts whose join returned.
+    pub joins: u64,
     /// What did not hold.
     pub violations: Vec<Violation>,
 }
@@ -231,12 +257,15 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} events, {} writes, {} faults, {} restarts, {} closure runs, {} violations",
+            "{} events, {} writes, {} faults, {} restarts, {} closure runs, {} children, {} \
+             joins, {} violations",
             self.events,
             self.writes,
             self.faults,
             self.restarts,
             self.closure_runs,
+            self.children,
+            self.joins,
             self.violations.len()
         )
     }
@@ -275,10 +304,19 @@ struct World {
     /// The task tool, for a router over the engine.
     tool: TaskTool,
     running: Vec<Activation>,
+    /// Every task: the roots, then the children (see [`members`]).
     ids: Vec<String>,
+    /// How many of `ids` are roots.
+    roots: usize,
+    /// Each child's parent.
+    parents: BTreeMap<String, String>,
+    /// Each task's program.
+    programs: BTreeMap<String, Program>,
     cancels: BTreeSet<String>,
     kinds: BTreeMap<TaskKey, StepKind>,
     finished_steps: BTreeMap<TaskKey, (StepStatus, Option<String>)>,
+    /// The `$stopped:<key>` marks seen, which stay until their task is purged.
+    stopped: BTreeSet<TaskKey>,
     responses: BTreeMap<TaskKey, String>,
     terminal: BTreeMap<String, Terminal>,
     /// Each task's rows as last seen (a purged task's last state).
@@ -301,10 +339,15 @@ pub fn run(scenario: &Scenario) -> Outcome {
         (Rc::new(MemoryStore::new()), None)
     };
     let shared = Shared::new(inner, Rc::clone(&clock));
-    let ids: Vec<String> = (0..scenario.programs.len())
-        .map(|i| format!("t{i}"))
+    let members = members(&scenario.programs);
+    let ids: Vec<String> = members.iter().map(|m| m.id.clone()).collect();
+    let parents = members
+        .iter()
+        .filter_map(|m| Some((m.id.clone(), m.parent.clone()?)))
         .collect();
-    for (id, program) in ids.iter().zip(&scenario.programs) {
+    let programs: BTreeMap<String, Program> =
+        members.into_iter().map(|m| (m.id, m.program)).collect();
+    for (id, program) in &programs {
         shared
             .programs
             .borrow_mut()
@@ -317,9 +360,7 @@ pub fn run(scenario: &Scenario) -> Outcome {
     let scheduler = Rc::new(RecordingScheduler::default());
     let registry = TaskRegistry::new().register(definition(Rc::clone(&shared)));
     let tool = TaskTool::new(definition(Rc::clone(&shared)), json!({ "type": "object" }));
-    let engine = Rc::new(build_engine(
-        scenario, &registry, &store, &clock, &scheduler,
-    ));
+    let engine = build_engine(scenario, &registry, &tool, &store, &clock, &scheduler);
     let mut world = World {
         scenario: scenario.clone(),
         shared,
@@ -330,10 +371,14 @@ pub fn run(scenario: &Scenario) -> Outcome {
         engine,
         tool,
         running: Vec::new(),
+        roots: scenario.programs.len(),
         ids,
+        parents,
+        programs,
         cancels: BTreeSet::new(),
         kinds: BTreeMap::new(),
         finished_steps: BTreeMap::new(),
+        stopped: BTreeSet::new(),
         responses: BTreeMap::new(),
         terminal: BTreeMap::new(),
         last_seen: BTreeMap::new(),
@@ -361,8 +406,9 @@ pub fn run(scenario: &Scenario) -> Outcome {
         world.finish();
     }
     if !world.halted {
-        world.final_checks(scenario);
+        world.final_checks();
     }
+    let (children, children_by_end) = world.child_figures();
     Outcome {
         events: world.events,
         faults: world.store.faults(),
@@ -371,17 +417,23 @@ pub fn run(scenario: &Scenario) -> Outcome {
         writes: world.store.writes(),
         restarts: world.restarts,
         closure_runs: world.shared.closure_runs(),
+        children,
+        children_by_end,
+        joins: world.shared.joins(),
         violations: world.shared.violations(),
     }
 }
 
+/// The engine of a (re)started host, reaching other tasks (children to start and cancel,
+/// parents to tell) through itself, as under a [`Router`] of the native host.
 fn build_engine(
     scenario: &Scenario,
     registry: &TaskRegistry,
+    tool: &TaskTool,
     store: &Rc<FaultyStore>,
     clock: &Rc<VirtualClock>,
     scheduler: &Rc<RecordingScheduler>,
-) -> Engine {
+) -> Rc<Engine> {
     let store: Rc<dyn Store> = store.clone();
     let host = Host {
         store,
@@ -391,10 +443,34 @@ fn build_engine(
     };
     let engine =
         Engine::new(registry.clone(), host).with_lease(Duration::from_millis(scenario.lease_ms));
-    match scenario.hand_off_ms {
+    let engine = Rc::new(match scenario.hand_off_ms {
         Some(ms) => engine.with_hand_off(Duration::from_millis(ms)),
         None => engine,
-    }
+    });
+    let server = McpServer::new("sim", "0.0.0").task(tool.clone());
+    Router::new(server, Rc::clone(&engine));
+    engine
+}
+
+/// Each task's rows, as one check reads them.
+type States = BTreeMap<String, TaskState>;
+
+/// Whether `id` waits for one of its children, which wakes it when it ends: the child lives,
+/// or ended and has yet to tell it (and has a wake of its own for that). A child its cleanup
+/// asked to stop is waited for no more.
+fn waits_for_child(id: &str, state: &TaskState, states: &States) -> bool {
+    unstopped_children(state).any(|row| {
+        let child = states.get(&child_task_id(id, &row.key));
+        child.is_some_and(|child| {
+            let task = &child.task;
+            !task.status.is_terminal() || task.parent.as_ref().is_some_and(|link| !link.notified)
+        })
+    })
+}
+
+/// The key under which a parent records that the child it started under `key` exists.
+fn started_key(key: &str) -> String {
+    format!("$started:{key}")
 }
 
 fn response(variant: u8) -> Value {
@@ -460,10 +536,10 @@ impl World {
         if let Some(state) = self.task_state(id)
             && state.task.cancel_requested
         {
-            self.shared.cancel_recorded(id, state.task.generation);
             // Nothing runs the body, and no write failed: the cancellation settles at once,
-            // unless compensations are registered, which an activation runs first.
-            let cleanup = state.pending_cleanup().next().is_some();
+            // unless compensations are registered or children started, which an activation
+            // runs or cancels first.
+            let cleanup = state.has_cleanup();
             if !self.engine.is_running(id)
                 && !cleanup
                 && self.store.faults() == faults
@@ -486,7 +562,7 @@ impl World {
     }
 
     fn create(&mut self, n: usize, again: bool) {
-        let Some(id) = self.ids.get(n).cloned() else {
+        let Some(id) = self.ids[..self.roots].get(n).cloned() else {
             return;
         };
         let exists = self.task_state(&id).is_some();
@@ -541,13 +617,14 @@ impl World {
         self.store.revive();
         self.shared.disrupt();
         self.restarts += 1;
-        self.engine = Rc::new(build_engine(
+        self.engine = build_engine(
             &self.scenario,
             &self.registry,
+            &self.tool,
             &self.store,
             &self.clock,
             &self.scheduler,
-        ));
+        );
         if let Err(error) = self.engine.recover() {
             self.shared
                 .violate("recover-failed", "-", format!("recover failed: {error}"));
@@ -583,10 +660,12 @@ impl World {
             }
             progressed = true;
             let waker = Waker::from(activation.woken.clone());
+            self.store.running(Some(&activation.task_id));
             let polled = activation
                 .future
                 .as_mut()
                 .poll(&mut Context::from_waker(&waker));
+            self.store.running(None);
             if crate::tracing() {
                 eprintln!(
                     "sim:   poll {} -> {:?}",
@@ -710,7 +789,7 @@ impl World {
             if trace {
                 eprintln!("sim: at {} ms: closing round", self.now().0);
             }
-            for n in 0..self.ids.len() {
+            for n in 0..self.roots {
                 self.create(n, false);
             }
             self.settle();
@@ -737,10 +816,7 @@ impl World {
             }
             self.settle();
             self.check();
-            let all_done = self.ids.iter().all(|id| match self.task_state(id) {
-                Some(state) => state.task.status.is_terminal(),
-                None => self.last_seen.contains_key(id),
-            });
+            let all_done = self.ids.iter().all(|id| self.done(id));
             if all_done {
                 return;
             }
@@ -771,10 +847,17 @@ impl World {
                 // with it, as it takes a step's: the body may get past the cancel then.
                 self.shared.forget_compensations(&task);
             }
+            self.stopped.remove(&(task.clone(), key.clone()));
             self.finished_steps.remove(&(task, key));
         }
+        // Each task is read once: the checks of parents and children read each other's rows.
+        let states: States = self
+            .ids
+            .iter()
+            .filter_map(|id| Some((id.clone(), self.task_state(id)?)))
+            .collect();
         for id in self.ids.clone() {
-            let Some(state) = self.task_state(&id) else {
+            let Some(state) = states.get(&id) else {
                 if let Some(last) = self.last_seen.get(&id) {
                     // Only a finished task is purged, and only once its retention is over.
                     let purge_at = durable_mcp::__internals::schedule::purge_at(last);
@@ -794,13 +877,17 @@ impl World {
                 }
                 continue;
             };
-            self.check_journal(&id, &state);
-            self.check_terminal(&id, &state);
-            self.check_wake(&id, &state);
-            self.check_timestamps(&id, &state);
-            self.check_sleep_cuts(&id, &state);
-            self.last_seen.insert(id, state);
+            self.check_journal(&id, state);
+            self.check_terminal(&id, state);
+            self.check_wake(&id, state, &states);
+            self.check_timestamps(&id, state);
+            self.check_sleep_cuts(&id, state);
+            self.check_started_children(&id, state, &states);
+            if let Some(parent) = self.parents.get(&id) {
+                self.check_parent_link(&id, parent, state, &states);
+            }
         }
+        self.last_seen.extend(states);
     }
 
     fn check_journal(&mut self, id: &str, state: &TaskState) {
@@ -862,6 +949,28 @@ impl World {
             );
             self.finished_steps.remove(&(id.to_owned(), key));
         }
+        // A cleanup's record of a child it stopped stays (unless a torn batch took it).
+        for key in state
+            .steps
+            .keys()
+            .filter(|key| key.starts_with(&stopped_key("")))
+        {
+            self.stopped.insert((id.to_owned(), key.clone()));
+        }
+        let lost: Vec<String> = self
+            .stopped
+            .iter()
+            .filter(|(task, key)| task == id && !state.steps.contains_key(key))
+            .map(|(_, key)| key.clone())
+            .collect();
+        for key in lost {
+            self.shared.violate(
+                "child-stop-lost",
+                id,
+                format!("the record {key:?} of a child asked to stop vanished from the journal"),
+            );
+            self.stopped.remove(&(id.to_owned(), key));
+        }
         for (key, row) in &state.inputs {
             let Some(response) = &row.response else {
                 continue;
@@ -899,7 +1008,8 @@ impl World {
             Some(_) => {}
             None if task.status.is_terminal() => {
                 self.shared.check_cleanup(id, state);
-                if task.status == TaskStatus::Cancelled && !self.cancels.contains(id) {
+                self.check_cleanup_children(id, state);
+                if task.status == TaskStatus::Cancelled && !self.cancel_asked(id) {
                     self.shared.violate(
                         "cancelled-uncalled",
                         id,
@@ -912,7 +1022,7 @@ impl World {
         }
     }
 
-    fn check_wake(&mut self, id: &str, state: &TaskState) {
+    fn check_wake(&mut self, id: &str, state: &TaskState, states: &States) {
         if state.task.status.is_terminal() || self.is_running(id) {
             return;
         }
@@ -928,7 +1038,10 @@ impl World {
                     state.task.status, due.0, now.0
                 ),
             ),
-            (None, None) if state.task.status != TaskStatus::InputRequired => {
+            (None, None)
+                if state.task.status != TaskStatus::InputRequired
+                    && !waits_for_child(id, state, states) =>
+            {
                 self.shared.violate(
                     "no-wake",
                     id,
@@ -947,6 +1060,276 @@ impl World {
             }
             _ => {}
         }
+    }
+
+    /// The task's state now, or as last seen if it was purged.
+    fn state_or_last(&self, id: &str) -> Option<TaskState> {
+        self.task_state(id)
+            .or_else(|| self.last_seen.get(id).cloned())
+    }
+
+    /// Whether someone asked to cancel `id`: a client, or (for a child) its parent's cleanup,
+    /// which cancels the children of a task whose cancellation was recorded.
+    fn cancel_asked(&self, id: &str) -> bool {
+        self.cancels.contains(id)
+            || self
+                .parents
+                .get(id)
+                .is_some_and(|parent| self.shared.cancel_generation(parent).is_some())
+    }
+
+    /// Checks a task that just finished: one that completed or failed cancelled none of its
+    /// children (as one that ran a compensation must end cancelled, see
+    /// [`Shared::check_cleanup`]) and recorded no child as stopped. A child nobody else
+    /// cancelled was cancelled by its parent's cleanup, which runs only once the parent's body
+    /// stopped for its own cancel.
+    fn check_cleanup_children(&self, id: &str, state: &TaskState) {
+        if state.task.status == TaskStatus::Cancelled || expired(state) {
+            return;
+        }
+        let stops = state
+            .steps
+            .keys()
+            .filter(|key| key.starts_with(&stopped_key("")));
+        for key in stops {
+            self.shared.violate(
+                "child-cancel-without-cancel",
+                id,
+                format!(
+                    "its cleanup recorded {key:?}, but the task ended {}",
+                    state.task.status
+                ),
+            );
+        }
+        let children = self.parents.iter().filter(|(_, parent)| *parent == id);
+        for (child, _) in children {
+            let cancelled = self.shared.cancel_generation(child).is_some()
+                || self
+                    .task_state(child)
+                    .is_some_and(|s| s.task.status == TaskStatus::Cancelled);
+            if cancelled && !self.cancels.contains(child) {
+                self.shared.violate(
+                    "child-cancel-without-cancel",
+                    id,
+                    format!(
+                        "its cleanup cancelled child {child}, but the task ended {}",
+                        state.task.status
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Whether the closing phase is over for `id`: it ended and its parent, if any, heard of
+    /// it; or it was purged; or it is a child never created whose parent ended (and so never
+    /// will create it).
+    fn done(&self, id: &str) -> bool {
+        match (self.task_state(id), self.parents.get(id)) {
+            (Some(state), _) => {
+                let task = state.task;
+                task.status.is_terminal() && task.parent.is_none_or(|link| link.notified)
+            }
+            (None, _) if self.last_seen.contains_key(id) => true,
+            (None, Some(parent)) => self
+                .task_state(parent)
+                .is_none_or(|state| state.task.status.is_terminal()),
+            (None, None) => false,
+        }
+    }
+
+    /// The `child` rows of `id` against the children: a child its row says was created
+    /// exists, and an ended row records how the child ended. Then the cleanup's records of
+    /// the children it asked to stop.
+    fn check_started_children(&self, id: &str, state: &TaskState, states: &States) {
+        let rows = state
+            .steps
+            .values()
+            .filter(|row| row.kind == StepKind::Child);
+        for row in rows {
+            let child_id = child_task_id(id, &row.key);
+            let child = states
+                .get(&child_id)
+                .or_else(|| self.last_seen.get(&child_id));
+            match (row.status, child) {
+                (StepStatus::Pending, None) if state.steps.contains_key(&started_key(&row.key)) => {
+                    self.shared.violate(
+                        "child-lost",
+                        id,
+                        format!(
+                            "{} says {child_id} was created; it does not exist",
+                            started_key(&row.key)
+                        ),
+                    );
+                }
+                (StepStatus::Pending, _) => {}
+                (_, child) => self.check_child_outcome(id, row, child),
+            }
+        }
+        let stops = state
+            .steps
+            .values()
+            .filter_map(|mark| Some((mark, mark.key.strip_prefix(&stopped_key(""))?)));
+        for (mark, key) in stops {
+            self.check_child_stopped(id, state, mark, key, states);
+        }
+    }
+
+    /// An ended `child` row of `parent`: the outcome it records is how the child ended (only
+    /// the child's delivered outcome ends the row; a cleanup that stops the child records
+    /// that apart, see [`Self::check_child_stopped`]).
+    fn check_child_outcome(&self, parent: &str, row: &StepRow, child: Option<&TaskState>) {
+        let outcome = ChildOutcome::from_stored(row.result.as_deref());
+        let task = child.map(|child| &child.task);
+        let agrees = task.is_some_and(|task| Some(&outcome) == ChildOutcome::of(task).as_ref());
+        if !agrees {
+            self.shared.violate(
+                "child-outcome",
+                parent,
+                format!(
+                    "the row of child {:?} records {outcome:?}, the child is {:?}",
+                    row.key,
+                    task.map(|t| (t.status, &t.result, &t.error))
+                ),
+            );
+        }
+    }
+
+    /// The mark `mark` by which `parent`'s cleanup recorded that it asked the child started
+    /// under `key` to stop: a pending `value` row, for a start the parent recorded, written
+    /// only once the parent's cancellation was; and the cancel reached the child (whose
+    /// closures then start no more, as any cancelled task's), or the child had ended before,
+    /// or was never created (the cleanup stops every child it has not heard from).
+    fn check_child_stopped(
+        &self,
+        parent: &str,
+        state: &TaskState,
+        mark: &StepRow,
+        key: &str,
+        states: &States,
+    ) {
+        if mark.kind != StepKind::Value || mark.status != StepStatus::Pending {
+            self.shared.violate(
+                "child-not-cancelled",
+                parent,
+                format!(
+                    "the cleanup's record {:?} is a {} row {:?}, not a pending value",
+                    mark.key, mark.kind, mark.status
+                ),
+            );
+        }
+        if self.shared.cancel_generation(parent).is_none() {
+            self.shared.violate(
+                "child-cancel-without-cancel",
+                parent,
+                format!(
+                    "{:?} records a child asked to stop, but the task's cancellation was never \
+                     recorded",
+                    mark.key
+                ),
+            );
+        }
+        if state
+            .steps
+            .get(key)
+            .is_none_or(|row| row.kind != StepKind::Child)
+        {
+            self.shared.violate(
+                "child-not-cancelled",
+                parent,
+                format!("{:?} stops a child of no recorded start", mark.key),
+            );
+        }
+        let child_id = child_task_id(parent, key);
+        let child = states
+            .get(&child_id)
+            .or_else(|| self.last_seen.get(&child_id));
+        let task = child.map(|child| &child.task);
+        let reached = task.is_none_or(|task| {
+            task.status == TaskStatus::Cancelled
+                || self.shared.cancel_generation(&task.task_id).is_some()
+                || task.finished_at.is_some_and(|at| at <= mark.created_at)
+        });
+        if !reached {
+            self.shared.violate(
+                "child-not-cancelled",
+                parent,
+                format!(
+                    "its cleanup recorded child {key:?} stopped at {}, but no cancel reached it \
+                     and it is {} (ended at {:?})",
+                    mark.created_at.0,
+                    task.map_or(TaskStatus::Working, |t| t.status),
+                    task.and_then(|t| t.finished_at).map(|at| at.0),
+                ),
+            );
+        }
+    }
+
+    /// A child task `id` of `parent`: it names its parent and the start's key (which its id
+    /// derives from), its parent recorded the start before it existed, and once it told its
+    /// parent how it ended, the parent waits for it no more.
+    fn check_parent_link(&self, id: &str, parent: &str, state: &TaskState, states: &States) {
+        let Some(link) = &state.task.parent else {
+            self.shared
+                .violate("child-link", id, "the child names no parent");
+            return;
+        };
+        if link.task_id != parent || child_task_id(parent, &link.key) != id {
+            self.shared.violate(
+                "child-link",
+                id,
+                format!(
+                    "the child names parent {} and key {:?}",
+                    link.task_id, link.key
+                ),
+            );
+            return;
+        }
+        let Some(parent_state) = states.get(parent) else {
+            return; // purged
+        };
+        let row = parent_state.steps.get(&link.key);
+        let Some(row) = row.filter(|row| row.kind == StepKind::Child) else {
+            self.shared.violate(
+                "child-without-row",
+                id,
+                format!("{parent} holds no child row for the start {:?}", link.key),
+            );
+            return;
+        };
+        // Only a parent that has ended leaves the outcome untaken (a cancelled one's cleanup
+        // leaves the start's row to it).
+        let parent_task = &parent_state.task;
+        let waits = row.status == StepStatus::Pending && !parent_task.status.is_terminal();
+        if waits && link.notified && state.task.status.is_terminal() {
+            self.shared.violate(
+                "child-outcome-lost",
+                id,
+                format!(
+                    "the child ended {} and its parent took the outcome, but {parent} still \
+                     waits for {:?}",
+                    state.task.status, link.key
+                ),
+            );
+        }
+    }
+
+    /// How many children were created, and how many ended completed, failed and cancelled.
+    fn child_figures(&self) -> (u64, [u64; 3]) {
+        let mut created = 0;
+        let mut by_end = [0; 3];
+        for id in self.parents.keys() {
+            let Some(state) = self.state_or_last(id) else {
+                continue;
+            };
+            created += 1;
+            match state.task.status {
+                TaskStatus::Completed => by_end[0] += 1,
+                TaskStatus::Failed => by_end[1] += 1,
+                TaskStatus::Cancelled => by_end[2] += 1,
+                _ => {}
+            }
+        }
+        (created, by_end)
     }
 
     fn check_timestamps(&mut self, id: &str, state: &TaskState) {
@@ -1042,14 +1425,21 @@ impl World {
         }
     }
 
-    fn final_checks(&mut self, scenario: &Scenario) {
-        for (id, program) in self.ids.clone().iter().zip(&scenario.programs) {
-            let Some(state) = self
-                .task_state(id)
-                .or_else(|| self.last_seen.get(id).cloned())
-            else {
-                self.shared
-                    .violate("not-finished", id, "the task was never created");
+    fn final_checks(&mut self) {
+        let ended: BTreeMap<String, ChildOutcome> = self
+            .parents
+            .keys()
+            .filter_map(|id| Some((id.clone(), self.shared.ended(id)?)))
+            .collect();
+        for id in self.ids.clone() {
+            let id = id.as_str();
+            let Some(state) = self.state_or_last(id) else {
+                // A child exists once its parent's body reaches its start, which it need not
+                // (`child-lost` checks one whose start says it does).
+                if !self.parents.contains_key(id) {
+                    self.shared
+                        .violate("not-finished", id, "the task was never created");
+                }
                 continue;
             };
             let task = &state.task;
@@ -1061,7 +1451,19 @@ impl World {
                 );
                 continue;
             }
-            let expected = match model(id, program, &self.shared.seen(id)) {
+            if task.parent.as_ref().is_some_and(|link| !link.notified) {
+                self.shared.violate(
+                    "child-unnotified",
+                    id,
+                    format!(
+                        "the child ended {} and the world ran quiet, but its parent was never \
+                         told",
+                        task.status
+                    ),
+                );
+            }
+            let program = &self.programs[id];
+            let expected = match model(id, program, &self.shared.seen(id), &ended) {
                 Ok(expected) => expected,
                 Err(key) => {
                     if task.status == TaskStatus::Completed {

@@ -7,7 +7,9 @@
 //! - a torn batch, modelling the Durable Object store, which buffers a turn's step rows and
 //!   inserts them at the end of the turn: at a write of step rows only, the write is
 //!   acknowledged, then the host dies and the most recent `k` acknowledged step-only writes
-//!   since the task's last other write are lost.
+//!   since the task's last other write are lost. A write a task's tick makes to another task's
+//!   rows (creating or cancelling a child, telling a parent) is a request the output gate
+//!   holds until the turn's writes commit: the sending task's rows before it are not lost.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -50,6 +52,8 @@ pub struct FaultyStore {
     dead: Cell<bool>,
     /// Step-only writes since each task's last other write.
     batches: RefCell<BTreeMap<String, Vec<Undo>>>,
+    /// The task whose tick the host runs now.
+    running: RefCell<Option<String>>,
     writes: Cell<u64>,
     faults: Cell<u64>,
     /// Faults fired by kind: fail, crash before, crash after, torn.
@@ -69,6 +73,7 @@ impl FaultyStore {
             armed: Cell::new(None),
             dead: Cell::new(false),
             batches: RefCell::default(),
+            running: RefCell::default(),
             writes: Cell::new(0),
             faults: Cell::new(0),
             by_kind: Cell::new([0; 4]),
@@ -80,6 +85,20 @@ impl FaultyStore {
     /// Arms `kind` to fire at the `after`-th write from now (1 = the next one).
     pub fn arm(&self, after: u32, kind: FaultKind) {
         self.armed.set(Some((after.max(1), kind)));
+    }
+
+    /// The host runs the tick of `task` now (`None`: it serves a client).
+    pub fn running(&self, task: Option<&str>) {
+        *self.running.borrow_mut() = task.map(str::to_owned);
+    }
+
+    /// A write to `task_id`'s rows: if the running tick is another task's, that task's host sent
+    /// it once its own rows committed.
+    fn committed_before(&self, task_id: &str) {
+        let running = self.running.borrow();
+        if let Some(sender) = running.as_deref().filter(|sender| *sender != task_id) {
+            self.batches.borrow_mut().remove(sender);
+        }
     }
 
     /// Disarms any armed fault.
@@ -161,6 +180,19 @@ impl FaultyStore {
         StoreError("sim: the host crashed".to_owned())
     }
 
+    /// Creates `task` in the inner store, telling the world whether it was inserted.
+    fn insert(&self, task: &TaskRecord) -> Result<TaskRecord, StoreError> {
+        let existed = self
+            .inner
+            .load(&task.task_id, LoadScope::Control)?
+            .is_some();
+        let stored = self.inner.create(task)?;
+        if !existed {
+            self.shared.task_inserted(&task.task_id);
+        }
+        Ok(stored)
+    }
+
     /// Loses the last `k` step-only writes of `task`: rebuilds its rows without them.
     fn tear(&self, task_id: &str, k: u32) {
         let undone: Vec<Undo> = {
@@ -223,13 +255,14 @@ impl Store for FaultyStore {
         if self.dead.get() {
             return Err(Self::down());
         }
+        self.committed_before(&task.task_id);
         self.writes.set(self.writes.get() + 1);
         match self.fault_now(&task.task_id, false) {
-            None => self.inner.create(task),
+            None => self.insert(task),
             Some(FaultKind::Fail) => Err(StoreError("sim: the write failed".to_owned())),
             Some(FaultKind::CrashBefore | FaultKind::Torn(_)) => Err(self.die()),
             Some(FaultKind::CrashAfter) => {
-                let _ = self.inner.create(task);
+                let _ = self.insert(task);
                 Err(self.die())
             }
         }
@@ -256,6 +289,7 @@ impl Store for FaultyStore {
         if self.dead.get() {
             return Err(Self::down());
         }
+        self.committed_before(task_id);
         self.writes.set(self.writes.get() + 1);
         if crate::tracing() {
             eprintln!("sim:   apply {task_id} {guard:?} {writes:?}");
@@ -297,6 +331,15 @@ impl Store for FaultyStore {
                 }
             }
             drop(batches);
+            // Whoever asks (a client, or a parent's cleanup for its child), the cancellation
+            // counts from the write that records it.
+            for write in writes {
+                if let Write::PutTask(record) = write
+                    && record.cancel_requested
+                {
+                    self.shared.cancel_recorded(task_id, record.generation);
+                }
+            }
             // An activation's write (guarded by its lease alone) tells it about a cancellation.
             if cancel_requested && guard.generation.is_some() && guard.version.is_none() {
                 self.shared.cancel_seen(task_id);

@@ -46,14 +46,18 @@ fn a_seed_replays_exactly() {
                 first.writes,
                 first.faults,
                 first.restarts,
-                first.closure_runs
+                first.closure_runs,
+                first.children,
+                first.joins
             ),
             (
                 again.events,
                 again.writes,
                 again.faults,
                 again.restarts,
-                again.closure_runs
+                again.closure_runs,
+                again.children,
+                again.joins
             ),
             "seed {seed}"
         );
