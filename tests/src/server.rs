@@ -15,6 +15,8 @@ pub struct ServerProcess {
     url: String,
     address: SocketAddr,
     data_dir: PathBuf,
+    /// Where the server's stderr (its log) goes; printed if the test panics.
+    log: tempfile::NamedTempFile,
 }
 
 /// The executable of workspace binary `name` (the binary of the package of the same name),
@@ -66,14 +68,16 @@ fn ensure_built(name: &str, profile_dir: &Path) {
 
 impl ServerProcess {
     /// Starts workspace binary `name` with state in `data_dir` on a free port, and waits until
-    /// it prints the URL it serves.
+    /// it prints the URL it serves. Its log (stderr) goes to a file: see [`log`](Self::log).
     pub fn start(name: &str, data_dir: &Path, env: &[(&str, &str)]) -> Self {
+        let log = tempfile::NamedTempFile::new().expect("a file for the server's log");
+        let stderr = log.reopen().expect("the server's log file");
         let mut child = Command::new(workspace_binary(name))
             .env("PORT", "0")
             .env("DURABLE_MCP_DATA", data_dir)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {name}: {error}"));
         let stdout = child.stdout.take().expect("piped stdout");
@@ -107,7 +111,13 @@ impl ServerProcess {
             url,
             address,
             data_dir: data_dir.to_owned(),
+            log,
         }
+    }
+
+    /// What the server has written to stderr so far: its log.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
 
     /// The MCP endpoint URL.
@@ -157,5 +167,8 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("the log of the server at {}:\n{}", self.url, self.log());
+        }
     }
 }

@@ -108,6 +108,9 @@ pub struct WorkerProcess {
     child: Child,
     url: String,
     port: u16,
+    /// Where wrangler's output goes (the Worker's console among it); printed if the test
+    /// panics.
+    log: tempfile::NamedTempFile,
 }
 
 impl WorkerProcess {
@@ -134,6 +137,8 @@ impl WorkerProcess {
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
+        let log = tempfile::NamedTempFile::new().expect("a file for wrangler's output");
+        let output = || log.reopen().expect("wrangler's output file");
         let child = wrangler(dir)
             .args([
                 "dev",
@@ -153,6 +158,8 @@ impl WorkerProcess {
                     .flat_map(|(name, value)| ["--var".to_owned(), format!("{name}:{value}")]),
             )
             .stdin(Stdio::null())
+            .stdout(output())
+            .stderr(output())
             .process_group(0)
             .spawn()
             .expect("start wrangler dev");
@@ -160,6 +167,7 @@ impl WorkerProcess {
             child,
             url: format!("http://127.0.0.1:{port}"),
             port,
+            log,
         };
         worker.wait_ready();
         worker
@@ -180,6 +188,11 @@ impl WorkerProcess {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// What wrangler has printed so far: its own messages and the Worker's console output.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
 
     /// The Worker's base URL (`http://127.0.0.1:<port>`).
@@ -233,6 +246,13 @@ impl WorkerProcess {
 impl Drop for WorkerProcess {
     fn drop(&mut self) {
         self.signal("-TERM");
+        if std::thread::panicking() {
+            eprintln!(
+                "the output of wrangler dev at {}:\n{}",
+                self.url,
+                self.log()
+            );
+        }
     }
 }
 

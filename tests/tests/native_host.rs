@@ -280,3 +280,77 @@ fn cancelling_a_parent_cancels_its_children() {
     let client = McpClient::new(server.url());
     children::cancelling_the_parent_cancels_the_children(&client);
 }
+
+/// With `DURABLE_MCP_LOG_FORMAT=json`, the host's log is one JSON object per line, filtered by
+/// `RUST_LOG`: a cancelled `trip` whose release keeps failing shows the cancel, each retried
+/// attempt of the compensation with its error, and the activation that settled the task, all
+/// under the task's id and tool.
+#[test]
+fn the_host_logs_task_events_as_json_lines_filtered_by_rust_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("RUST_LOG", "warn,durable_mcp=debug"),
+        ("DURABLE_MCP_LOG_FORMAT", "json"),
+    ];
+    let server = ServerProcess::start("conformance-server", dir.path(), &env);
+    let client = McpClient::new(server.url());
+    let created = client.result(
+        "tools/call",
+        json!({ "name": "trip", "arguments": { "broken_release": true } }),
+    );
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let status = |client: &McpClient| client.result("tasks/get", json!({ "taskId": id }));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while status(&client)["statusMessage"] != "booked" {
+        assert!(std::time::Instant::now() < deadline, "never booked");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    client.result("tasks/cancel", json!({ "taskId": id }));
+    while status(&client)["status"] != "cancelled" {
+        assert!(std::time::Instant::now() < deadline, "never cancelled");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let log = server.log();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let of_task: Vec<&serde_json::Value> =
+        lines.iter().filter(|line| line["task_id"] == id).collect();
+    for line in &of_task {
+        assert_eq!(line["tool"], "trip", "{line}");
+        assert_eq!(line["target"], "durable_mcp", "{line}");
+    }
+    let has = |message: &str| of_task.iter().any(|line| line["message"] == message);
+    for message in [
+        "task created",
+        "activation started",
+        "step attempt started",
+        "step completed",
+        "cancel requested",
+        "activation ended",
+    ] {
+        assert!(has(message), "no {message:?} in the log:\n{log}");
+    }
+    let retries: Vec<&&serde_json::Value> = of_task
+        .iter()
+        .filter(|line| line["message"] == "step attempt failed; retry scheduled")
+        .collect();
+    assert!(retries.len() >= 2, "the release is retried:\n{log}");
+    for retry in retries {
+        assert_eq!(retry["level"], "WARN");
+        assert_eq!(retry["step"], "$cleanup:release");
+        assert_eq!(retry["error"], "the hotel does not answer");
+    }
+    // Settled by the activation that ran out of compensations to try, or by the deadline.
+    let last = of_task.last().unwrap();
+    assert_eq!(last["status"], "cancelled", "{log}");
+    // RUST_LOG=warn keeps the other crates' info events out.
+    assert!(
+        lines
+            .iter()
+            .all(|line| line["target"] == "durable_mcp" || line["level"] != "INFO"),
+        "{log}"
+    );
+}

@@ -461,12 +461,13 @@ fn cleanup_rows(state: &Path, id: &str) -> Vec<(String, String)> {
 
 /// A cancel of a task that registered a compensation: the object's alarm runs it as a
 /// journaled step before the task shows `cancelled`; a compensation that keeps failing is
-/// retried until the task's cleanup timeout, and the task says what was left unrun.
+/// retried until the task's cleanup timeout, and the task says what was left unrun. Each
+/// failed attempt is logged to the console with the task's id, tool, step and error.
 #[test]
 fn compensations_run_in_the_object_before_the_task_is_cancelled() {
     let _one = one_worker_at_a_time();
     let state = tempfile::tempdir().unwrap();
-    let (_worker, client) = start(state.path(), &[]);
+    let (worker, client) = start(state.path(), &[("RUST_LOG", "warn,durable_mcp=debug")]);
 
     let id = booked_trip(&client, false);
     client.result("tasks/cancel", json!({ "taskId": id }));
@@ -496,6 +497,26 @@ fn compensations_run_in_the_object_before_the_task_is_cancelled() {
         cleanup_rows(state.path(), &id),
         [("$cleanup:release".to_owned(), "pending".to_owned())]
     );
+
+    // Each failed attempt of the release reached the console as an object with the task's
+    // fields (wrangler shows warnings and errors at its log level here).
+    let log = worker.log();
+    let retries: Vec<&str> = log
+        .split("message: 'step attempt failed; retry scheduled',")
+        .skip(1)
+        .collect();
+    assert!(retries.len() >= 2, "the release is retried:\n{log}");
+    for retry in retries {
+        let fields = retry.split("spans:").next().unwrap_or_default();
+        for field in [
+            format!("task_id: '{id}'"),
+            "tool: 'trip'".to_owned(),
+            "step: '$cleanup:release'".to_owned(),
+            "error: 'the hotel does not answer'".to_owned(),
+        ] {
+            assert!(fields.contains(&field), "{field} missing in {fields}");
+        }
+    }
 }
 
 /// A `gallery` under workerd: each `thumbnail` child is its own Durable Object, created from

@@ -287,6 +287,8 @@ impl Server {
         let mut child = command
             .env("PORT", "0")
             .env("DURABLE_MCP_DATA", dir.path())
+            // Ten thousand tasks: their events would drown the tables (and cost the host).
+            .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

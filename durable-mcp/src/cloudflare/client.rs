@@ -219,8 +219,9 @@ impl ObjectTasks {
     async fn register(&self, scope: &str, task_id: &str) -> Result<(), RpcError> {
         let Some(index) = self.bound_index() else {
             if !WARNED_UNLISTED.replace(true) {
-                worker::console_error!(
-                    "durable-mcp: tasks are created without being listed: this Worker has no \
+                tracing::error!(
+                    target: crate::core::trace::TARGET,
+                    "tasks are created without being listed: this Worker has no \
                      {} binding (see docs/deploying.md)",
                     self.bindings.index()
                 );

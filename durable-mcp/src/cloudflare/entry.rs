@@ -200,6 +200,7 @@ where
     R: IncomingRequest,
     F: FnOnce() -> McpServer,
 {
+    super::logging::install(env);
     let request = request.into_platform_request();
     let url = request.url();
     let path = url_path(&url);
@@ -254,7 +255,7 @@ where
             Ok(response) => response,
             // What worker's `#[event(fetch)]` answers for a handler's error.
             Err(error) => {
-                worker::console_error!("{error}");
+                tracing::error!(target: crate::core::trace::TARGET,"{error}");
                 Response::error(error.to_string(), 500)?
             }
         };
@@ -436,7 +437,8 @@ fn allow_hosts_from(env: &Env, mut server: McpServer) -> McpServer {
     if let Ok(deadline) = env.var(INLINE_DEADLINE_VAR) {
         match crate::core::parse_duration(&deadline.to_string()) {
             Ok(deadline) => server = server.inline_deadline(deadline),
-            Err(error) => worker::console_error!(
+            Err(error) => tracing::error!(
+                target: crate::core::trace::TARGET,
                 "{INLINE_DEADLINE_VAR}: {error}; keeping the default inline deadline"
             ),
         }

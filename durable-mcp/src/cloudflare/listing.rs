@@ -73,8 +73,9 @@ pub(crate) async fn page(
         if !gone.is_empty() {
             // Best effort: an id left behind is dropped again by the next listing.
             if let Err(error) = forget(index, scope, gone).await {
-                worker::console_error!(
-                    "durable-mcp: forgetting gone tasks: {}",
+                tracing::error!(
+                    target: crate::core::trace::TARGET,
+                    "forgetting gone tasks: {}",
                     error.error.message
                 );
             }

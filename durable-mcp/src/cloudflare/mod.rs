@@ -56,6 +56,7 @@ mod driven;
 mod entry;
 mod index;
 mod listing;
+mod logging;
 mod object_rpc;
 mod ports;
 mod protocol;
@@ -71,6 +72,7 @@ pub use entry::{
     TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, respond, respond_with, serve, serve_with,
 };
 pub use index::TaskIndex;
+pub use logging::LOG_FILTER_VAR;
 pub use runner::TaskRunner;
 pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
 

@@ -64,8 +64,9 @@ extern "C" {
 /// [`task_runner!`](crate::task_runner) is what gives them the method.
 pub(crate) fn check_rpc_target(class: &str) {
     if extended_classes() == 0 {
-        worker::console_error!(
-            "durable-mcp: no Durable Object class of this Worker answers RPC, so the Worker \
+        tracing::error!(
+            target: crate::core::trace::TARGET,
+            "no Durable Object class of this Worker answers RPC, so the Worker \
              cannot reach {class}; declare it with durable_mcp::task_runner! (or give it the \
              `{CALL_METHOD}` method that macro writes), built with worker-build"
         );

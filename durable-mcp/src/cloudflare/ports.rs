@@ -129,5 +129,5 @@ impl Scheduler for AlarmScheduler {
 
 pub(crate) fn log_error(what: &str, error: &JsValue) {
     let message = error.as_string().unwrap_or_else(|| format!("{error:?}"));
-    worker::console_error!("durable-mcp: {what} failed: {message}");
+    tracing::error!(target: crate::core::trace::TARGET,"{what} failed: {message}");
 }

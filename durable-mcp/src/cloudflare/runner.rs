@@ -95,6 +95,7 @@ impl TaskRunner {
         bindings: Bindings,
         server: F,
     ) -> Self {
+        super::logging::install(env);
         let settings = Settings::from_env(env);
         let storage = state.storage();
         let store = Rc::new(DurableObjectStore::open(storage));
@@ -233,7 +234,9 @@ impl Runner {
         };
         self.alarm.set(Some(backstop));
         if let Err(error) = self.tick().await {
-            worker::console_error!("durable-mcp: alarm: {error}; trying again shortly");
+            // The object is named by its task's id.
+            let task_id = self.state.id().name().unwrap_or_default();
+            crate::core::trace::tick_failed(&task_id, &error);
             self.alarm.set(Some(now.saturating_add(RETRY_AFTER_ERROR)));
         }
         Response::ok("")
@@ -275,8 +278,9 @@ impl Runner {
     async fn forget(&self, task_id: &str, scope: String) {
         let Some(index) = &self.index else { return };
         if let Err(error) = listing::forget(index, &scope, vec![task_id.to_owned()]).await {
-            worker::console_error!(
-                "durable-mcp: telling the task index that {task_id} is purged: {}",
+            tracing::error!(
+                target: crate::core::trace::TARGET,
+                "telling the task index that {task_id} is purged: {}",
                 error.error.message
             );
         }

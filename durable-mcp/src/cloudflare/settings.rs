@@ -42,13 +42,14 @@ fn duration_var(env: &Env, name: &str, default: Duration) -> Duration {
     match parse_duration(&text) {
         Ok(duration) if !duration.is_zero() => duration,
         Ok(_) => {
-            worker::console_error!(
-                "durable-mcp: {name} must be longer than zero; using {default:?}"
+            tracing::error!(
+                target: crate::core::trace::TARGET,
+                "{name} must be longer than zero; using {default:?}"
             );
             default
         }
         Err(error) => {
-            worker::console_error!("durable-mcp: {name} = {text:?}: {error}; using {default:?}");
+            tracing::error!(target: crate::core::trace::TARGET,"{name} = {text:?}: {error}; using {default:?}");
             default
         }
     }

@@ -52,6 +52,7 @@ use super::limits::Limits;
 use super::retry::{RetryPolicy, jitter_fraction};
 use super::step_failure::{StepFailure, StepFailureKind};
 use super::time::{DurationError, Timestamp};
+use super::trace;
 
 /// Why an activation stops before its body returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -321,7 +322,9 @@ impl Activation {
             key: key.to_owned(),
             number,
             policy,
+            started_at: now,
         });
+        trace::attempt_started(&self.journal.task, key, number);
         let timeout = timeout.unwrap_or(self.settings.step_timeout);
         Ok(StepNext::Run(Attempt {
             id,
@@ -345,9 +348,12 @@ impl Activation {
         let seq = self.take_seq();
         let earlier = self.journal.steps.get(&attempt.key);
         let mut row = rows::attempt(&attempt.key, attempt.number, earlier, seq, now);
+        let took = now.saturating_since(attempt.started_at);
+        let task = &self.journal.task;
         let end = match result {
             AttemptResult::Value(json) => {
                 row.result = Some(json);
+                trace::step_completed(task, &attempt.key, attempt.number, took);
                 Some(StepEnd::Completed)
             }
             AttemptResult::Error {
@@ -357,9 +363,19 @@ impl Activation {
             } => {
                 row.last_error = Some(message.clone());
                 if retryable && attempt.policy.allows_retry_after(attempt.number) {
+                    let retry_at = self.retry_at(&attempt, now);
                     row.status = StepStatus::Pending;
                     row.completed_at = None;
-                    row.next_attempt_at = Some(self.retry_at(&attempt, now));
+                    row.next_attempt_at = Some(retry_at);
+                    let task = &self.journal.task;
+                    trace::retry_scheduled(
+                        task,
+                        &attempt.key,
+                        attempt.number,
+                        took,
+                        &message,
+                        retry_at,
+                    );
                     None
                 } else {
                     let failure = StepFailure {
@@ -367,6 +383,7 @@ impl Activation {
                         attempts: attempt.number,
                         message,
                     };
+                    trace::step_failed(task, &attempt.key, took, &failure);
                     row.status = StepStatus::Failed;
                     row.result = Some(failure.to_json());
                     Some(StepEnd::Failed(failure))
@@ -489,6 +506,7 @@ impl Activation {
                     timeout_at: timeout.map(|timeout| now.saturating_add(timeout)),
                     ..InputRow::unanswered(key, request, true, seq, now)
                 };
+                trace::input_requested(&self.journal.task, key, row.timeout_at);
                 self.write_all(vec![Write::PutInput(row), Write::AwaitInput { at: now }])?;
                 Err(self.suspend(Suspension::Wait))
             }

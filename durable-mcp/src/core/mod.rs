@@ -27,6 +27,7 @@ pub mod task;
 mod test_rows;
 pub mod tick;
 pub mod time;
+pub mod trace;
 
 pub use child::{ChildOutcome, ParentLink};
 pub use control::{NewTask, TaskSnapshot};

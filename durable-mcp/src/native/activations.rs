@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::core::Timestamp;
+use crate::core::{Timestamp, trace};
 use crate::runtime::Engine;
 use crate::runtime::Scheduler;
 
@@ -267,10 +267,7 @@ impl Activations {
         tokio::task::spawn_local(async move {
             if let Err(error) = engine.tick_task(&task_id, recovering).await {
                 // The store failed; try again shortly rather than lose the task.
-                eprintln!(
-                    "durable-mcp: task {task_id}: {error}; retrying in {} s",
-                    RETRY_AFTER_STORE_FAILURE.as_secs()
-                );
+                trace::tick_failed(&task_id, &error);
                 let activations = &slot.0;
                 if recovering {
                     activations

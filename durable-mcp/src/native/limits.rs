@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use crate::core::trace;
+
 /// How long a connection may wait for a complete request head unless configured otherwise.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a request body may take to arrive unless configured otherwise.
@@ -138,10 +140,10 @@ impl AcceptBackoff {
     pub async fn wait(&mut self, error: &std::io::Error) {
         let pause = self.next_pause();
         if pause < LONGEST_ACCEPT_PAUSE || self.failures.is_power_of_two() {
-            eprintln!(
-                "durable-mcp: accept failed ({} in a row): {error}; retrying in {} ms",
-                self.failures,
-                pause.as_millis()
+            tracing::warn!(
+                target: trace::TARGET,
+                failures = self.failures, %error, retry_in_ms = pause.as_millis(),
+                "accepting a connection failed"
             );
         }
         tokio::time::sleep(pause).await;

@@ -8,6 +8,7 @@ mod activations;
 mod clock;
 mod http;
 mod limits;
+mod logging;
 mod owners;
 mod server;
 pub(crate) mod sqlite;
@@ -17,6 +18,7 @@ pub use limits::{
     ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS,
 };
+pub use logging::LOG_FORMAT_VAR;
 pub use server::{
     DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_MAX_ACTIVATIONS,
     DEFAULT_MAX_WAITING, DEFAULT_PORT, HostError, LOCK_FILE, Listening, MAX_ACTIVATIONS_VAR,

@@ -323,7 +323,14 @@ impl NativeHost {
     }
 
     /// Runs the host until Ctrl-C (or SIGTERM), printing the URL it serves.
+    ///
+    /// Unless the process installed a `tracing` subscriber already, this installs one that
+    /// prints the engine's events (and the application's) on stderr: filtered by `RUST_LOG`
+    /// (default `info`; `RUST_LOG=info,durable_mcp=debug` adds every step attempt), in the
+    /// format [`LOG_FORMAT_VAR`](super::LOG_FORMAT_VAR) names (`compact` by default, or `json`). A malformed value of
+    /// either is a [`HostError::Config`].
     pub fn run(self) -> Result<(), HostError> {
+        super::logging::install_from_env()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;

@@ -23,6 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::current::without_current;
 use super::error::{ElicitOutcome, StepError, TaskError};
@@ -36,6 +37,7 @@ use crate::core::activation::{
     StepNext, Stop,
 };
 use crate::core::step_failure::StepFailure;
+use crate::core::trace;
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
 use crate::rpc::TaskService;
 
@@ -694,7 +696,10 @@ impl TaskContext {
         if let Err(error) = self.host.store.flush() {
             return self.store_failed(error).await;
         }
-        let closure = self.outside_task(&key, closure);
+        let span = tracing::info_span!(
+            target: trace::TARGET, "step", step = %key, attempt = attempt.number
+        );
+        let closure = self.outside_task(&key, closure).instrument(span);
         let outcome = step::attempt(&*self.host.timer, closure, attempt.timeout).await;
         let (value, result) = match outcome {
             Ok(value) => match step::store_value(&self.limits(), &key, &value) {

@@ -19,6 +19,7 @@ use crate::core::limits::to_stored_json;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder, is_listed};
 use crate::core::schedule;
 use crate::core::tick::{self, BodyOutcome, Command, Event, MAX_CONFLICTS, Tick};
+use crate::core::trace;
 use crate::core::{
     Applied, EngineError, Guard, Limits, LoadScope, ParentLink, TaskRecord, TaskState, TaskStatus,
     Timestamp, Write,
@@ -210,6 +211,7 @@ impl Engine {
             inputs: Default::default(),
         };
         let state = if state.task == record {
+            trace::task_created(&state.task);
             state
         } else {
             self.load(&new.task_id, LoadScope::Control)?
@@ -518,6 +520,7 @@ impl Engine {
                 generation: None,
             };
             if self.apply(task_id, guard, &writes)? != Applied::Stale {
+                trace::written(&state, &writes);
                 state.apply_guarded(guard, &writes);
                 self.reschedule(&state);
                 return Ok(state);

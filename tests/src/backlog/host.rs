@@ -50,6 +50,8 @@ impl Host {
         command
             .env("PORT", address.port().to_string())
             .env("DURABLE_MCP_DATA", data_dir)
+            // Tens of thousands of tasks: their events would drown the output.
+            .env("RUST_LOG", "warn")
             .envs(env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

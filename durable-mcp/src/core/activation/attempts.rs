@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::core::retry::RetryPolicy;
+use crate::core::time::Timestamp;
 
 /// Names a step attempt the machine issued, in the answer that reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,6 +42,8 @@ pub(super) struct Issued {
     pub number: u32,
     /// The policy that decides whether a failed attempt is retried.
     pub policy: RetryPolicy,
+    /// When the attempt was issued, to say how long it took.
+    pub started_at: Timestamp,
 }
 
 /// The attempts issued and not answered yet.

@@ -5,6 +5,7 @@ use super::{Activation, Decision, Suspension, rows};
 use crate::core::child::{ChildOutcome, child_task_id, ended_row};
 use crate::core::journal::{STOPPED_PREFIX, StepKind, StepStatus, Write};
 use crate::core::time::Timestamp;
+use crate::core::trace;
 
 /// What a child task's start does next.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +58,7 @@ impl Activation {
     pub fn child_created(&mut self, key: &str, now: Timestamp) {
         let started = started_key(key);
         if !self.journal.steps.contains_key(&started) {
+            trace::child_started(&self.journal.task, key, &child_task_id(self.task_id(), key));
             let row = rows::value(&started, "true".to_owned(), self.next_seq, now);
             // Refused only when the body is stopping; the next run confirms again.
             let _ = self.write_all(vec![Write::PutStep(row)]);

@@ -53,6 +53,7 @@ use super::journal::{Applied, Guard, LoadScope, TaskState, Write};
 use super::limits::Limits;
 use super::schedule::next_wake;
 use super::time::Timestamp;
+use super::trace;
 
 /// How many writes of one tick (or one control-plane operation) may find that a concurrent
 /// writer came first before it gives up. Each conflict means another writer made progress.
@@ -165,8 +166,8 @@ enum Phase {
 enum AfterWrite {
     /// Decide again on the task as written.
     Decide,
-    /// Run the body: the write was a claim.
-    Run,
+    /// Run the body: the write was a claim, made because of `reason`.
+    Run { reason: String },
     /// Sleep until the next wake: the write settled the activation.
     Rest(Settlement),
 }
@@ -235,10 +236,20 @@ impl Tick {
                 if applied == Applied::Stale {
                     return self.after_conflict(then);
                 }
+                if matches!(then, AfterWrite::Decide) {
+                    trace::written(&state, &writes);
+                }
                 state.apply_guarded(guard, &writes);
+                match &then {
+                    AfterWrite::Run { reason } => trace::activation_started(&state.task, reason),
+                    AfterWrite::Rest(settlement) => {
+                        trace::activation_ended(&state, &settlement.outcome);
+                    }
+                    AfterWrite::Decide => {}
+                }
                 Ok(match then {
                     AfterWrite::Decide => self.decide(state, now),
-                    AfterWrite::Run => {
+                    AfterWrite::Run { .. } => {
                         self.phase = Phase::Running(Lease {
                             generation: state.task.generation,
                             anchor: state.task.next_run_at,
@@ -267,15 +278,24 @@ impl Tick {
                 Ok(self.settle(settlement, current, now))
             }
             (Phase::Notifying(state), Event::Notified(taken)) => Ok(if taken {
+                if let Some(parent) = &state.task.parent {
+                    trace::parent_notified(&state.task, &parent.task_id, true);
+                }
                 let mut task = state.task.clone();
                 if let Some(parent) = &mut task.parent {
                     parent.notified = true;
                 }
                 self.write(state, vec![Write::PutTask(task)], AfterWrite::Decide)
             } else {
+                if let Some(parent) = &state.task.parent {
+                    trace::parent_notified(&state.task, &parent.task_id, false);
+                }
                 Command::Sleep(Some(now.saturating_add(NOTIFY_RETRY)))
             }),
-            (Phase::Purging { list_scope }, Event::Purged) => Ok(Command::Gone { list_scope }),
+            (Phase::Purging { list_scope }, Event::Purged) => {
+                trace::task_purged(&self.task_id);
+                Ok(Command::Gone { list_scope })
+            }
             (phase, event) => panic!(
                 "the tick of task {:?} got {event:?} while {phase:?}: the host answered a \
                  command it was not given",
@@ -307,7 +327,12 @@ impl Tick {
             Due::Write(writes) => self.write(state, writes, AfterWrite::Decide),
             Due::Run => {
                 let claimed = claim(&state, now, self.lease);
-                self.write(state, vec![Write::PutTask(claimed)], AfterWrite::Run)
+                let reason = trace::why_due(&state, now);
+                self.write(
+                    state,
+                    vec![Write::PutTask(claimed)],
+                    AfterWrite::Run { reason },
+                )
             }
             Due::Nothing => Command::Sleep(next_wake(&state)),
         }
@@ -380,7 +405,7 @@ impl Tick {
             return Err(conflict(&self.task_id));
         }
         Ok(match then {
-            AfterWrite::Decide | AfterWrite::Run => {
+            AfterWrite::Decide | AfterWrite::Run { .. } => {
                 self.phase = Phase::Loading;
                 Command::Load(LoadScope::Full)
             }
