@@ -53,6 +53,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod core;
+// Served by the native host; the Cloudflare host does not serve it yet.
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+mod inspector;
 mod rpc;
 mod runtime;
 
@@ -499,6 +502,9 @@ pub use durable_mcp_macros::duration;
 /// for [`mcp_task`].
 #[doc(inline)]
 pub use durable_mcp_macros::step;
+#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+#[cfg_attr(docsrs, doc(cfg(feature = "native")))]
+pub use inspector::INSPECTOR_PATH;
 pub use rpc::{
     CompletionCall, IntoPlainTool, IntoTaskTool, LogLevel, McpServer, Notifier, Outcome, PlainTool,
     Preparation, PromptCall, PromptOutcome, Request, TaskTool, ToolCall, ToolOutcome,

@@ -5,6 +5,7 @@
 pub mod backlog;
 pub mod children;
 pub mod http;
+pub mod inspector;
 pub mod mcp;
 pub mod report_api;
 pub mod server;

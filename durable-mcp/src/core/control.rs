@@ -317,6 +317,50 @@ pub fn plan_cancel(state: &TaskState, now: Timestamp, settle: bool) -> Vec<Write
     vec![Write::PutTask(task)]
 }
 
+/// What an operator does to a task (through the inspector), whoever created it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operation {
+    /// Ask the task to stop, as `tasks/cancel` does.
+    Cancel,
+    /// Run the task now: see [`plan_wake`].
+    Wake,
+    /// Record input responses (`{key: response}`), as `tasks/update` does.
+    Answer(Value),
+}
+
+/// The writes that make a live task run now, as an operator asks: each retry waiting for its
+/// backoff is due now, and each sleep ends now. A task waiting for input goes on waiting (only
+/// an answer or a cancel ends that); a finished one is left as it is.
+pub fn plan_wake(state: &TaskState, now: Timestamp) -> Vec<Write> {
+    let task = &state.task;
+    if task.status.is_terminal() {
+        return Vec::new();
+    }
+    let mut writes: Vec<Write> = state
+        .steps
+        .values()
+        .filter(|row| row.status == StepStatus::Pending)
+        .filter_map(|row| {
+            let mut row = row.clone();
+            let due = match row.kind {
+                StepKind::Do => &mut row.next_attempt_at,
+                StepKind::Sleep => &mut row.wake_at,
+                _ => return None,
+            };
+            due.filter(|at| *at > now)?;
+            *due = Some(now);
+            Some(Write::PutStep(row))
+        })
+        .collect();
+    if task.status == TaskStatus::Working {
+        let mut task = task.clone();
+        task.last_updated_at = now;
+        task.next_run_at = Some(earliest(task.next_run_at, now));
+        writes.push(Write::PutTask(task));
+    }
+    writes
+}
+
 /// A terminal transition made by the control plane. It also moves the lease on, so that an
 /// activation still running somewhere can no longer write.
 pub fn finish(

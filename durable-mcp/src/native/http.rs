@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::limits::{AcceptBackoff, ConnectionLimits, ConnectionSlots, Slot};
+use crate::inspector::{self, INSPECTOR_PATH, InspectedTasks};
 use crate::rpc::sse::EventStream;
 use crate::rpc::{Headers, HttpRequest, HttpResponse, Router};
 
@@ -31,6 +32,8 @@ pub(super) struct HttpSettings {
     pub(super) body_limit: usize,
     pub(super) limits: ConnectionLimits,
     pub(super) pages: Option<Arc<PageFn>>,
+    /// The inspector's token; without one the inspector's paths answer 404.
+    pub(super) inspector_token: Option<Arc<str>>,
 }
 
 /// A connection the accept loop handed to a worker, with its place under the cap.
@@ -75,6 +78,7 @@ pub(super) async fn accept_connections(
 pub(super) async fn serve_connections(
     mut connections: mpsc::UnboundedReceiver<Accepted>,
     router: Rc<Router>,
+    inspected: Rc<dyn InspectedTasks>,
     settings: HttpSettings,
     stop: impl Future<Output = ()>,
 ) {
@@ -96,12 +100,14 @@ pub(super) async fn serve_connections(
             continue;
         };
         let (router, settings) = (Rc::clone(&router), settings.clone());
+        let inspected = Rc::clone(&inspected);
         let http = http.clone();
         tokio::task::spawn_local(async move {
             let service = service_fn(move |request| {
                 let (router, settings) = (Rc::clone(&router), settings.clone());
+                let inspected = Rc::clone(&inspected);
                 async move {
-                    let response = answer(&router, &settings, request).await;
+                    let response = answer(&router, &*inspected, &settings, request).await;
                     Ok::<_, std::convert::Infallible>(response)
                 }
             });
@@ -114,10 +120,10 @@ pub(super) async fn serve_connections(
 
 async fn answer(
     router: &Router,
+    inspected: &dyn InspectedTasks,
     settings: &HttpSettings,
     request: hyper::Request<Incoming>,
 ) -> hyper::Response<ResponseBody> {
-    let (limit, limits) = (settings.body_limit, &settings.limits);
     let method = request.method().as_str().to_owned();
     let headers = Headers::new(
         request
@@ -125,16 +131,32 @@ async fn answer(
             .iter()
             .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
     );
-    let path = request.uri().path();
+    let path = request.uri().path().to_owned();
+    let inspector_path = path.strip_prefix(INSPECTOR_PATH).filter(|rest| {
+        settings.inspector_token.is_some() && (rest.is_empty() || rest.starts_with('/'))
+    });
+    if let (Some(inspector_path), Some(token)) = (inspector_path, &settings.inspector_token) {
+        let query = request.uri().query().unwrap_or_default().to_owned();
+        let body = match read_body(request, settings).await {
+            Ok(body) => body,
+            Err(refused) => return reply(refused),
+        };
+        let request = inspector::Request {
+            method: &method,
+            path: inspector_path,
+            query: &query,
+            headers: &headers,
+            body: &body,
+        };
+        return reply(inspector::handle(inspected, token, request).await);
+    }
     if path != "/mcp" {
-        let page = (settings.pages.as_deref()).and_then(|pages| pages(&method, path, &headers));
+        let page = (settings.pages.as_deref()).and_then(|pages| pages(&method, &path, &headers));
         return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
     }
-    let body = Limited::new(request.into_body(), limit).collect();
-    let body = match tokio::time::timeout(limits.body_read_timeout, body).await {
-        Ok(Ok(body)) => body.to_bytes().to_vec(),
-        Ok(Err(_)) => return reply(HttpResponse::too_large(limit)),
-        Err(_) => return reply(too_slow(limits.body_read_timeout)),
+    let body = match read_body(request, settings).await {
+        Ok(body) => body,
+        Err(refused) => return reply(refused),
     };
     reply(
         router
@@ -145,6 +167,20 @@ async fn answer(
             })
             .await,
     )
+}
+
+/// The request's body, within the host's size and time limits (else the answer refusing it).
+async fn read_body(
+    request: hyper::Request<Incoming>,
+    settings: &HttpSettings,
+) -> Result<Vec<u8>, HttpResponse> {
+    let (limit, limits) = (settings.body_limit, &settings.limits);
+    let body = Limited::new(request.into_body(), limit).collect();
+    match tokio::time::timeout(limits.body_read_timeout, body).await {
+        Ok(Ok(body)) => Ok(body.to_bytes().to_vec()),
+        Ok(Err(_)) => Err(HttpResponse::too_large(limit)),
+        Err(_) => Err(too_slow(limits.body_read_timeout)),
+    }
 }
 
 /// HTTP 408 for a body that did not arrive within `timeout`; the connection is closed, as

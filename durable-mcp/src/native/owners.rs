@@ -15,7 +15,11 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::activations::Activations;
-use crate::core::{ChildOutcome, TaskSnapshot};
+use crate::core::control::Operation;
+use crate::core::{
+    ChildOutcome, ListPage, ListPosition, TaskRecord, TaskSnapshot, TaskState, Timestamp,
+};
+use crate::inspector::{InspectedTasks, TaskFilter};
 use crate::rpc::{RpcError, TaskPage, TaskService};
 use crate::runtime::{CreateTask, Engine, LocalBoxFuture, new_task_id};
 
@@ -47,6 +51,8 @@ pub(super) enum TaskWrite {
     Update(Value),
     /// `tasks/cancel`.
     Cancel,
+    /// An operator's action, from the inspector.
+    Operate(Operation),
     /// A child task of this one ended.
     ChildEnded {
         /// The key the task started the child under.
@@ -110,6 +116,7 @@ impl WorkerTasks {
         match write {
             TaskWrite::Update(responses) => self.engine.update(task_id, responses, caller),
             TaskWrite::Cancel => self.engine.cancel(task_id, caller),
+            TaskWrite::Operate(operation) => self.engine.operate(task_id, operation),
             TaskWrite::ChildEnded { key, outcome } => {
                 self.engine.child_ended(task_id, key, outcome)
             }
@@ -254,6 +261,41 @@ impl TaskService for WorkerTasks {
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
         TaskService::pause(self.engine.as_ref(), duration)
+    }
+}
+
+impl InspectedTasks for WorkerTasks {
+    fn now(&self) -> Timestamp {
+        self.engine.host().clock.now()
+    }
+
+    fn tasks<'a>(
+        &'a self,
+        filter: &'a TaskFilter,
+        after: Option<&'a ListPosition>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<ListPage<TaskRecord>, RpcError>> {
+        let page = self
+            .engine
+            .every_task(after, limit, |task| filter.keeps(task))
+            .map_err(RpcError::from_engine);
+        Box::pin(std::future::ready(page))
+    }
+
+    fn journal<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<TaskState>, RpcError>> {
+        let journal = self.engine.journal(task_id).map_err(RpcError::from_engine);
+        Box::pin(std::future::ready(journal))
+    }
+
+    fn operate<'a>(
+        &'a self,
+        task_id: &'a str,
+        operation: Operation,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(self.write(task_id, TaskWrite::Operate(operation), None))
     }
 }
 

@@ -39,6 +39,14 @@ pub const MAX_ACTIVATIONS_VAR: &str = "DURABLE_MCP_MAX_ACTIVATIONS";
 /// The environment variable that sets how many due tasks may wait before new ones are
 /// refused ([`NativeHost::max_waiting`]).
 pub const MAX_WAITING_VAR: &str = "DURABLE_MCP_MAX_WAITING";
+
+/// The environment variable holding the inspector's token: with it set, the host serves the
+/// task inspector at [`INSPECTOR_PATH`](crate::INSPECTOR_PATH) (see
+/// [`NativeHost::inspector_token`]).
+pub const INSPECTOR_TOKEN_VAR: &str = "DURABLE_MCP_INSPECTOR_TOKEN";
+
+/// The shortest inspector token the host takes: it guards every task's data.
+const MIN_INSPECTOR_TOKEN: usize = 16;
 /// How many task activations run at once unless configured otherwise, over all workers.
 pub const DEFAULT_MAX_ACTIVATIONS: usize = 128;
 /// How many due tasks may wait for an activation slot before new tasks are refused, unless
@@ -170,6 +178,7 @@ impl NativeHost {
                 body_limit: DEFAULT_BODY_LIMIT,
                 limits: ConnectionLimits::default(),
                 pages: None,
+                inspector_token: None,
             },
         }
     }
@@ -222,6 +231,32 @@ impl NativeHost {
         if let Some(max) = positive_var(MAX_WAITING_VAR)? {
             self.max_waiting = max;
         }
+        if let Ok(token) = std::env::var(INSPECTOR_TOKEN_VAR) {
+            self = self.inspector_token(token)?;
+        }
+        Ok(self)
+    }
+
+    /// Serves the task inspector at [`INSPECTOR_PATH`](crate::INSPECTOR_PATH), its API
+    /// answering only requests with `Authorization: Bearer <token>`: an operator's view of
+    /// every task (whoever created it), its journal and input, and cancel, wake and answer.
+    /// Off unless given (then the path answers 404). Read from [`INSPECTOR_TOKEN_VAR`] by
+    /// [`from_env`](Self::from_env).
+    ///
+    /// # Errors
+    ///
+    /// [`HostError::Config`] for a token shorter than 16 characters or with whitespace or
+    /// control characters in it.
+    pub fn inspector_token(mut self, token: impl Into<String>) -> Result<Self, HostError> {
+        let token = token.into();
+        if token.chars().count() < MIN_INSPECTOR_TOKEN
+            || !token.bytes().all(|byte| byte.is_ascii_graphic())
+        {
+            return Err(HostError::Config(format!(
+                "the inspector token must be at least {MIN_INSPECTOR_TOKEN} printable ASCII                  characters without spaces ({INSPECTOR_TOKEN_VAR}); generate one with                  `openssl rand -hex 32`"
+            )));
+        }
+        self.http.inspector_token = Some(token.into());
         Ok(self)
     }
 

@@ -97,6 +97,23 @@ impl SqliteStore {
     fn reads(&self) -> MutexGuard<'_, Connection> {
         lock(self.reader.as_ref().unwrap_or(&self.writer))
     }
+
+    /// The task rows a listing statement reads.
+    fn read_tasks(
+        &self,
+        sql: &str,
+        params: Vec<schema::SqlValue>,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let connection = self.reads();
+        let mut statement = connection.prepare_cached(sql).map_err(sql_error)?;
+        statement
+            .query_map(params_from_iter(bind(params)), |row| {
+                schema::task_from_row(&Columns(row)).map_err(row_error)
+            })
+            .map_err(sql_error)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql_error)
+    }
 }
 
 fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
@@ -330,16 +347,17 @@ impl Store for SqliteStore {
         after: Option<&ListPosition>,
         limit: usize,
     ) -> Result<Vec<TaskRecord>, StoreError> {
-        let connection = self.reads();
         let (sql, params) = schema::listed_statement(scope, after, limit);
-        let mut statement = connection.prepare_cached(sql).map_err(sql_error)?;
-        statement
-            .query_map(params_from_iter(bind(params)), |row| {
-                schema::task_from_row(&Columns(row)).map_err(row_error)
-            })
-            .map_err(sql_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql_error)
+        self.read_tasks(sql, params)
+    }
+
+    fn list_every_task(
+        &self,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let (sql, params) = schema::every_task_statement(after, limit);
+        self.read_tasks(sql, params)
     }
 }
 

@@ -73,12 +73,13 @@ impl Worker {
         engine.reach_tasks_through(route);
         tokio::task::spawn_local(Rc::clone(&tasks).serve_inbox(self.inbox));
         let wakes = tokio::task::spawn_local(Rc::clone(&activations).run(engine));
+        let inspected = Rc::clone(&tasks);
         let router = Rc::new(Router::with_tasks(server, tasks));
         let mut stop = self.stop;
         let stopped = async move {
             let _ = stop.wait_for(|stop| *stop).await;
         };
-        serve_connections(self.connections, router, self.http, stopped).await;
+        serve_connections(self.connections, router, inspected, self.http, stopped).await;
         wakes.abort();
         activations.settle(SETTLE_ON_STOP).await;
         Ok(())

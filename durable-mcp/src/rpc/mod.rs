@@ -7,7 +7,7 @@
 //! library or an executor. See `docs/how-it-works.md` for the decision ladder.
 
 mod cors;
-mod cursor;
+pub(crate) mod cursor;
 mod dispatch;
 mod error;
 mod exchange;

@@ -14,7 +14,7 @@ use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
 use crate::core::activation::{End, Suspension};
 use crate::core::child::{self, ChildOutcome};
-use crate::core::control::{self, NewTask, TaskSnapshot};
+use crate::core::control::{self, NewTask, Operation, TaskSnapshot};
 use crate::core::limits::to_stored_json;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder, is_listed};
 use crate::core::schedule;
@@ -284,19 +284,80 @@ impl Engine {
         responses: &Value,
         caller: Option<&str>,
     ) -> Result<(), EngineError> {
-        let responses = control::validate_responses(responses, &self.limits)?;
-        self.control_write(task_id, Access::Caller(caller), |state, now| {
-            control::plan_update(state, &responses, now)
-        })?;
-        Ok(())
+        self.update_as(task_id, responses, Access::Caller(caller))
     }
 
     /// Asks a live task to stop; it is `cancelled` once that is observed (at once when nothing
     /// runs, else at the body's next step boundary). Idempotent; a finished task stays as it is.
     pub fn cancel(&self, task_id: &str, caller: Option<&str>) -> Result<(), EngineError> {
+        self.cancel_as(task_id, Access::Caller(caller))
+    }
+
+    /// Carries out an operator's `operation` on the task, whoever created it.
+    #[cfg_attr(
+        target_arch = "wasm32",
+        expect(dead_code, reason = "the Cloudflare host serves no inspector yet")
+    )]
+    pub(crate) fn operate(&self, task_id: &str, operation: &Operation) -> Result<(), EngineError> {
+        match operation {
+            Operation::Cancel => self.cancel_as(task_id, Access::Engine),
+            Operation::Answer(responses) => self.update_as(task_id, responses, Access::Engine),
+            Operation::Wake => self
+                .control_write(task_id, Access::Engine, control::plan_wake)
+                .map(drop),
+        }
+    }
+
+    /// One page of every task, whatever its listing scope, that `shown` keeps, oldest first,
+    /// strictly after `after`, of at most `limit` rows: what the inspector lists. Never writes.
+    #[cfg_attr(
+        target_arch = "wasm32",
+        expect(dead_code, reason = "the Cloudflare host serves no inspector yet")
+    )]
+    pub(crate) fn every_task(
+        &self,
+        after: Option<&ListPosition>,
+        limit: usize,
+        shown: impl Fn(&TaskRecord) -> bool,
+    ) -> Result<ListPage<TaskRecord>, EngineError> {
+        let mut page = PageBuilder::new(limit);
+        let mut after = after.cloned();
+        loop {
+            let wanted = page.wanted();
+            let rows = self
+                .host
+                .store
+                .list_every_task(after.as_ref(), wanted)
+                .map_err(store_error)?;
+            let exhausted = rows.len() < wanted;
+            for task in rows {
+                let position = ListPosition::of(&task);
+                page.offer(position, shown(&task).then_some(task));
+            }
+            if exhausted || page.wanted() == 0 {
+                return Ok(page.finish(exhausted));
+            }
+            after = page.resume_after().cloned();
+        }
+    }
+
+    fn update_as(
+        &self,
+        task_id: &str,
+        responses: &Value,
+        access: Access<'_>,
+    ) -> Result<(), EngineError> {
+        let responses = control::validate_responses(responses, &self.limits)?;
+        self.control_write(task_id, access, |state, now| {
+            control::plan_update(state, &responses, now)
+        })?;
+        Ok(())
+    }
+
+    fn cancel_as(&self, task_id: &str, access: Access<'_>) -> Result<(), EngineError> {
         // A task that is not running is settled in the same write.
         let settle = !self.is_running(task_id);
-        self.control_write(task_id, Access::Caller(caller), |state, now| {
+        self.control_write(task_id, access, |state, now| {
             control::plan_cancel(state, now, settle)
         })?;
         Ok(())

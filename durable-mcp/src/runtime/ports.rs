@@ -68,6 +68,28 @@ pub trait Store {
         after: Option<&ListPosition>,
         limit: usize,
     ) -> Result<Vec<TaskRecord>, StoreError>;
+
+    /// Up to `limit` task rows of every listing scope and of none, in [`ListPosition`] order,
+    /// strictly after `after`: what an operator's inspector pages through. Never writes.
+    ///
+    /// The provided implementation loads every task to sort them; a store that can read its
+    /// tasks in that order should say so here.
+    fn list_every_task(
+        &self,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        let mut tasks = Vec::new();
+        for task_id in self.task_ids()? {
+            if let Some(state) = self.load(&task_id, LoadScope::Control)? {
+                tasks.push(state.task);
+            }
+        }
+        tasks.retain(|task| after.is_none_or(|after| ListPosition::of(task) > *after));
+        tasks.sort_by_key(ListPosition::of);
+        tasks.truncate(limit);
+        Ok(tasks)
+    }
 }
 
 /// The current time.

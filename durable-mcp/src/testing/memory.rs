@@ -83,11 +83,33 @@ impl Store for MemoryStore {
         after: Option<&ListPosition>,
         limit: usize,
     ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.listed(after, limit, |task| {
+            task.list_scope.as_deref() == Some(scope)
+        })
+    }
+
+    fn list_every_task(
+        &self,
+        after: Option<&ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
+        self.listed(after, limit, |_| true)
+    }
+}
+
+impl MemoryStore {
+    /// Up to `limit` of the tasks `shown` picks, in listing order, strictly after `after`.
+    fn listed(
+        &self,
+        after: Option<&ListPosition>,
+        limit: usize,
+        shown: impl Fn(&TaskRecord) -> bool,
+    ) -> Result<Vec<TaskRecord>, StoreError> {
         let tasks = self.tasks();
         let mut listed: Vec<(ListPosition, &TaskRecord)> = tasks
             .values()
             .map(|state| &state.task)
-            .filter(|task| task.list_scope.as_deref() == Some(scope))
+            .filter(|task| shown(task))
             .map(|task| (ListPosition::of(task), task))
             .filter(|(position, _)| after.is_none_or(|after| position > after))
             .collect();

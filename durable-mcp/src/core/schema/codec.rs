@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use super::statements::{
-    AWAIT_INPUT, CLEAR_SLEEP_CUT, PUBLISH_STATUS, PUT_INPUT, PUT_STEP, PUT_TASK, SELECT_LISTED,
-    SELECT_LISTED_AFTER,
+    AWAIT_INPUT, CLEAR_SLEEP_CUT, PUBLISH_STATUS, PUT_INPUT, PUT_STEP, PUT_TASK, SELECT_EVERY,
+    SELECT_EVERY_AFTER, SELECT_LISTED, SELECT_LISTED_AFTER,
 };
 use super::value::{Reader, RowError, SqlRow, SqlValue, flag, int, opt_time};
 use crate::core::journal::{Guard, InputRow, StepKind, StepRow, StepStatus, Write};
@@ -206,6 +206,26 @@ pub fn listed_statement(
             SELECT_LISTED_AFTER,
             vec![
                 scope.into(),
+                int(after.created_at.as_millis()),
+                after.task_id.as_str().into(),
+                limit,
+            ],
+        ),
+    }
+}
+
+/// The statement and parameters that read up to `limit` tasks of every scope (and of none)
+/// strictly after `after`, oldest first; rows as [`task_from_row`] reads.
+pub fn every_task_statement(
+    after: Option<&ListPosition>,
+    limit: usize,
+) -> (&'static str, Vec<SqlValue>) {
+    let limit = int(u64::try_from(limit).unwrap_or(u64::MAX));
+    match after {
+        None => (SELECT_EVERY, vec![limit]),
+        Some(after) => (
+            SELECT_EVERY_AFTER,
+            vec![
                 int(after.created_at.as_millis()),
                 after.task_id.as_str().into(),
                 limit,

@@ -22,8 +22,8 @@ mod statements;
 mod value;
 
 pub use codec::{
-    guard_params, input_from_row, input_params, listed_statement, step_from_row, step_params,
-    task_from_row, task_params, write_statement,
+    every_task_statement, guard_params, input_from_row, input_params, listed_statement,
+    step_from_row, step_params, task_from_row, task_params, write_statement,
 };
 pub use ddl::{
     ADDED_COLUMNS, AddedColumn, CREATE_INDEXES, CREATE_SCHEMA, SELECT_TASK_TABLE, upgrade,

@@ -40,6 +40,17 @@ pub const SELECT_LISTED_AFTER: &str = select_tasks!(
      ORDER BY created_at, task_id LIMIT ?4"
 );
 
+/// The first tasks of every scope (and of none), oldest first: an operator's inspector.
+/// Parameter: limit.
+pub const SELECT_EVERY: &str = select_tasks!("ORDER BY created_at, task_id LIMIT ?1");
+
+/// The tasks of every scope strictly after a position, oldest first. Parameters: the
+/// position's `created_at` and `task_id`, limit.
+pub const SELECT_EVERY_AFTER: &str = select_tasks!(
+    "WHERE created_at >= ?1 AND (created_at > ?1 OR task_id > ?2) \
+     ORDER BY created_at, task_id LIMIT ?3"
+);
+
 /// Inserts a task unless one with the id exists. Parameters: [`task_params`](super::task_params).
 pub const INSERT_TASK: &str = "INSERT OR IGNORE INTO task (task_id, tool_name, input, status, \
     status_message, status_meta, status_published, created_at, last_updated_at, finished_at, \

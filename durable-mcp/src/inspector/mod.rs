@@ -1,0 +1,69 @@
+//! The task inspector: a small JSON API and a web page over it, for operators, served by both
+//! hosts behind a bearer token (off unless the host is given one).
+//!
+//! Under the host's inspector path (see [`INSPECTOR_PATH`]):
+//!
+//! | Request                                   | Answer                                      |
+//! |-------------------------------------------|---------------------------------------------|
+//! | `GET /`                                   | the page (no data: it asks for the token)   |
+//! | `GET /api/tasks?status=&tool=&older_than=&newer_than=&limit=&cursor=` | one page of tasks, oldest first |
+//! | `GET /api/tasks/<id>`                     | the task, its journal, input, children      |
+//! | `POST /api/tasks/<id>/cancel`             | asks the task to stop, as `tasks/cancel`    |
+//! | `POST /api/tasks/<id>/wake`               | runs it now: retries and sleeps are due now |
+//! | `POST /api/tasks/<id>/answer` `{"inputResponses": {..}}` | records answers, as `tasks/update` |
+//!
+//! Every API request needs `Authorization: Bearer <token>`; without it, or with another, the
+//! answer is 401 and nothing is read or changed. Parameters are checked before anything is
+//! done: an unknown one, a malformed value or a bad body is a 400 that says what to send.
+
+mod api;
+mod page;
+mod query;
+mod view;
+
+use serde_json::json;
+
+use crate::core::control::Operation;
+use crate::core::{ListPage, ListPosition, TaskRecord, TaskState, Timestamp};
+use crate::rpc::{HttpResponse, RpcError};
+use crate::runtime::LocalBoxFuture;
+
+pub(crate) use api::{Request, handle};
+pub(crate) use query::TaskFilter;
+
+/// Where the hosts serve the inspector: the page at this path, the API under `<path>/api/`.
+pub const INSPECTOR_PATH: &str = "/__durable-mcp/inspector";
+
+/// What the inspector needs of a host: every task, whoever created it, and an operator's
+/// actions on one.
+pub(crate) trait InspectedTasks {
+    /// The current time, which the age filters count from.
+    fn now(&self) -> Timestamp;
+
+    /// One page of the tasks `filter` keeps, oldest first, strictly after `after`, of at most
+    /// `limit` tasks.
+    fn tasks<'a>(
+        &'a self,
+        filter: &'a TaskFilter,
+        after: Option<&'a ListPosition>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<ListPage<TaskRecord>, RpcError>>;
+
+    /// The task and its whole journal; `None` if there is no such task.
+    fn journal<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<TaskState>, RpcError>>;
+
+    /// Carries out `operation` on the task.
+    fn operate<'a>(
+        &'a self,
+        task_id: &'a str,
+        operation: Operation,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>>;
+}
+
+/// An error answer: `{"error": message}` with `status`.
+fn error(status: u16, message: impl Into<String>) -> HttpResponse {
+    HttpResponse::json(status, &json!({ "error": message.into() }))
+}
