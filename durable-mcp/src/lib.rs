@@ -53,8 +53,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod core;
-// Served by the native host; the Cloudflare host does not serve it yet.
-#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+#[cfg(any(
+    all(feature = "native", not(target_arch = "wasm32")),
+    all(feature = "cloudflare", target_arch = "wasm32")
+))]
 mod inspector;
 mod rpc;
 mod runtime;
@@ -502,8 +504,11 @@ pub use durable_mcp_macros::duration;
 /// for [`mcp_task`].
 #[doc(inline)]
 pub use durable_mcp_macros::step;
-#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
-#[cfg_attr(docsrs, doc(cfg(feature = "native")))]
+#[cfg(any(
+    all(feature = "native", not(target_arch = "wasm32")),
+    all(feature = "cloudflare", target_arch = "wasm32")
+))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "native", feature = "cloudflare"))))]
 pub use inspector::INSPECTOR_PATH;
 pub use rpc::{
     CompletionCall, IntoPlainTool, IntoTaskTool, LogLevel, McpServer, Notifier, Outcome, PlainTool,

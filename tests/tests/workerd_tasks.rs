@@ -15,6 +15,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use durable_mcp_tests::children;
+use durable_mcp_tests::inspector::{Inspector, operator_round};
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::workerd::{
     WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root, wrangler,
@@ -498,6 +499,10 @@ fn compensations_run_in_the_object_before_the_task_is_cancelled() {
         [("$cleanup:release".to_owned(), "pending".to_owned())]
     );
 
+    // Without the admin token the Worker serves no inspector.
+    let inspector = format!("{}/api/tasks", durable_mcp::INSPECTOR_PATH);
+    assert_eq!(worker.get(&inspector).status, 404);
+
     // Each failed attempt of the release reached the console as an object with the task's
     // fields (wrangler shows warnings and errors at its log level here).
     let log = worker.log();
@@ -558,4 +563,18 @@ fn cancelling_a_parent_cancels_its_children_in_their_objects() {
     let state = tempfile::tempdir().unwrap();
     let (_worker, client) = start(state.path(), &[]);
     children::cancelling_the_parent_cancels_the_children(&client);
+}
+
+/// The task inspector under workerd, behind the admin token: the operator's round that the
+/// native host runs too (listing through the index that holds every task while the
+/// inspector is on, each task's object answering for it).
+#[test]
+fn an_operator_lists_reads_answers_wakes_and_cancels_tasks() {
+    const TOKEN: &str = "inspector-token-for-tests-0123456789";
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (worker, client) = start(state.path(), &[("DURABLE_MCP_ADMIN_TOKEN", TOKEN)]);
+    let address = ([127, 0, 0, 1], worker.port()).into();
+    let inspector = Inspector::new(address, durable_mcp::INSPECTOR_PATH, TOKEN);
+    operator_round(&client, &inspector);
 }

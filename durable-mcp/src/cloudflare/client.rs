@@ -15,11 +15,15 @@ use worker::{Delay, Env, ObjectNamespace, js_sys};
 
 use super::driven::settled;
 use super::entry::Bindings;
-use super::listing;
+use super::listing::{self, EVERY_TASK_SCOPE};
 use super::object_rpc::CallTarget;
-use super::protocol::{ObjectCall, ObjectReply};
-use crate::core::{ChildOutcome, TaskSnapshot};
+use super::ports::JsClock;
+use super::protocol::{Candidate, ObjectCall, ObjectReply};
+use crate::core::control::Operation;
+use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
+use crate::inspector::{InspectedTasks, TaskFilter};
 use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor};
+use crate::runtime::Clock;
 use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
 
 /// How many times an internal call is sent when the platform says the failure is retryable.
@@ -244,6 +248,63 @@ impl ObjectTasks {
     }
 }
 
+/// Whether the Worker serves the inspector: it has the admin token.
+pub(crate) fn inspector_enabled(env: &Env) -> bool {
+    // A Worker sees secrets and plain variables alike.
+    env.secret(super::ADMIN_TOKEN_VAR).is_ok()
+}
+
+impl InspectedTasks for ObjectTasks {
+    fn now(&self) -> Timestamp {
+        JsClock.now()
+    }
+
+    fn tasks<'a>(
+        &'a self,
+        filter: &'a TaskFilter,
+        after: Option<&'a ListPosition>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RpcError>> {
+        Box::pin(async move {
+            let index = self.index()?;
+            let candidate = |entry| listing::inspected(&self.runners, filter, entry);
+            listing::page_of(index, EVERY_TASK_SCOPE, after.cloned(), limit, candidate).await
+        })
+    }
+
+    fn task<'a>(&'a self, task_id: &'a str) -> LocalBoxFuture<'a, Result<Option<Value>, RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Inspect {
+                task_id: task_id.to_owned(),
+                whole: true,
+                filter: None,
+            };
+            let reply = self.runners.call::<_, ObjectReply>(task_id, &call).await?;
+            Ok(match reply.into_view()? {
+                Candidate::Shown(task) => Some(task),
+                Candidate::Skipped | Candidate::Gone => None,
+            })
+        })
+    }
+
+    fn operate<'a>(
+        &'a self,
+        task_id: &'a str,
+        operation: Operation,
+    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+        Box::pin(async move {
+            let call = ObjectCall::Operate {
+                task_id: task_id.to_owned(),
+                operation,
+            };
+            self.runners
+                .call::<_, ObjectReply>(task_id, &call)
+                .await
+                .and_then(ObjectReply::into_done)
+        })
+    }
+}
+
 impl TaskService for ObjectTasks {
     fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
         Box::pin(async move {
@@ -253,6 +314,9 @@ impl TaskService for ObjectTasks {
             };
             if let Some(scope) = &request.list_scope {
                 self.register(scope, &task_id).await?;
+            }
+            if inspector_enabled(&self.env) {
+                self.register(EVERY_TASK_SCOPE, &task_id).await?;
             }
             let call = ObjectCall::Create {
                 task_id: task_id.clone(),

@@ -10,6 +10,7 @@ use worker::{ByteStream, Env, Method, Request, Response, web_sys};
 
 use super::client::ObjectTasks;
 use super::driven::{self, settled};
+use crate::inspector::{self, INSPECTOR_PATH};
 use crate::rpc::headers::same_secret;
 use crate::rpc::{
     CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
@@ -204,6 +205,12 @@ where
     let request = request.into_platform_request();
     let url = request.url();
     let path = url_path(&url);
+    let inspector_path = path
+        .strip_prefix(INSPECTOR_PATH)
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'));
+    if let Some(inspector_path) = inspector_path {
+        return inspect(&request, env, endpoint, inspector_path, &url).await;
+    }
     if path != endpoint.path {
         return match path.strip_prefix(endpoint.wake_path().as_str()) {
             Some(task_id) => wake(&Request::from(request), env, endpoint, task_id).await,
@@ -397,6 +404,36 @@ async fn wake(
         Ok(()) => Response::ok(format!("woke {task_id}")),
         Err(error) => Response::error(error.error.message, 500),
     }
+}
+
+/// Answers a request to the task inspector: 404 unless the Worker has the admin token, which
+/// the inspector's API then requires.
+async fn inspect(
+    request: &web_sys::Request,
+    env: &Env,
+    endpoint: Endpoint,
+    path: &str,
+    url: &str,
+) -> worker::Result<Response> {
+    let Ok(token) = env.secret(ADMIN_TOKEN_VAR) else {
+        return not_found(endpoint);
+    };
+    let headers = request_headers(request);
+    let Some(body) = read_body(request, &headers, BODY_LIMIT).await? else {
+        return into_response(HttpResponse::too_large(BODY_LIMIT));
+    };
+    let query = url
+        .split_once('?')
+        .map_or("", |(_, query)| query.split('#').next().unwrap_or(query));
+    let tasks = ObjectTasks::from_bindings(env, endpoint.bindings)?;
+    let request = inspector::Request {
+        method: &request.method(),
+        path,
+        query,
+        headers: &headers,
+        body: &body,
+    };
+    into_response(inspector::handle(&tasks, &token.to_string(), request).await)
 }
 
 fn shared_server<F: FnOnce() -> McpServer>(

@@ -6,13 +6,20 @@
 //! whose notice was lost). A listing asks every candidate's object in parallel, drops the
 //! ones that are gone, and tells the index to forget them.
 
+use std::future::Future;
+
 use futures_util::future::join_all;
 
 use super::client::ObjectClient;
-use super::protocol::{IndexCall, IndexReply, ObjectCall, ObjectReply};
+use super::protocol::{Candidate, IndexCall, IndexReply, ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder};
+use crate::inspector::TaskFilter;
 use crate::rpc::RpcError;
+
+/// The index scope that holds every task's id, whatever its own scope, while the inspector is
+/// on: what the inspector lists. (Task scopes start with `principal:` or `session:`.)
+pub(crate) const EVERY_TASK_SCOPE: &str = "$inspector";
 
 /// How many batches of candidates one page looks at before it ends short, with a cursor to go
 /// on from: each batch is a round trip to the index and one to each candidate's object.
@@ -48,6 +55,25 @@ pub(crate) async fn page(
     after: Option<ListPosition>,
     limit: usize,
 ) -> Result<ListPage<TaskSnapshot>, RpcError> {
+    page_of(index, scope, after, limit, |entry| {
+        listed(runners, scope, entry)
+    })
+    .await
+}
+
+/// One page of what `candidate` shows of the tasks the index of `scope` holds, strictly after
+/// `after`, of at most `limit` items. Ids whose task is gone are forgotten.
+pub(crate) async fn page_of<T, F, Fut>(
+    index: &ObjectClient,
+    scope: &str,
+    after: Option<ListPosition>,
+    limit: usize,
+    candidate: F,
+) -> Result<ListPage<T>, RpcError>
+where
+    F: Fn(ListPosition) -> Fut,
+    Fut: Future<Output = Result<Candidate<T>, RpcError>>,
+{
     let mut page = PageBuilder::new(limit);
     let mut after = after;
     for _ in 0..MAX_BATCHES {
@@ -61,14 +87,18 @@ pub(crate) async fn page(
             .await?
             .into_entries()?;
         let exhausted = entries.len() < wanted;
-        let shown = join_all(entries.iter().map(|entry| listed(runners, scope, entry))).await;
+        let shown = join_all(entries.iter().cloned().map(&candidate)).await;
         let mut gone = Vec::new();
-        for (entry, snapshot) in entries.into_iter().zip(shown) {
-            let snapshot = snapshot?;
-            if snapshot.is_none() {
-                gone.push(entry.task_id.clone());
-            }
-            page.offer(entry, snapshot);
+        for (entry, shown) in entries.into_iter().zip(shown) {
+            let item = match shown? {
+                Candidate::Shown(item) => Some(item),
+                Candidate::Skipped => None,
+                Candidate::Gone => {
+                    gone.push(entry.task_id.clone());
+                    None
+                }
+            };
+            page.offer(entry, item);
         }
         if !gone.is_empty() {
             // Best effort: an id left behind is dropped again by the next listing.
@@ -88,18 +118,38 @@ pub(crate) async fn page(
     Ok(page.finish(false))
 }
 
-/// The snapshot of the task at `entry` if it is shown in the listing of `scope`.
+/// The snapshot of the task at `entry` if it is shown in the listing of `scope`; a task not
+/// shown there is gone from it.
 async fn listed(
     runners: &ObjectClient,
     scope: &str,
-    entry: &ListPosition,
-) -> Result<Option<TaskSnapshot>, RpcError> {
+    entry: ListPosition,
+) -> Result<Candidate<TaskSnapshot>, RpcError> {
     let call = ObjectCall::Listed {
         task_id: entry.task_id.clone(),
         scope: scope.to_owned(),
     };
+    let listed = runners
+        .call::<_, ObjectReply>(&entry.task_id, &call)
+        .await?
+        .into_listed()?;
+    Ok(listed.map_or(Candidate::Gone, Candidate::Shown))
+}
+
+/// What the inspector's listing shows of the task at `entry`: its summary if `filter` keeps
+/// it.
+pub(crate) async fn inspected(
+    runners: &ObjectClient,
+    filter: &TaskFilter,
+    entry: ListPosition,
+) -> Result<Candidate, RpcError> {
+    let call = ObjectCall::Inspect {
+        task_id: entry.task_id.clone(),
+        whole: false,
+        filter: Some(filter.clone()),
+    };
     runners
         .call::<_, ObjectReply>(&entry.task_id, &call)
         .await?
-        .into_listed()
+        .into_view()
 }

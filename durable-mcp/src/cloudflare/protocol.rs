@@ -10,7 +10,9 @@ use serde_json::Value;
 use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response};
 
+use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPosition, ParentLink, TaskSnapshot};
+use crate::inspector::TaskFilter;
 use crate::rpc::RpcError;
 use crate::wire::ErrorObject;
 
@@ -59,6 +61,19 @@ pub(crate) enum ObjectCall {
     /// The task's snapshot for a listing of `scope`, if the task is shown there (a page of
     /// `tasks/list`): [`ObjectReply::Snapshot`], or [`ObjectReply::Gone`].
     Listed { task_id: String, scope: String },
+    /// The task for the inspector: with `whole`, all of it ([`ObjectReply::View`] of the
+    /// inspector's detail); else its summary if `filter` keeps it ([`ObjectReply::View`]) or
+    /// [`ObjectReply::Skipped`]. [`ObjectReply::Gone`] if there is no such task.
+    Inspect {
+        task_id: String,
+        whole: bool,
+        filter: Option<TaskFilter>,
+    },
+    /// An operator's action from the inspector.
+    Operate {
+        task_id: String,
+        operation: Operation,
+    },
 }
 
 /// What the object answers.
@@ -74,6 +89,10 @@ pub(crate) enum ObjectReply {
     Gone,
     /// The error the client is to see, with its HTTP status.
     Refused { status: u16, error: ErrorObject },
+    /// The inspector's view of the task.
+    View(Value),
+    /// The task exists, and the inspector's filter leaves it out.
+    Skipped,
 }
 
 /// What the Worker asks a scope's TaskIndex, the object that lists the scope's task ids.
@@ -166,6 +185,16 @@ impl ObjectReply {
         }
     }
 
+    /// What the inspector shows of the task: the view, `Skipped`, or `Gone`.
+    pub(crate) fn into_view(self) -> Result<Candidate, RpcError> {
+        match self {
+            ObjectReply::View(view) => Ok(Candidate::Shown(view)),
+            ObjectReply::Skipped => Ok(Candidate::Skipped),
+            ObjectReply::Gone => Ok(Candidate::Gone),
+            other => Err(other.into_refusal("the inspector's view of a task")),
+        }
+    }
+
     /// `Ok` for `Done`, or the refusal as the router's error.
     pub(crate) fn into_done(self) -> Result<(), RpcError> {
         match self {
@@ -183,6 +212,17 @@ impl ObjectReply {
             )),
         }
     }
+}
+
+/// What a listing learns of one candidate task.
+#[derive(Debug)]
+pub(crate) enum Candidate<T = Value> {
+    /// The task, as the listing shows it.
+    Shown(T),
+    /// The task exists and the listing leaves it out.
+    Skipped,
+    /// There is no such task (any more): the index may forget it.
+    Gone,
 }
 
 impl IndexReply {

@@ -11,15 +11,17 @@ use std::time::Duration;
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Request, Response, State};
 
-use super::client::{ObjectClient, ObjectTasks, bound_namespace};
+use super::client::{ObjectClient, ObjectTasks, bound_namespace, inspector_enabled};
 use super::entry::Bindings;
 use super::listing;
+use super::listing::EVERY_TASK_SCOPE;
 use super::object_rpc::{answer_now_or_later, check_rpc_target};
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
 use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
 use crate::core::EngineError;
+use crate::inspector::{self, TaskFilter};
 use crate::rpc::{McpServer, RpcError, TaskService};
 use crate::runtime::engine::TickEnd;
 use crate::runtime::{Clock, CreateTask, Engine, Host, Store, TaskRegistry};
@@ -47,6 +49,8 @@ struct Runner {
     index: Option<ObjectClient>,
     /// Whether this instance has recovered the task from a dead instance's activation.
     recovered: std::cell::Cell<bool>,
+    /// Whether the Worker serves the inspector, whose index lists every task.
+    inspected: bool,
     /// The other tasks' objects (children to start and cancel, a parent to tell), which the
     /// engine reaches through this; `None` without a runner binding.
     #[allow(
@@ -130,6 +134,7 @@ impl TaskRunner {
                 settings,
                 index,
                 recovered: std::cell::Cell::new(false),
+                inspected: inspector_enabled(env),
                 tasks,
             })),
         }
@@ -217,6 +222,16 @@ impl Runner {
                 .listed(&task_id, &scope)
                 .map(|shown| shown.map_or(ObjectReply::Gone, ObjectReply::Snapshot))
                 .map_err(RpcError::from_engine),
+            ObjectCall::Inspect {
+                task_id,
+                whole,
+                filter,
+            } => self.inspect(&task_id, whole, filter.as_ref()),
+            ObjectCall::Operate { task_id, operation } => self
+                .engine
+                .operate(&task_id, &operation)
+                .map(|()| ObjectReply::Done)
+                .map_err(RpcError::from_engine),
         };
         outcome.unwrap_or_else(ObjectReply::from)
     }
@@ -263,6 +278,9 @@ impl Runner {
                     if let Some(scope) = list_scope {
                         self.forget(task_id, scope).await;
                     }
+                    if self.inspected {
+                        self.forget(task_id, EVERY_TASK_SCOPE.to_owned()).await;
+                    }
                 }
             }
         }
@@ -271,6 +289,35 @@ impl Runner {
             self.delete_all().await?;
         }
         Ok(())
+    }
+
+    /// What the inspector shows of the task: all of it, or its summary if `filter` keeps it.
+    fn inspect(
+        &self,
+        task_id: &str,
+        whole: bool,
+        filter: Option<&TaskFilter>,
+    ) -> Result<ObjectReply, RpcError> {
+        if whole {
+            let state = self
+                .engine
+                .journal(task_id)
+                .map_err(RpcError::from_engine)?;
+            return Ok(state.map_or(ObjectReply::Gone, |state| {
+                ObjectReply::View(inspector::detail(&state))
+            }));
+        }
+        let task = self
+            .engine
+            .task_record(task_id)
+            .map_err(RpcError::from_engine)?;
+        Ok(match task {
+            None => ObjectReply::Gone,
+            Some(task) if filter.is_none_or(|filter| filter.keeps(&task)) => {
+                ObjectReply::View(inspector::summary(&task))
+            }
+            Some(_) => ObjectReply::Skipped,
+        })
     }
 
     /// Tells the listing index `scope` that the task is purged. Best effort: an id the index

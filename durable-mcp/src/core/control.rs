@@ -318,7 +318,8 @@ pub fn plan_cancel(state: &TaskState, now: Timestamp, settle: bool) -> Vec<Write
 }
 
 /// What an operator does to a task (through the inspector), whoever created it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Operation {
     /// Ask the task to stop, as `tasks/cancel` does.
     Cancel,

@@ -43,6 +43,16 @@ pub struct ListPage<T> {
     pub next: Option<ListPosition>,
 }
 
+impl<T> ListPage<T> {
+    /// The same page with each item mapped by `f`.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> ListPage<U> {
+        ListPage {
+            items: self.items.into_iter().map(f).collect(),
+            next: self.next,
+        }
+    }
+}
+
 /// Whether `task` is shown in its scope's listing at `now`: it has a scope and is not past
 /// the time it is purged (a stored task whose purge is merely late is not shown).
 pub fn is_listed(task: &TaskRecord, now: Timestamp) -> bool {

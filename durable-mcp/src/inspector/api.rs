@@ -3,7 +3,6 @@
 use serde_json::{Value, json};
 
 use super::query::listing;
-use super::view::{detail, summary};
 use super::{InspectedTasks, error};
 use crate::core::control::Operation;
 use crate::rpc::cursor::encode_cursor;
@@ -77,7 +76,7 @@ async fn list(tasks: &dyn InspectedTasks, query: &str) -> HttpResponse {
         Ok(page) => HttpResponse::json(
             200,
             &json!({
-                "tasks": page.items.iter().map(summary).collect::<Vec<_>>(),
+                "tasks": page.items,
                 "nextCursor": page.next.as_ref().map(encode_cursor),
             }),
         ),
@@ -89,8 +88,8 @@ async fn show(tasks: &dyn InspectedTasks, task_id: &str) -> HttpResponse {
     if let Err(message) = check_task_id(task_id) {
         return error(400, message);
     }
-    match tasks.journal(task_id).await {
-        Ok(Some(state)) => HttpResponse::json(200, &detail(&state)),
+    match tasks.task(task_id).await {
+        Ok(Some(task)) => HttpResponse::json(200, &task),
         Ok(None) => not_found(task_id),
         Err(failure) => refused(&failure),
     }
@@ -104,7 +103,7 @@ async fn act(tasks: &dyn InspectedTasks, task_id: &str, action: &str, body: &[u8
         Ok(operation) => operation,
         Err((status, message)) => return error(status, message),
     };
-    match tasks.journal(task_id).await {
+    match tasks.task(task_id).await {
         Ok(Some(_)) => {}
         Ok(None) => return not_found(task_id),
         Err(failure) => return refused(&failure),
@@ -112,10 +111,9 @@ async fn act(tasks: &dyn InspectedTasks, task_id: &str, action: &str, body: &[u8
     if let Err(failure) = tasks.operate(task_id, operation).await {
         return refused(&failure);
     }
-    match tasks.journal(task_id).await {
-        Ok(Some(state)) => HttpResponse::json(200, &json!({ "task": summary(&state.task) })),
-        // Purged meanwhile: the action was carried out all the same.
-        Ok(None) => HttpResponse::json(200, &json!({ "task": null })),
+    // The task as it is now (`null` if it was purged meanwhile).
+    match tasks.task(task_id).await {
+        Ok(task) => HttpResponse::json(200, &json!({ "task": task })),
         Err(failure) => refused(&failure),
     }
 }

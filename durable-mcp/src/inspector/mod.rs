@@ -23,13 +23,16 @@ mod view;
 
 use serde_json::json;
 
+use serde_json::Value;
+
 use crate::core::control::Operation;
-use crate::core::{ListPage, ListPosition, TaskRecord, TaskState, Timestamp};
+use crate::core::{ListPage, ListPosition, Timestamp};
 use crate::rpc::{HttpResponse, RpcError};
 use crate::runtime::LocalBoxFuture;
 
 pub(crate) use api::{Request, handle};
 pub(crate) use query::TaskFilter;
+pub(crate) use view::{detail, summary};
 
 /// Where the hosts serve the inspector: the page at this path, the API under `<path>/api/`.
 pub const INSPECTOR_PATH: &str = "/__durable-mcp/inspector";
@@ -40,20 +43,18 @@ pub(crate) trait InspectedTasks {
     /// The current time, which the age filters count from.
     fn now(&self) -> Timestamp;
 
-    /// One page of the tasks `filter` keeps, oldest first, strictly after `after`, of at most
-    /// `limit` tasks.
+    /// One page of the tasks `filter` keeps, each as [`summary`] shows it, oldest first,
+    /// strictly after `after`, of at most `limit` tasks (a page may end short of `limit` and
+    /// still have a next one).
     fn tasks<'a>(
         &'a self,
         filter: &'a TaskFilter,
         after: Option<&'a ListPosition>,
         limit: usize,
-    ) -> LocalBoxFuture<'a, Result<ListPage<TaskRecord>, RpcError>>;
+    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RpcError>>;
 
-    /// The task and its whole journal; `None` if there is no such task.
-    fn journal<'a>(
-        &'a self,
-        task_id: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<TaskState>, RpcError>>;
+    /// The task as [`detail`] shows it; `None` if there is no such task.
+    fn task<'a>(&'a self, task_id: &'a str) -> LocalBoxFuture<'a, Result<Option<Value>, RpcError>>;
 
     /// Carries out `operation` on the task.
     fn operate<'a>(

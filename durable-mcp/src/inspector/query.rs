@@ -8,7 +8,7 @@ pub(crate) const MAX_PAGE: usize = 100;
 const DEFAULT_PAGE: usize = 50;
 
 /// Which tasks a listing keeps.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct TaskFilter {
     /// Only tasks in this status.
     pub status: Option<TaskStatus>,

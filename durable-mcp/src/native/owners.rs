@@ -16,10 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::activations::Activations;
 use crate::core::control::Operation;
-use crate::core::{
-    ChildOutcome, ListPage, ListPosition, TaskRecord, TaskSnapshot, TaskState, Timestamp,
-};
-use crate::inspector::{InspectedTasks, TaskFilter};
+use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
+use crate::inspector::{self, InspectedTasks, TaskFilter};
 use crate::rpc::{RpcError, TaskPage, TaskService};
 use crate::runtime::{CreateTask, Engine, LocalBoxFuture, new_task_id};
 
@@ -274,20 +272,20 @@ impl InspectedTasks for WorkerTasks {
         filter: &'a TaskFilter,
         after: Option<&'a ListPosition>,
         limit: usize,
-    ) -> LocalBoxFuture<'a, Result<ListPage<TaskRecord>, RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RpcError>> {
         let page = self
             .engine
             .every_task(after, limit, |task| filter.keeps(task))
+            .map(|page| page.map(|task| inspector::summary(&task)))
             .map_err(RpcError::from_engine);
         Box::pin(std::future::ready(page))
     }
 
-    fn journal<'a>(
-        &'a self,
-        task_id: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<TaskState>, RpcError>> {
-        let journal = self.engine.journal(task_id).map_err(RpcError::from_engine);
-        Box::pin(std::future::ready(journal))
+    fn task<'a>(&'a self, task_id: &'a str) -> LocalBoxFuture<'a, Result<Option<Value>, RpcError>> {
+        let task = self.engine.journal(task_id).map_err(RpcError::from_engine);
+        Box::pin(std::future::ready(
+            task.map(|state| state.as_ref().map(inspector::detail)),
+        ))
     }
 
     fn operate<'a>(

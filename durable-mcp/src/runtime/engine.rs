@@ -293,11 +293,18 @@ impl Engine {
         self.cancel_as(task_id, Access::Caller(caller))
     }
 
-    /// Carries out an operator's `operation` on the task, whoever created it.
+    /// The task's row, whoever created it; `None` if there is no such task. Never writes.
     #[cfg_attr(
-        target_arch = "wasm32",
-        expect(dead_code, reason = "the Cloudflare host serves no inspector yet")
+        not(target_arch = "wasm32"),
+        expect(dead_code, reason = "only the Cloudflare host inspects a row alone")
     )]
+    pub(crate) fn task_record(&self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
+        Ok(self
+            .load(task_id, LoadScope::Control)?
+            .map(|state| state.task))
+    }
+
+    /// Carries out an operator's `operation` on the task, whoever created it.
     pub(crate) fn operate(&self, task_id: &str, operation: &Operation) -> Result<(), EngineError> {
         match operation {
             Operation::Cancel => self.cancel_as(task_id, Access::Engine),
@@ -312,7 +319,7 @@ impl Engine {
     /// strictly after `after`, of at most `limit` rows: what the inspector lists. Never writes.
     #[cfg_attr(
         target_arch = "wasm32",
-        expect(dead_code, reason = "the Cloudflare host serves no inspector yet")
+        expect(dead_code, reason = "the Cloudflare host lists through its task index")
     )]
     pub(crate) fn every_task(
         &self,
