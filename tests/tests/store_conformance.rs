@@ -66,3 +66,63 @@ fn a_reopened_sqlite_file_keeps_every_row() {
         Some(record)
     );
 }
+
+/// A store that implements only what `Store` requires, so that the suite checks the provided
+/// methods (`list_every_task` reads every task through `task_ids` and `load`).
+struct RequiredOnly(durable_mcp::testing::MemoryStore);
+
+impl durable_mcp::store::Store for RequiredOnly {
+    fn create(
+        &self,
+        task: &durable_mcp::store::TaskRecord,
+    ) -> Result<durable_mcp::store::TaskRecord, durable_mcp::store::StoreError> {
+        self.0.create(task)
+    }
+
+    fn load(
+        &self,
+        task_id: &str,
+        scope: durable_mcp::store::LoadScope,
+    ) -> Result<Option<durable_mcp::store::TaskState>, durable_mcp::store::StoreError> {
+        self.0.load(task_id, scope)
+    }
+
+    fn load_input(
+        &self,
+        task_id: &str,
+        key: &str,
+    ) -> Result<Option<durable_mcp::store::InputRow>, durable_mcp::store::StoreError> {
+        self.0.load_input(task_id, key)
+    }
+
+    fn apply(
+        &self,
+        task_id: &str,
+        guard: durable_mcp::store::Guard,
+        writes: &[durable_mcp::store::Write],
+    ) -> Result<durable_mcp::store::Applied, durable_mcp::store::StoreError> {
+        self.0.apply(task_id, guard, writes)
+    }
+
+    fn purge(&self, task_id: &str) -> Result<(), durable_mcp::store::StoreError> {
+        self.0.purge(task_id)
+    }
+
+    fn task_ids(&self) -> Result<Vec<String>, durable_mcp::store::StoreError> {
+        self.0.task_ids()
+    }
+
+    fn list_tasks(
+        &self,
+        scope: &str,
+        after: Option<&durable_mcp::store::ListPosition>,
+        limit: usize,
+    ) -> Result<Vec<durable_mcp::store::TaskRecord>, durable_mcp::store::StoreError> {
+        self.0.list_tasks(scope, after, limit)
+    }
+}
+
+#[test]
+fn the_provided_methods_conform() {
+    store_conformance(|| RequiredOnly(MemoryStore::new()));
+}

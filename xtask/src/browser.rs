@@ -15,8 +15,12 @@
 //! 4. The Worker: `examples/story-demo` built with worker-build and run under `wrangler dev`
 //!    (see the `worker_target` module), and the same test against it.
 //!
-//! Screenshots go to `target/browser/story-demo-native.png` and `story-demo-worker.png`,
-//! the hosts' logs beside them. Both hosts are tried even if the first fails; the command
+//! Each host is started with the task inspector on (natively `DURABLE_MCP_INSPECTOR_TOKEN`, on
+//! the Worker `DURABLE_MCP_ADMIN_TOKEN`), and after the story-demo test `tests/browser/inspector.mjs`
+//! drives the inspector's page against it.
+//!
+//! Screenshots go to `target/browser/story-demo-native.png`, `story-demo-worker.png`,
+//! `inspector-native.png` and `inspector-worker.png`, the hosts' logs beside them. Both hosts are tried even if the first fails; the command
 //! prints a summary table and fails naming each host that failed. [`run`] is public to the
 //! crate so other commands (the CI checks) can run it too.
 
@@ -37,8 +41,12 @@ type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 /// The browser test's npm project, relative to the workspace root.
 const BROWSER_DIR: &str = "tests/browser";
 
-/// The test script, relative to [`BROWSER_DIR`].
+/// The test scripts, relative to [`BROWSER_DIR`]: the story demo's page, the inspector's.
 const SCRIPT: &str = "story-demo.mjs";
+const INSPECTOR_SCRIPT: &str = "inspector.mjs";
+
+/// The inspector's token on both hosts.
+const INSPECTOR_TOKEN: &str = "browser-test-inspector-token-0123";
 
 /// The story-demo example: its package (and binary) name and its directory.
 const PACKAGE: &str = "story-demo";
@@ -117,7 +125,7 @@ pub fn run() -> Result<()> {
         Ok(())
     } else {
         Err(format!(
-            "the story-demo browser test failed on: {}",
+            "the browser tests (story demo, inspector) failed on: {}",
             failed.join(", ")
         )
         .into())
@@ -190,12 +198,7 @@ fn native(root: &Path, out: &Path, chromium: &Path) -> Result<String> {
     let log = out.join("native-host.log");
     let host = NativeHost::start(&binary, data.path(), &log)?;
     say(format_args!("native host at {}", host.base_url));
-    let outcome = run_script(
-        root,
-        &host.base_url,
-        &out.join("story-demo-native.png"),
-        chromium,
-    );
+    let outcome = run_both(root, &host.base_url, out, "native", chromium);
     let stopped = host.stop();
     let line = outcome?;
     stopped?;
@@ -205,37 +208,57 @@ fn native(root: &Path, out: &Path, chromium: &Path) -> Result<String> {
 /// Builds and starts the Worker, runs the test against it; the Worker stops when dropped.
 fn worker(root: &Path, out: &Path, chromium: &Path) -> Result<String> {
     crate::worker_tools::ensure()?;
-    let worker = crate::worker_target::start(root, EXAMPLE_DIR)?;
+    let token = [("DURABLE_MCP_ADMIN_TOKEN", INSPECTOR_TOKEN)];
+    let worker = crate::worker_target::start_with_vars(root, EXAMPLE_DIR, &token)?;
     let mcp_url = worker.mcp_url();
     let base_url = mcp_url
         .strip_suffix("/mcp")
         .ok_or_else(|| format!("the Worker's MCP URL {mcp_url} does not end in /mcp"))?
         .to_owned();
     say(format_args!("Worker at {base_url}"));
-    run_script(
-        root,
-        &base_url,
-        &out.join("story-demo-worker.png"),
-        chromium,
-    )
+    run_both(root, &base_url, out, "worker", chromium)
 }
 
-/// Runs the test script against `base_url`; its summary line if it passed.
-fn run_script(root: &Path, base_url: &str, screenshot: &Path, chromium: &Path) -> Result<String> {
+/// Runs the story-demo test, then the inspector's, against `base_url` (the `host` named);
+/// both summary lines if both passed.
+fn run_both(
+    root: &Path,
+    base_url: &str,
+    out: &Path,
+    host: &str,
+    chromium: &Path,
+) -> Result<String> {
+    let story = out.join(format!("story-demo-{host}.png"));
+    let story = run_script(root, SCRIPT, base_url, &story, chromium)?;
+    let inspector = out.join(format!("inspector-{host}.png"));
+    let inspector = run_script(root, INSPECTOR_SCRIPT, base_url, &inspector, chromium)?;
+    Ok(format!("{story}; {inspector}"))
+}
+
+/// Runs the test `script` against `base_url`; its summary line if it passed.
+fn run_script(
+    root: &Path,
+    script: &str,
+    base_url: &str,
+    screenshot: &Path,
+    chromium: &Path,
+) -> Result<String> {
     let mut command = Command::new("node");
     command
         .current_dir(root.join(BROWSER_DIR))
-        .arg(SCRIPT)
+        .arg(script)
         .env("BASE_URL", base_url)
         .env("SCREENSHOT", screenshot)
-        .env("CHROMIUM", chromium);
+        .env("CHROMIUM", chromium)
+        .env("TOKEN", INSPECTOR_TOKEN)
+        .env("INSPECTOR_PATH", durable_mcp::INSPECTOR_PATH);
     let run: Run = run_with_limit(&mut command, SCRIPT_TIMEOUT)?;
     if run.status.is_some_and(|status| status.success()) {
         let line = run.stdout.lines().last().unwrap_or("").trim().to_owned();
         return Ok(line);
     }
     Err(format!(
-        "node {BROWSER_DIR}/{SCRIPT} ({}):\n{}",
+        "node {BROWSER_DIR}/{script} ({}):\n{}",
         run.status_text(),
         run.transcript()
     )
@@ -261,6 +284,7 @@ impl NativeHost {
         let child = Command::new(binary)
             .env("PORT", port.to_string())
             .env("DURABLE_MCP_DATA", data)
+            .env("DURABLE_MCP_INSPECTOR_TOKEN", INSPECTOR_TOKEN)
             .stdin(Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)

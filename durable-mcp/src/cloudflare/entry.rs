@@ -124,8 +124,19 @@ impl Endpoint {
     /// The endpoint's wake path: [`WAKE_PATH`] beside the endpoint's path, so
     /// `/__durable-mcp/wake/` for `/mcp` and `/a/__durable-mcp/wake/` for `/a/mcp`.
     pub fn wake_path(&self) -> String {
-        let parent = self.path.rsplit_once('/').map_or("", |(parent, _)| parent);
-        format!("{parent}{WAKE_PATH}")
+        format!("{}{WAKE_PATH}", self.parent_path())
+    }
+
+    /// The endpoint's task inspector: [`INSPECTOR_PATH`](crate::INSPECTOR_PATH) beside the
+    /// endpoint's path, so `/__durable-mcp/inspector` for `/mcp` and
+    /// `/a/__durable-mcp/inspector` for `/a/mcp`. It lists and acts on the tasks of the
+    /// endpoint's bindings, and exists while the Worker has [`ADMIN_TOKEN_VAR`].
+    pub fn inspector_path(&self) -> String {
+        format!("{}{INSPECTOR_PATH}", self.parent_path())
+    }
+
+    fn parent_path(&self) -> &'static str {
+        self.path.rsplit_once('/').map_or("", |(parent, _)| parent)
     }
 }
 
@@ -206,7 +217,7 @@ where
     let url = request.url();
     let path = url_path(&url);
     let inspector_path = path
-        .strip_prefix(INSPECTOR_PATH)
+        .strip_prefix(endpoint.inspector_path().as_str())
         .filter(|rest| rest.is_empty() || rest.starts_with('/'));
     if let Some(inspector_path) = inspector_path {
         return inspect(&request, env, endpoint, inspector_path, &url).await;

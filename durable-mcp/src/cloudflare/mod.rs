@@ -49,7 +49,15 @@
 //! loopback and the hosts it is told of, and here also every name under `workers.dev`, so
 //! that a deployed Worker answers on its own name without settings; `DURABLE_MCP_ALLOWED_HOSTS`
 //! names its custom domains (see [`ALLOWED_HOSTS_VAR`]). With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
-//! an operator can wake a task at once (see [`WAKE_PATH`]).
+//! an operator can wake a task at once (see [`WAKE_PATH`]) and use the task inspector (see
+//! [`Endpoint::inspector_path`]).
+//!
+//! # Logs
+//!
+//! The engine's `tracing` events (and the Worker's own) go to the console as objects, one per
+//! event, with the console method of its level; the variable `RUST_LOG` ([`LOG_FILTER_VAR`])
+//! filters them, `info` unless set. A Worker that installs a `tracing` subscriber of its own
+//! before its first request keeps it.
 
 mod client;
 mod driven;

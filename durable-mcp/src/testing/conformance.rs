@@ -77,6 +77,10 @@ pub fn store_conformance<S: Store>(make: impl Fn() -> S) {
             listing_drops_purged_tasks,
         ),
         (
+            "every task, of any scope or none, lists in order a page at a time",
+            every_task_listing,
+        ),
+        (
             "the latest timestamps and longest durations round-trip",
             latest_times_round_trip,
         ),
@@ -658,6 +662,46 @@ fn listing_scope_is_fixed(store: &dyn Store) {
             .as_deref(),
         Some("principal:ada"),
         "creating again returns the stored row"
+    );
+}
+
+fn every_task_listing(store: &dyn Store) {
+    for (id, at, scope) in [
+        ("c", 30, Some("principal:ada")),
+        ("a2", 10, None),
+        ("b", 20, Some("session:s1")),
+        ("a1", 10, Some("principal:ada")),
+        ("d", 40, None),
+    ] {
+        let record = match scope {
+            Some(scope) => listed_task(id, at, scope),
+            None => task(id, at),
+        };
+        store.create(&record).expect("create");
+    }
+    let every = |after: Option<(u64, &str)>, limit| -> Vec<String> {
+        let after = after.map(|(created_at, id)| ListPosition {
+            created_at: Timestamp(created_at),
+            task_id: id.to_owned(),
+        });
+        store
+            .list_every_task(after.as_ref(), limit)
+            .expect("list_every_task")
+            .into_iter()
+            .map(|task| task.task_id)
+            .collect()
+    };
+    assert_eq!(every(None, 10), ["a1", "a2", "b", "c", "d"]);
+    assert_eq!(every(None, 2), ["a1", "a2"], "the limit holds");
+    assert_eq!(every(Some((10, "a2")), 2), ["b", "c"]);
+    assert_eq!(every(Some((40, "d")), 2), Vec::<String>::new());
+    store.purge("b").expect("purge");
+    assert_eq!(every(Some((10, "a2")), 10), ["c", "d"]);
+    let rows = store.list_every_task(None, 1).expect("list_every_task");
+    assert_eq!(
+        rows,
+        [listed_task("a1", 10, "principal:ada")],
+        "whole rows, as loaded"
     );
 }
 
