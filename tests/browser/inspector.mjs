@@ -10,49 +10,20 @@
 // screenshot is taken; the question is answered from the page and the task goes on. Prints one
 // summary line; exits non-zero with the failed step on any failure.
 
-import { chromium } from "playwright-core";
+// Chromium and the steps: see harness.mjs.
+
+import { WAIT_MS, check, runTest } from "./harness.mjs";
 
 const BASE_URL = (process.env.BASE_URL ?? "").replace(/\/+$/, "");
 const TOKEN = process.env.TOKEN ?? "";
 const INSPECTOR_PATH = process.env.INSPECTOR_PATH ?? "";
 const SCREENSHOT = process.env.SCREENSHOT ?? "";
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const WAIT_MS = 30_000;
-const RUN_MS = 180_000;
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 if (!/^https?:\/\/[^/]+$/.test(BASE_URL) || !TOKEN || !INSPECTOR_PATH.startsWith("/") || !SCREENSHOT) {
   console.error(
     "usage: BASE_URL=http://127.0.0.1:PORT TOKEN=<token> INSPECTOR_PATH=/... SCREENSHOT=<file.png> node inspector.mjs",
   );
   process.exit(2);
-}
-
-let step = "launch";
-let browser;
-const pageErrors = [];
-
-setTimeout(() => {
-  console.error(`FAIL inspector ${BASE_URL}: still running after ${RUN_MS} ms (at step: ${step})`);
-  process.exit(1);
-}, RUN_MS).unref();
-
-async function at(name, action) {
-  step = name;
-  return action();
-}
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
 }
 
 /** An answer the request's schema accepts: each field's first choice, or a plain value. */
@@ -69,9 +40,8 @@ function answerFor(request) {
   return { action: "accept", content };
 }
 
-async function main() {
+async function main({ browser, at, watch }) {
   const started = Date.now();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   const demo = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   demo.setDefaultTimeout(WAIT_MS);
 
@@ -88,7 +58,7 @@ async function main() {
 
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.setDefaultTimeout(WAIT_MS);
-  page.on("pageerror", (error) => pageErrors.push(error.message));
+  watch(page);
   const message = page.locator("#message");
 
   await at("open the inspector", async () => {
@@ -155,22 +125,11 @@ async function main() {
     }
   });
 
-  check(pageErrors.length === 0, `the page threw: ${pageErrors.join("; ")}`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(
+  return (
     `ok inspector ${BASE_URL}: task ${taskId} found waiting, answered from the page, now ${finalStatus}; ` +
-      `screenshot ${SCREENSHOT} (${seconds} s)`,
+      `screenshot ${SCREENSHOT} (${seconds} s)`
   );
 }
 
-try {
-  await main();
-  await browser.close();
-  process.exit(0);
-} catch (error) {
-  const text = String(error?.message ?? error).split("\n").slice(0, 12).join("\n");
-  console.error(`FAIL inspector ${BASE_URL}: ${step}: ${text}`);
-  if (pageErrors.length > 0) console.error(`page errors: ${pageErrors.join("; ")}`);
-  await browser?.close().catch(() => {});
-  process.exit(1);
-}
+await runTest("inspector", BASE_URL, main);

@@ -9,28 +9,12 @@
 // checks the ending is shown again (resumed from the URL alone), and saves a full-page
 // screenshot. Prints one summary line; exits non-zero with the failed step on any failure.
 //
-// Chromium: `/usr/bin/chromium` (or $CHROMIUM), driven through playwright-core; `launch`
-// gives every run a fresh temporary profile (user-data-dir) of its own.
+// Chromium and the steps: see harness.mjs.
 
-import { chromium } from "playwright-core";
+import { WAIT_MS, check, runTest } from "./harness.mjs";
 
 const BASE_URL = (process.env.BASE_URL ?? "").replace(/\/+$/, "");
 const SCREENSHOT = process.env.SCREENSHOT ?? "";
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-/** The longest any one wait may take. */
-const WAIT_MS = 30_000;
-/** The longest the whole run may take. */
-const RUN_MS = 180_000;
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 const NAME = "Tess";
 const FORK_QUESTION = "High ridge or the wash itself?";
@@ -42,31 +26,11 @@ if (!/^https?:\/\/[^/]+$/.test(BASE_URL) || !SCREENSHOT) {
   process.exit(2);
 }
 
-let step = "launch";
-let browser;
-const pageErrors = [];
-
-setTimeout(() => {
-  console.error(`FAIL story-demo ${BASE_URL}: still running after ${RUN_MS} ms (at step: ${step})`);
-  process.exit(1);
-}, RUN_MS).unref();
-
-/** Runs one named step; a failure names it. */
-async function at(name, action) {
-  step = name;
-  return action();
-}
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-async function main() {
+async function main({ browser, at, watch }) {
   const started = Date.now();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.setDefaultTimeout(WAIT_MS);
-  page.on("pageerror", (error) => pageErrors.push(error.message));
+  watch(page);
   const byId = (id) => page.getByTestId(id);
 
   await at("open the home page", async () => {
@@ -153,22 +117,11 @@ async function main() {
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
-  check(pageErrors.length === 0, `the page threw: ${pageErrors.join("; ")}`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(
+  return (
     `ok story-demo ${BASE_URL}: task ${taskId} ended "${endingId}", ${entries} journal entries, ` +
-      `resumed after reload, screenshot ${SCREENSHOT} (${seconds} s)`,
+      `resumed after reload, screenshot ${SCREENSHOT} (${seconds} s)`
   );
 }
 
-try {
-  await main();
-  await browser.close();
-  process.exit(0);
-} catch (error) {
-  const message = String(error?.message ?? error).split("\n").slice(0, 12).join("\n");
-  console.error(`FAIL story-demo ${BASE_URL}: ${step}: ${message}`);
-  if (pageErrors.length > 0) console.error(`page errors: ${pageErrors.join("; ")}`);
-  await browser?.close().catch(() => {});
-  process.exit(1);
-}
+await runTest("story-demo", BASE_URL, main);

@@ -1,8 +1,5 @@
 //! The child-task scenario both hosts run, over the conformance fixtures' `gallery` (one
 //! `thumbnail` child per width) and a client: what a client sees of a parent and its children.
-
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 
 use crate::mcp::McpClient;
@@ -57,18 +54,8 @@ pub fn cancelling_the_parent_cancels_the_children(client: &McpClient) {
 /// Polls `tasks/get` of `id` until `ready` says the task is what is awaited, and returns it;
 /// 60 s at most.
 pub fn wait_for(client: &McpClient, id: &str, ready: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let task = client.result("tasks/get", json!({ "taskId": id }));
-        if ready(&task) {
-            return task;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "task {id}: still waiting; last {task}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let read = || client.result("tasks/get", json!({ "taskId": id }));
+    crate::wait::until(&format!("task {id}"), read, ready)
 }
 
 /// Waits until the task `id` has the status `status`.

@@ -2,7 +2,6 @@
 //! server on either host: [`operator_round`] is the scenario both hosts' tests run.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -106,18 +105,8 @@ impl Inspector {
 
     /// Polls the task until `ready` holds for its detail; 60 s at most.
     pub fn wait_until(&self, id: &str, ready: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let task = self.get(&format!("/api/tasks/{id}"));
-            if ready(&task) {
-                return task;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "task {id} never got there: {task}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let read = || self.get(&format!("/api/tasks/{id}"));
+        crate::wait::until(&format!("task {id} in the inspector"), read, ready)
     }
 }
 
@@ -125,32 +114,15 @@ fn body_text(response: &Response) -> String {
     String::from_utf8_lossy(&response.body).into_owned()
 }
 
-fn create(client: &McpClient, tool: &str, arguments: Value) -> String {
-    let created = client.result(
-        "tools/call",
-        json!({ "name": tool, "arguments": arguments }),
-    );
-    created["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no task: {created}"))
-        .to_owned()
-}
-
 /// An operator's round on a conformance fixtures' server: a wrong token changes nothing; the
 /// listing filters and pages; a task's detail shows its journal and open question; answer,
 /// wake and cancel each move their task on; bad input is refused with 400.
 pub fn operator_round(client: &McpClient, inspector: &Inspector) {
-    let asking = create(client, "confirm_delete", json!({ "filename": "k.txt" }));
+    let asking = client.create_task("confirm_delete", json!({ "filename": "k.txt" }));
     let sleepers: Vec<String> = (0..3)
-        .map(|_| {
-            create(
-                client,
-                "slow_compute",
-                json!({ "seconds": 3000, "label": "late" }),
-            )
-        })
+        .map(|_| client.create_task("slow_compute", json!({ "seconds": 3000, "label": "late" })))
         .collect();
-    let trip = create(client, "trip", json!({ "broken_release": false }));
+    let trip = client.create_task("trip", json!({ "broken_release": false }));
     inspector.wait_until(&asking, |task| task["status"] == "input_required");
     inspector.wait_until(&trip, |task| task["statusMessage"] == "booked");
 

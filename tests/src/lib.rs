@@ -9,6 +9,7 @@ pub mod inspector;
 pub mod mcp;
 pub mod report_api;
 pub mod server;
+pub mod wait;
 pub mod workerd;
 
 #[cfg(doctest)]

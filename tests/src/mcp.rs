@@ -171,6 +171,19 @@ impl McpClient {
         self.send_built(&body, &headers)
     }
 
+    /// Calls the task tool `tool` with `arguments` as a task and returns the task's id,
+    /// panicking if no task was created.
+    pub fn create_task(&self, tool: &str, arguments: Value) -> String {
+        let created = self.result(
+            "tools/call",
+            serde_json::json!({ "name": tool, "arguments": arguments }),
+        );
+        created["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{tool} created no task: {created}"))
+            .to_owned()
+    }
+
     /// Sends a request declaring the Tasks extension and returns its `result`, panicking on an
     /// error response.
     pub fn result(&self, method: &str, params: Value) -> Value {

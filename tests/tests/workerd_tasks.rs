@@ -34,31 +34,18 @@ fn start(state: &Path, vars: &[(&str, &str)]) -> (WorkerProcess, McpClient) {
 }
 
 fn create(client: &McpClient, tool: &str, arguments: Value) -> String {
-    let created = client.result(
-        "tools/call",
-        json!({ "name": tool, "arguments": arguments }),
-    );
-    assert_eq!(created["resultType"], "task", "{created}");
-    created["taskId"].as_str().expect("taskId").to_owned()
+    client.create_task(tool, arguments)
 }
 
 /// Polls until `ready` says the `tasks/get` answer (a result or an error response) is what
 /// is awaited; 60 s at most.
 fn wait_until(client: &McpClient, id: &str, ready: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let response = client
+    let read = || {
+        client
             .send("tasks/get", json!({ "taskId": id }), true)
-            .json();
-        if ready(&response) {
-            return response;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "task {id}: still waiting; last answer {response}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            .json()
+    };
+    durable_mcp_tests::wait::until(&format!("task {id}"), read, ready)
 }
 
 fn completed(response: &Value) -> bool {

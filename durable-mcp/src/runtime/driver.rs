@@ -8,7 +8,6 @@ use std::task::Poll;
 
 use futures_util::FutureExt;
 use serde_json::Value;
-use tracing::Instrument;
 
 use super::context::{ContextParts, TaskContext};
 use super::current::while_current;
@@ -18,30 +17,11 @@ use super::registry::TaskDefinition;
 use super::step::panic_message;
 use crate::core::activation::{End, Suspension};
 use crate::core::tick::BodyOutcome;
-use crate::core::trace;
 use crate::core::{EngineError, Limits, TaskFailure, TaskState, Timestamp};
 use crate::rpc::TaskService;
 
-/// Runs the body of a claimed task until it returns or stops at a suspension point, inside a
-/// `task` span (with the task's id and tool) that the events of its code are recorded in.
+/// Runs the body of a claimed task until it returns or stops at a suspension point.
 pub(crate) async fn run_body(
-    host: &Host,
-    tasks: Option<Rc<dyn TaskService>>,
-    definition: &TaskDefinition,
-    journal: TaskState,
-    limits: Limits,
-    hand_off_at: Option<Timestamp>,
-) -> BodyOutcome {
-    let task = &journal.task;
-    let span = tracing::info_span!(
-        target: trace::TARGET, "task", task_id = %task.task_id, tool = %task.tool_name
-    );
-    run_activation(host, tasks, definition, journal, limits, hand_off_at)
-        .instrument(span)
-        .await
-}
-
-async fn run_activation(
     host: &Host,
     tasks: Option<Rc<dyn TaskService>>,
     definition: &TaskDefinition,

@@ -6,6 +6,7 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::driver::run_body;
 use super::host::Host;
@@ -239,26 +240,13 @@ impl Engine {
         after: Option<&ListPosition>,
         limit: usize,
     ) -> Result<ListPage<TaskSnapshot>, EngineError> {
-        let mut page = PageBuilder::new(limit);
-        let mut after = after.cloned();
-        loop {
-            let wanted = page.wanted();
-            let rows = self
-                .host
-                .store
-                .list_tasks(scope, after.as_ref(), wanted)
-                .map_err(store_error)?;
-            let exhausted = rows.len() < wanted;
-            let now = self.host.clock.now();
-            for task in rows {
-                let position = ListPosition::of(&task);
-                page.offer(position, self.listed_snapshot(task, now)?);
-            }
-            if exhausted || page.wanted() == 0 {
-                return Ok(page.finish(exhausted));
-            }
-            after = page.resume_after().cloned();
-        }
+        let store = &self.host.store;
+        page_through(
+            after,
+            limit,
+            |after, wanted| store.list_tasks(scope, after, wanted),
+            |task| self.listed_snapshot(task, self.host.clock.now()),
+        )
     }
 
     /// The task's snapshot if it is shown in the listing `scope` now: it exists, was created
@@ -327,25 +315,13 @@ impl Engine {
         limit: usize,
         shown: impl Fn(&TaskRecord) -> bool,
     ) -> Result<ListPage<TaskRecord>, EngineError> {
-        let mut page = PageBuilder::new(limit);
-        let mut after = after.cloned();
-        loop {
-            let wanted = page.wanted();
-            let rows = self
-                .host
-                .store
-                .list_every_task(after.as_ref(), wanted)
-                .map_err(store_error)?;
-            let exhausted = rows.len() < wanted;
-            for task in rows {
-                let position = ListPosition::of(&task);
-                page.offer(position, shown(&task).then_some(task));
-            }
-            if exhausted || page.wanted() == 0 {
-                return Ok(page.finish(exhausted));
-            }
-            after = page.resume_after().cloned();
-        }
+        let store = &self.host.store;
+        page_through(
+            after,
+            limit,
+            |after, wanted| store.list_every_task(after, wanted),
+            |task| Ok(shown(&task).then_some(task)),
+        )
     }
 
     fn update_as(
@@ -526,6 +502,10 @@ impl Engine {
             .hand_off
             .map(|after| self.host.clock.now().saturating_add(after));
         let tasks = self.tasks();
+        // The application's events in the body and its steps carry the task's id and tool.
+        let span = tracing::info_span!(
+            target: trace::TARGET, "task", task_id = %task_id, tool = %definition.name()
+        );
         run_body(
             &self.host,
             tasks,
@@ -534,6 +514,7 @@ impl Engine {
             self.limits,
             hand_off_at,
         )
+        .instrument(span)
         .await
     }
 
@@ -621,6 +602,32 @@ pub(crate) enum TickEnd {
 enum Access<'a> {
     Engine,
     Caller(Option<&'a str>),
+}
+
+/// One page of at most `limit` items, strictly after `after`: the task rows `read` gives (up
+/// to `wanted` of them after a position, in listing order), each made an item by `shown` or
+/// left out. Reads on until the page is full or the rows run out.
+fn page_through<T>(
+    after: Option<&ListPosition>,
+    limit: usize,
+    read: impl Fn(Option<&ListPosition>, usize) -> Result<Vec<TaskRecord>, StoreError>,
+    shown: impl Fn(TaskRecord) -> Result<Option<T>, EngineError>,
+) -> Result<ListPage<T>, EngineError> {
+    let mut page = PageBuilder::new(limit);
+    let mut after = after.cloned();
+    loop {
+        let wanted = page.wanted();
+        let rows = read(after.as_ref(), wanted).map_err(store_error)?;
+        let exhausted = rows.len() < wanted;
+        for task in rows {
+            let position = ListPosition::of(&task);
+            page.offer(position, shown(task)?);
+        }
+        if exhausted || page.wanted() == 0 {
+            return Ok(page.finish(exhausted));
+        }
+        after = page.resume_after().cloned();
+    }
 }
 
 fn store_error(error: StoreError) -> EngineError {
