@@ -58,6 +58,8 @@ mod core;
     all(feature = "cloudflare", target_arch = "wasm32")
 ))]
 mod inspector;
+#[cfg(any(test, all(feature = "cloudflare", target_arch = "wasm32")))]
+mod log_filter;
 mod rpc;
 mod runtime;
 
