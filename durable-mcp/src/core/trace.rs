@@ -34,8 +34,9 @@ pub fn task_created(task: &TaskRecord) {
     );
 }
 
-/// An activation claimed the task and runs its body, because of `reason`.
-pub fn activation_started(task: &TaskRecord, reason: &str) {
+/// An activation claimed the task and runs its body, because of `reason` (see
+/// [`why_due_if_logged`]).
+pub fn activation_started(task: &TaskRecord, reason: Option<&str>) {
     info!(
         target: TARGET, parent: None,
         task_id = %task.task_id, tool = %task.tool_name, activation = task.generation, reason,
@@ -47,7 +48,6 @@ pub fn activation_started(task: &TaskRecord, reason: &str) {
 pub fn activation_ended(settled: &TaskState, outcome: &BodyOutcome) {
     let task = &settled.task;
     let (ended, error) = describe(outcome);
-    let waiting_for = (!task.status.is_terminal()).then(|| waiting_for(settled));
     let error = error.or(task.error.as_ref().map(|failure| failure.message.as_str()));
     if task.status == TaskStatus::Failed {
         error!(
@@ -60,7 +60,9 @@ pub fn activation_ended(settled: &TaskState, outcome: &BodyOutcome) {
         info!(
             target: TARGET, parent: None,
             task_id = %task.task_id, tool = %task.tool_name, activation = task.generation,
-            status = %task.status, ended, error, waiting_for,
+            status = %task.status, ended, error,
+            // Evaluated only when the event is enabled, as every field is.
+            waiting_for = (!task.status.is_terminal()).then(|| waiting_for(settled)),
             "activation ended"
         );
     }
@@ -131,10 +133,10 @@ pub fn step_failed(task: &TaskRecord, step: &str, took: Duration, failure: &Step
 
 /// The body asked for input under `input`; the task waits for the answer.
 pub fn input_requested(task: &TaskRecord, input: &str, timeout_at: Option<Timestamp>) {
-    let timeout_at = timeout_at.map(Timestamp::to_rfc3339);
     info!(
         target: TARGET, parent: None,
-        task_id = %task.task_id, tool = %task.tool_name, input, timeout_at,
+        task_id = %task.task_id, tool = %task.tool_name, input,
+        timeout_at = timeout_at.map(Timestamp::to_rfc3339),
         "input requested"
     );
 }
@@ -200,8 +202,14 @@ pub fn tick_failed(task_id: &str, error: &dyn std::fmt::Display) {
     warn!(target: TARGET, parent: None, task_id, %error, "wake-up failed; trying again later");
 }
 
+/// Why a task whose body is due runs now, for [`activation_started`]; `None` (and nothing
+/// worked out) when that event is not logged.
+pub fn why_due_if_logged(state: &TaskState, now: Timestamp) -> Option<String> {
+    tracing::enabled!(target: TARGET, tracing::Level::INFO).then(|| why_due(state, now))
+}
+
 /// Why a task whose body is due runs now: what in its rows made it due at `now`.
-pub fn why_due(state: &TaskState, now: Timestamp) -> String {
+fn why_due(state: &TaskState, now: Timestamp) -> String {
     let task = &state.task;
     if task.cancel_requested {
         return "cancel requested: running compensations".to_owned();

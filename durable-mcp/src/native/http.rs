@@ -131,10 +131,10 @@ async fn answer(
             .iter()
             .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
     );
-    let path = request.uri().path().to_owned();
-    let inspector_path = path.strip_prefix(INSPECTOR_PATH).filter(|rest| {
-        settings.inspector_token.is_some() && (rest.is_empty() || rest.starts_with('/'))
-    });
+    let inspector_path = (settings.inspector_token.as_ref())
+        .and_then(|_| request.uri().path().strip_prefix(INSPECTOR_PATH))
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+        .map(str::to_owned);
     if let (Some(inspector_path), Some(token)) = (inspector_path, &settings.inspector_token) {
         let query = request.uri().query().unwrap_or_default().to_owned();
         let body = match read_body(request, settings).await {
@@ -143,15 +143,16 @@ async fn answer(
         };
         let request = inspector::Request {
             method: &method,
-            path: inspector_path,
+            path: &inspector_path,
             query: &query,
             headers: &headers,
             body: &body,
         };
         return reply(inspector::handle(inspected, token, request).await);
     }
+    let path = request.uri().path();
     if path != "/mcp" {
-        let page = (settings.pages.as_deref()).and_then(|pages| pages(&method, &path, &headers));
+        let page = (settings.pages.as_deref()).and_then(|pages| pages(&method, path, &headers));
         return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
     }
     let body = match read_body(request, settings).await {

@@ -166,8 +166,8 @@ enum Phase {
 enum AfterWrite {
     /// Decide again on the task as written.
     Decide,
-    /// Run the body: the write was a claim, made because of `reason`.
-    Run { reason: String },
+    /// Run the body: the write was a claim, made because of `reason` (if it is logged).
+    Run { reason: Option<String> },
     /// Sleep until the next wake: the write settled the activation.
     Rest(Settlement),
 }
@@ -241,7 +241,9 @@ impl Tick {
                 }
                 state.apply_guarded(guard, &writes);
                 match &then {
-                    AfterWrite::Run { reason } => trace::activation_started(&state.task, reason),
+                    AfterWrite::Run { reason } => {
+                        trace::activation_started(&state.task, reason.as_deref())
+                    }
                     AfterWrite::Rest(settlement) => {
                         trace::activation_ended(&state, &settlement.outcome);
                     }
@@ -327,7 +329,7 @@ impl Tick {
             Due::Write(writes) => self.write(state, writes, AfterWrite::Decide),
             Due::Run => {
                 let claimed = claim(&state, now, self.lease);
-                let reason = trace::why_due(&state, now);
+                let reason = trace::why_due_if_logged(&state, now);
                 self.write(
                     state,
                     vec![Write::PutTask(claimed)],
