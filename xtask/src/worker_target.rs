@@ -74,11 +74,20 @@ fn launch(root: &Path, relative: &str, build: bool, vars: &[(&str, &str)]) -> Re
 }
 
 /// Runs the black-box HTTP suite against `url`; it passes if every test passes.
+///
+/// It selects packages and features as `cargo xtask test`'s workspace test step does, so the
+/// test binary that step built is run again instead of a second build of the crates.
 pub fn black_box_suite(root: &Path, url: &str) -> Result<String> {
     let schemas = crate::wire_schemas::ensure()?;
     let output = Command::new(env!("CARGO"))
         .current_dir(root)
-        .args(["test", "-p", "durable-mcp-tests", "--test", "http_api"])
+        .args([
+            "test",
+            "--workspace",
+            "--all-features",
+            "--test",
+            "http_api",
+        ])
         .env("DURABLE_MCP_TEST_URL", url)
         .env("DURABLE_MCP_SCHEMAS", schemas)
         .output()?;
