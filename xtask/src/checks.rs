@@ -12,6 +12,10 @@ type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 /// The target the crate must keep building for (Cloudflare Workers).
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
+/// The workspace test step's command. Later steps that run one of its test binaries again use
+/// the same packages and features, so cargo reuses that build instead of making another.
+pub(crate) const WORKSPACE_TESTS: [&str; 3] = ["test", "--workspace", "--all-features"];
+
 /// Runs every check; stops at the first that fails.
 pub fn run() -> Result<()> {
     ensure_wasm_target()?;
@@ -75,7 +79,7 @@ pub fn run() -> Result<()> {
     // The upstream schemas the black-box suite validates wire messages against.
     let schemas = crate::wire_schemas::ensure()?;
     cargo(
-        &["test", "--workspace", "--all-features"],
+        &WORKSPACE_TESTS,
         &[("DURABLE_MCP_SCHEMAS", &schemas.to_string_lossy())],
     )?;
     // Official MCP clients and the conformance suite against the fixture server.

@@ -81,13 +81,8 @@ pub fn black_box_suite(root: &Path, url: &str) -> Result<String> {
     let schemas = crate::wire_schemas::ensure()?;
     let output = Command::new(env!("CARGO"))
         .current_dir(root)
-        .args([
-            "test",
-            "--workspace",
-            "--all-features",
-            "--test",
-            "http_api",
-        ])
+        .args(crate::checks::WORKSPACE_TESTS)
+        .args(["--test", "http_api"])
         .env("DURABLE_MCP_TEST_URL", url)
         .env("DURABLE_MCP_SCHEMAS", schemas)
         .output()?;
