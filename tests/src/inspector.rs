@@ -76,9 +76,9 @@ impl Inspector {
         response.json()
     }
 
-    /// The ids of every task a listing with `query` shows, page after page of `limit`.
-    pub fn ids(&self, query: &str, limit: usize) -> Vec<String> {
-        let mut ids = Vec::new();
+    /// Every task a listing with `query` shows, as its summary, page after page of `limit`.
+    pub fn list(&self, query: &str, limit: usize) -> Vec<Value> {
+        let mut tasks = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
             let mut path = format!("/api/tasks?limit={limit}");
@@ -89,18 +89,19 @@ impl Inspector {
                 path = format!("{path}&cursor={cursor}");
             }
             let page = self.get(&path);
-            let tasks = page["tasks"].as_array().expect("a page lists tasks");
-            assert!(tasks.len() <= limit, "{page}");
-            ids.extend(
-                tasks
-                    .iter()
-                    .map(|task| task["taskId"].as_str().unwrap().to_owned()),
-            );
+            let listed = page["tasks"].as_array().expect("a page lists tasks");
+            assert!(listed.len() <= limit, "{page}");
+            tasks.extend(listed.iter().cloned());
             match page["nextCursor"].as_str() {
                 Some(next) => cursor = Some(next.to_owned()),
-                None => return ids,
+                None => return tasks,
             }
         }
+    }
+
+    /// The ids of every task a listing with `query` shows, page after page of `limit`.
+    pub fn ids(&self, query: &str, limit: usize) -> Vec<String> {
+        self.list(query, limit).iter().map(task_id).collect()
     }
 
     /// Polls the task until `ready` holds for its detail; 60 s at most.
@@ -108,6 +109,20 @@ impl Inspector {
         let read = || self.get(&format!("/api/tasks/{id}"));
         crate::wait::until(&format!("task {id} in the inspector"), read, ready)
     }
+}
+
+fn task_id(task: &Value) -> String {
+    task["taskId"]
+        .as_str()
+        .expect("a task has an id")
+        .to_owned()
+}
+
+/// Where a task stands in the documented listing order: by creation, to the millisecond,
+/// then by id. (`createdAt` is fixed-width RFC 3339, so its text sorts as its time.)
+fn listing_position(task: &Value) -> (String, String) {
+    let created = task["createdAt"].as_str().expect("a task has createdAt");
+    (created.to_owned(), task_id(task))
 }
 
 fn body_text(response: &Response) -> String {
@@ -147,39 +162,36 @@ pub fn operator_round(client: &McpClient, inspector: &Inspector) {
     let sleeper = inspector.get(&format!("/api/tasks/{}", sleepers[0]));
     assert_eq!(sleeper["status"], "working", "{sleeper}");
 
-    // Listing: every task, a page at a time, oldest first and none twice; filters.
-    let mine: Vec<&String> = std::iter::once(&asking)
-        .chain(&sleepers)
-        .chain(std::iter::once(&trip))
-        .collect();
-    let everything = inspector.ids("", 2);
-    let positions: Vec<usize> = mine
-        .iter()
-        .map(|id| {
-            everything
-                .iter()
-                .position(|seen| seen == *id)
-                .expect("listed")
-        })
-        .collect();
+    // Listing: every task, a page at a time, oldest first and none twice; filters. Tasks
+    // created in one millisecond are ordered by id, so the order is checked on what the
+    // listing says of each, not on the order this test created them in.
+    let everything = inspector.list("", 2);
+    let positions: Vec<(String, String)> = everything.iter().map(listing_position).collect();
     assert!(
         positions.windows(2).all(|pair| pair[0] < pair[1]),
-        "oldest first"
+        "oldest first, then by id, none twice: {positions:?}"
     );
-    let mut unique = everything.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(
-        unique.len(),
-        everything.len(),
-        "no task twice: {everything:?}"
+    let listed: Vec<String> = everything.iter().map(task_id).collect();
+    for id in std::iter::once(&asking).chain(&sleepers).chain([&trip]) {
+        assert!(listed.contains(id), "{id} is listed: {listed:?}");
+    }
+    let created_at = |id: &String| {
+        let task = &everything[listed.iter().position(|seen| seen == id).unwrap()];
+        listing_position(task).0
+    };
+    assert!(
+        created_at(&asking) <= created_at(&sleepers[0])
+            && created_at(&sleepers[2]) <= created_at(&trip),
+        "createdAt follows creation"
     );
     assert_eq!(
         inspector.ids("status=input_required", 100),
         [asking.as_str()]
     );
+    let mut sleepers_in_order = sleepers.clone();
+    sleepers_in_order.sort_by_key(|id| (created_at(id), id.clone()));
     let computing = inspector.ids("tool=slow_compute&status=working", 1);
-    assert_eq!(computing, sleepers);
+    assert_eq!(computing, sleepers_in_order);
     assert_eq!(
         inspector.ids("newer_than=1h&tool=trip", 100),
         [trip.as_str()]
