@@ -45,9 +45,16 @@ pub fn run() -> Result<()> {
     crate::public_api::check(false)?;
     // The published crates as packaged, and on their declared rust-version.
     crate::publish::check()?;
-    // The crate without host features is what a Worker links: it must build for wasm32.
+    // The crate without host features, on both targets: what a Worker's own crates link on
+    // wasm32, and what `cargo package` verifies. Code only a host uses must be gated with it.
+    let featureless = ["clippy", "--package", "durable-mcp"];
+    cargo(&[&featureless[..], &["--", "-D", "warnings"]].concat(), &[])?;
     cargo(
-        &["check", "--package", "durable-mcp", "--target", WASM_TARGET],
+        &[
+            &featureless[..],
+            &["--target", WASM_TARGET, "--", "-D", "warnings"],
+        ]
+        .concat(),
         &[],
     )?;
     // The Cloudflare host and the Worker crates exist only on wasm32: lint them there.

@@ -15,7 +15,7 @@ use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
 use crate::core::activation::{End, Suspension};
 use crate::core::child::{self, ChildOutcome};
-use crate::core::control::{self, NewTask, Operation, TaskSnapshot};
+use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder, is_listed};
 use crate::core::schedule;
@@ -282,10 +282,7 @@ impl Engine {
     }
 
     /// The task's row, whoever created it; `None` if there is no such task. Never writes.
-    #[cfg_attr(
-        not(target_arch = "wasm32"),
-        expect(dead_code, reason = "only the Cloudflare host inspects a row alone")
-    )]
+    #[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
     pub(crate) fn task_record(&self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
         Ok(self
             .load(task_id, LoadScope::Control)?
@@ -293,11 +290,21 @@ impl Engine {
     }
 
     /// Carries out an operator's `operation` on the task, whoever created it.
-    pub(crate) fn operate(&self, task_id: &str, operation: &Operation) -> Result<(), EngineError> {
+    #[cfg(any(
+        all(feature = "native", not(target_arch = "wasm32")),
+        all(feature = "cloudflare", target_arch = "wasm32")
+    ))]
+    pub(crate) fn operate(
+        &self,
+        task_id: &str,
+        operation: &control::Operation,
+    ) -> Result<(), EngineError> {
         match operation {
-            Operation::Cancel => self.cancel_as(task_id, Access::Engine),
-            Operation::Answer(responses) => self.update_as(task_id, responses, Access::Engine),
-            Operation::Wake => self
+            control::Operation::Cancel => self.cancel_as(task_id, Access::Engine),
+            control::Operation::Answer(responses) => {
+                self.update_as(task_id, responses, Access::Engine)
+            }
+            control::Operation::Wake => self
                 .control_write(task_id, Access::Engine, control::plan_wake)
                 .map(drop),
         }
@@ -305,10 +312,7 @@ impl Engine {
 
     /// One page of every task, whatever its listing scope, that `shown` keeps, oldest first,
     /// strictly after `after`, of at most `limit` rows: what the inspector lists. Never writes.
-    #[cfg_attr(
-        target_arch = "wasm32",
-        expect(dead_code, reason = "the Cloudflare host lists through its task index")
-    )]
+    #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
     pub(crate) fn every_task(
         &self,
         after: Option<&ListPosition>,
