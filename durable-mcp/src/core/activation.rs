@@ -196,6 +196,8 @@ pub struct Activation {
     journal: TaskState,
     settings: Settings,
     cancel_requested: bool,
+    /// Whether the cancellation was recorded before this activation claimed the task.
+    cancel_at_claim: bool,
     occurrences: HashMap<String, u32>,
     status_calls: u32,
     next_seq: u64,
@@ -219,6 +221,7 @@ impl Activation {
     pub fn new(journal: TaskState, settings: Settings) -> Self {
         Activation {
             cancel_requested: journal.task.cancel_requested,
+            cancel_at_claim: journal.task.cancel_requested,
             next_seq: journal.next_seq(),
             journal,
             settings,
@@ -754,12 +757,14 @@ impl Activation {
         Ok(Some(key))
     }
 
-    /// Stops a body that returned after an earlier activation had begun the task's cleanup
-    /// (an answer arrived meanwhile and let the replay past where the cancel stopped it): a
-    /// cancel once observed ends the task `cancelled`, so the cleanup goes on instead. `false`
-    /// if no cleanup had begun.
-    pub fn stop_for_begun_cleanup(&mut self) -> bool {
-        if self.journal.cleanup_deadline().is_none() {
+    /// Stops a body that returned although the task's cancellation was recorded before this
+    /// activation claimed it, or an earlier activation had begun the task's cleanup: whatever
+    /// let the replay get that far without breaking new ground (an answer, a child's outcome,
+    /// a wake-up recorded after the cancel), a recorded cancel ends the task `cancelled`, so
+    /// the cleanup runs instead. Only an activation that was already running when the cancel
+    /// came may complete the task. `false` if neither holds.
+    pub fn stop_for_recorded_cancel(&mut self) -> bool {
+        if !self.cancel_at_claim && self.journal.cleanup_deadline().is_none() {
             return false;
         }
         self.suspend(Suspension::Cancelled);

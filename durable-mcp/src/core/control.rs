@@ -231,14 +231,16 @@ fn type_name(value: &Value) -> &'static str {
 ///
 /// An answered elicitation resumes an `input_required` task once none is left unanswered; an
 /// answered offer cuts the task's latest pending sleep short (or, with none pending, the next
-/// one it records). A terminal task takes no answers.
+/// one it records). A terminal task takes no answers, and neither does one whose cancellation
+/// is recorded: it ends `cancelled` whatever is answered, so an answer is acknowledged and
+/// changes nothing, as for a task that has ended.
 pub fn plan_update(
     state: &TaskState,
     responses: &[(String, String)],
     now: Timestamp,
 ) -> Vec<Write> {
     let task = &state.task;
-    if task.status.is_terminal() {
+    if task.status.is_terminal() || task.cancel_requested {
         return Vec::new();
     }
     let mut writes = Vec::new();
@@ -442,6 +444,16 @@ mod tests {
         assert!(plan_update(&s, &responses(json!({ "a": {} })), Timestamp(1)).is_empty());
         let done = state(TaskStatus::Completed, &[("a", true)]);
         assert!(plan_update(&done, &responses(json!({ "a": {} })), Timestamp(1)).is_empty());
+    }
+
+    #[test]
+    fn a_task_being_cancelled_takes_no_answer() {
+        let mut s = state(TaskStatus::InputRequired, &[("a", true), ("o", false)]);
+        s.task.cancel_requested = true;
+        let answers = responses(json!({ "a": {}, "o": {} }));
+        assert!(plan_update(&s, &answers, Timestamp(1)).is_empty());
+        s.task.cancel_requested = false;
+        assert!(!plan_update(&s, &answers, Timestamp(1)).is_empty());
     }
 
     #[test]

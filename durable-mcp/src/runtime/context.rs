@@ -553,10 +553,10 @@ impl TaskContext {
         self.compensations.borrow_mut().push((key, compensation));
     }
 
-    /// Stops a body that returned after the task's cleanup had begun (see
-    /// [`Activation::stop_for_begun_cleanup`]); `false` if none had.
-    pub(crate) fn stop_for_begun_cleanup(&self) -> bool {
-        self.with(Activation::stop_for_begun_cleanup)
+    /// Stops a body that returned although the task's cancellation was recorded before this
+    /// run (see [`Activation::stop_for_recorded_cancel`]); `false` if it was not.
+    pub(crate) fn stop_for_recorded_cancel(&self) -> bool {
+        self.with(Activation::stop_for_recorded_cancel)
     }
 
     /// Whether a cancellation of this run has anything to clean up: compensations it

@@ -51,7 +51,7 @@ pub(crate) async fn run_body(
     }));
     let body = AssertUnwindSafe((definition.handler())(&cx, input)).catch_unwind();
     let mut outcome = run_until_stopped(&cx, body).await;
-    if !matches!(outcome, BodyOutcome::Stopped(_)) && cx.stop_for_begun_cleanup() {
+    if !matches!(outcome, BodyOutcome::Stopped(_)) && cx.stop_for_recorded_cancel() {
         outcome = BodyOutcome::Stopped(End {
             suspension: Suspension::Cancelled,
             rerun: false,

@@ -264,8 +264,9 @@ impl Engine {
     }
 
     /// Records input responses (`{key: response object}`): the first answer to a key wins,
-    /// unknown keys are ignored, a finished task ignores them all. A malformed payload is refused
-    /// before anything is written.
+    /// unknown keys are ignored, and a finished task, or one whose cancellation is recorded,
+    /// ignores them all (it ends `cancelled` whatever is answered). A malformed payload is
+    /// refused before anything is written.
     pub fn update(
         &self,
         task_id: &str,
