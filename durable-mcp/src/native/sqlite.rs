@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::types::{Value as SqliteValue, ValueRef};
-use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
+use rusqlite::{
+    Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params_from_iter,
+};
 
 use crate::core::schema::{self, RowError, SqlRow, SqlValue};
 use crate::core::{
@@ -22,6 +24,10 @@ use crate::runtime::{Store, StoreError};
 /// anyway, and a lock hands the turn over at once where SQLite's busy handler would sleep. The
 /// native host gives each worker thread a store of its own that shares that writer and reads
 /// through a connection of its own, so that reads on one thread never wait for another's.
+///
+/// A transaction that writes begins with `BEGIN IMMEDIATE` (`write_transaction`), so that
+/// waiting for SQLite's write lock goes through the busy handler (`busy_timeout`); a read-only
+/// transaction begins deferred.
 pub struct SqliteStore {
     writer: Arc<Mutex<Connection>>,
     /// The connection reads go through, when not the writer's; `None` on an in-memory
@@ -124,10 +130,24 @@ fn lock(connection: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A transaction that may write: it takes SQLite's write lock at `BEGIN`.
+///
+/// A deferred transaction (rusqlite's default) that reads first holds a read transaction when
+/// its first write asks for the write lock, and SQLite never calls the busy handler for a read
+/// transaction upgraded to a write: if the lock is taken at that instant, the write fails at
+/// once with `SQLITE_BUSY`, whatever `busy_timeout` says. With one writer connection the lock
+/// is still taken by others now and then: a reader connection that reads the WAL index header
+/// while a commit is rewriting it takes the write lock for a moment to read the header again
+/// (`walIndexReadHdr` in SQLite's `wal.c`). `BEGIN IMMEDIATE` asks for the lock before any
+/// read, with no transaction open, so the busy handler waits that moment out.
+fn write_transaction(connection: &mut Connection) -> rusqlite::Result<Transaction<'_>> {
+    connection.transaction_with_behavior(TransactionBehavior::Immediate)
+}
+
 /// Creates the tables, or brings the tables an earlier version created to the current schema
 /// (see [`schema::upgrade`]), in one transaction.
 fn upgrade_schema(connection: &mut Connection) -> rusqlite::Result<()> {
-    let tx = connection.transaction()?;
+    let tx = write_transaction(connection)?;
     let table: Option<String> = tx
         .query_row(schema::SELECT_TASK_TABLE, [], |row| row.get(0))
         .optional()?;
@@ -229,7 +249,8 @@ impl Store for SqliteStore {
 
     fn load(&self, task_id: &str, scope: LoadScope) -> Result<Option<TaskState>, StoreError> {
         let mut connection = self.reads();
-        // One read transaction: the task and its journal as of one instant.
+        // One read transaction (deferred: it never writes): the task and its journal as of one
+        // instant.
         let tx = connection.transaction().map_err(sql_error)?;
         let Some(task) = load_task(&tx, task_id).map_err(sql_error)? else {
             return Ok(None);
@@ -287,7 +308,7 @@ impl Store for SqliteStore {
 
     fn apply(&self, task_id: &str, guard: Guard, writes: &[Write]) -> Result<Applied, StoreError> {
         let mut connection = self.writer();
-        let tx = connection.transaction().map_err(sql_error)?;
+        let tx = write_transaction(&mut connection).map_err(sql_error)?;
         let guard_sql = if writes.iter().any(Write::changes_task) {
             schema::GUARD_AND_BUMP
         } else {
@@ -320,7 +341,7 @@ impl Store for SqliteStore {
 
     fn purge(&self, task_id: &str) -> Result<(), StoreError> {
         let mut connection = self.writer();
-        let tx = connection.transaction().map_err(sql_error)?;
+        let tx = write_transaction(&mut connection).map_err(sql_error)?;
         for sql in schema::PURGE {
             tx.prepare_cached(sql)
                 .and_then(|mut s| s.execute([task_id]))
@@ -474,6 +495,79 @@ mod tests {
             )
             .unwrap();
         assert_eq!(index, "task_list");
+    }
+
+    /// A write that reads first waits through `busy_timeout` while another connection holds
+    /// the write lock, instead of failing at once with "database is locked": SQLite calls no
+    /// busy handler for a deferred transaction that read and then writes, and the store's
+    /// writes of step rows read their guard first.
+    #[test]
+    fn a_write_that_reads_first_waits_for_the_write_lock() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+
+        use crate::core::{Applied, Guard, LoadScope, Write, control};
+        use crate::runtime::Store;
+
+        // Far below `busy_timeout` (5 s): a write that waits for the lock gets it.
+        const HELD: Duration = Duration::from_millis(500);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.sqlite3");
+        let store = super::SqliteStore::open(&path).unwrap();
+        let new = control::NewTask {
+            task_id: "task".into(),
+            tool_name: "tool".into(),
+            input: "{}".into(),
+            ttl: None,
+            poll_interval: Duration::from_secs(1),
+            principal: None,
+            list_scope: None,
+            code_version: None,
+            parent: None,
+        };
+        store
+            .create(&control::new_task_record(new, Timestamp(9)))
+            .unwrap();
+        // Another connection takes the write lock and keeps it for a while.
+        let hold = |path: std::path::PathBuf| {
+            let (taken, locked) = mpsc::channel();
+            let holder = std::thread::spawn(move || {
+                let other = Connection::open(path).unwrap();
+                other.execute_batch("BEGIN IMMEDIATE").unwrap();
+                taken.send(()).unwrap();
+                std::thread::sleep(HELD);
+                other.execute_batch("COMMIT").unwrap();
+            });
+            locked.recv().unwrap();
+            holder
+        };
+
+        // What SQLite does with a deferred transaction: the read is served, the write that
+        // follows fails at once although the connection waits up to 5 s for a busy lock.
+        let holder = hold(path.clone());
+        let mut bare = Connection::open(&path).unwrap();
+        super::configure(&bare).unwrap();
+        let tx = bare.transaction().unwrap();
+        let guard = rusqlite::params!["task", None::<i64>, None::<i64>];
+        tx.query_row(schema::GUARD, guard, |_| Ok(())).unwrap();
+        let error = tx
+            .execute("DELETE FROM steps WHERE task_id = 'task'", [])
+            .unwrap_err();
+        assert_eq!(
+            error.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy)
+        );
+        drop(tx);
+        holder.join().unwrap();
+
+        // The store's write of a step row (its guard is read first) waits for the lock.
+        let holder = hold(path.clone());
+        let writes = [Write::PutStep(step("fetch", StepStatus::Pending, None))];
+        let applied = store.apply("task", Guard::default(), &writes).unwrap();
+        assert!(matches!(applied, Applied::Done { .. }), "{applied:?}");
+        holder.join().unwrap();
+        let state = store.load("task", LoadScope::Full).unwrap().unwrap();
+        assert!(state.steps.contains_key("fetch"));
     }
 
     /// A listing page reads from the listing index, starting at the position.
