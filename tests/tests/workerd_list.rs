@@ -34,11 +34,30 @@ fn create(worker: &WorkerProcess, tool: &str, scope: Option<&str>, id: Option<&s
 }
 
 fn created(worker: &WorkerProcess, tool: &str, scope: Option<&str>) -> String {
-    let answer = create(worker, tool, scope, None);
-    answer["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("not created: {answer}"))
-        .to_owned()
+    created_at(worker, tool, scope).1
+}
+
+/// A time in milliseconds and a task id: a task's `createdAt` and id, or an index entry (the
+/// time the index recorded the id, and the id), which is a task's position in its listing.
+type Stamped = (u64, String);
+
+/// The `createdAt` and id of a task the Worker answered with (created or listed).
+fn stamped(task: &Value) -> Stamped {
+    let id = task["taskId"].as_str();
+    match (task["createdAt"].as_u64(), id) {
+        (Some(at), Some(id)) => (at, id.to_owned()),
+        _ => panic!("no createdAt and taskId: {task}"),
+    }
+}
+
+/// Creates a task of `tool` (in `scope`); its `createdAt` and id.
+fn created_at(worker: &WorkerProcess, tool: &str, scope: Option<&str>) -> Stamped {
+    stamped(&create(worker, tool, scope, None))
+}
+
+fn sorted(mut items: Vec<Stamped>) -> Vec<Stamped> {
+    items.sort();
+    items
 }
 
 fn list(worker: &WorkerProcess, scope: &str, limit: usize, cursor: Option<&str>) -> Value {
@@ -51,22 +70,27 @@ fn list(worker: &WorkerProcess, scope: &str, limit: usize, cursor: Option<&str>)
     response.json()
 }
 
-fn ids(page: &Value) -> Vec<String> {
+/// The `createdAt` and id of each task of a page, as listed.
+fn listed(page: &Value) -> Vec<Stamped> {
     page["tasks"]
         .as_array()
         .unwrap_or_else(|| panic!("not a page: {page}"))
         .iter()
-        .map(|task| task["taskId"].as_str().expect("taskId").to_owned())
+        .map(stamped)
         .collect()
 }
 
-/// Every page of `scope`, following the cursors.
-fn walk(worker: &WorkerProcess, scope: &str, limit: usize) -> Vec<Vec<String>> {
+fn ids(items: &[Stamped]) -> Vec<String> {
+    items.iter().map(|(_, id)| id.clone()).collect()
+}
+
+/// Every page of `scope`, following the cursors: each task's `createdAt` and id.
+fn walk_stamped(worker: &WorkerProcess, scope: &str, limit: usize) -> Vec<Vec<Stamped>> {
     let mut pages = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
         let page = list(worker, scope, limit, cursor.as_deref());
-        pages.push(ids(&page));
+        pages.push(listed(&page));
         match page["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_owned()),
             None => return pages,
@@ -74,9 +98,15 @@ fn walk(worker: &WorkerProcess, scope: &str, limit: usize) -> Vec<Vec<String>> {
     }
 }
 
-/// The task ids in the index tables (`listed`) of the Durable Object databases in a
-/// `wrangler dev` state directory, one list per object that has the table.
-fn index_tables(state: &Path) -> Vec<Vec<String>> {
+/// Every page of `scope` as its task ids, following the cursors.
+fn walk(worker: &WorkerProcess, scope: &str, limit: usize) -> Vec<Vec<String>> {
+    let pages = walk_stamped(worker, scope, limit);
+    pages.iter().map(|page| ids(page)).collect()
+}
+
+/// The entries of the index tables (`listed`) of the Durable Object databases in a
+/// `wrangler dev` state directory, in order, one list per object that has the table.
+fn index_tables(state: &Path) -> Vec<Vec<Stamped>> {
     let mut found = Vec::new();
     let Ok(namespaces) = std::fs::read_dir(state.join("v3/do")) else {
         return found;
@@ -109,17 +139,34 @@ fn index_tables(state: &Path) -> Vec<Vec<String>> {
                 continue;
             }
             let mut statement = connection
-                .prepare("SELECT task_id FROM listed ORDER BY created_at, task_id")
+                .prepare("SELECT created_at, task_id FROM listed ORDER BY created_at, task_id")
                 .unwrap();
-            let ids = statement
-                .query_map([], |row| row.get(0))
+            let entries = statement
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
                 .unwrap()
-                .collect::<Result<Vec<String>, _>>()
+                .collect::<Result<Vec<Stamped>, _>>()
                 .unwrap();
-            found.push(ids);
+            found.push(entries);
         }
     }
     found
+}
+
+/// The entries of the index that holds `task_id`: where each task of its scope is listed.
+fn index_holding(state: &Path, task_id: &str) -> Vec<Stamped> {
+    index_tables(state)
+        .into_iter()
+        .find(|entries| entries.iter().any(|(_, id)| id == task_id))
+        .unwrap_or_else(|| panic!("no index holds {task_id}"))
+}
+
+/// The index entry of `task_id` among `entries`.
+fn entry(entries: &[Stamped], task_id: &str) -> Stamped {
+    entries
+        .iter()
+        .find(|(_, id)| id == task_id)
+        .cloned()
+        .unwrap_or_else(|| panic!("{task_id} is not in the index: {entries:?}"))
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
@@ -136,27 +183,57 @@ fn a_scope_pages_oldest_first_sees_new_tasks_and_loses_purged_and_orphaned_ones(
     let state = tempfile::tempdir().unwrap();
     let worker = start(state.path(), "wrangler.toml");
 
-    let mut expected: Vec<String> = (0..5)
-        .map(|_| created(&worker, "quick", Some(ADA)))
+    // Ada's tasks, in the order they were created, with the `createdAt` each was created with.
+    let mut by_ada: Vec<Stamped> = (0..5)
+        .map(|_| created_at(&worker, "quick", Some(ADA)))
         .collect();
     let bob = created(&worker, "quick", Some("principal:bob"));
     let unlisted = created(&worker, "quick", None);
+    // A listing is ordered by when the scope's index recorded each id (to the millisecond, just
+    // before the task was created), then by id: tasks recorded in one millisecond are listed by
+    // id, so the pages are checked against the index's entries, not the order of creation.
+    let oldest = by_ada[0].1.clone();
+    let index_of_ada = || index_holding(state.path(), &oldest);
 
     let first = list(&worker, ADA, 2, None);
-    assert_eq!(ids(&first), expected[..2], "{first}");
+    let entries = index_of_ada();
+    assert_eq!(ids(&listed(&first)), ids(&entries[..2]), "{first}");
     assert_eq!(first["tasks"][0]["status"], "completed", "{first}");
     let cursor = first["nextCursor"].as_str().expect("more pages").to_owned();
-    // Created between two pages: listed last.
-    expected.push(created(&worker, "quick", Some(ADA)));
+    // Created between two pages: listed after the first page (recorded later).
+    let after_first = entries[1].clone();
+    by_ada.push(created_at(&worker, "quick", Some(ADA)));
     let second = list(&worker, ADA, 2, Some(&cursor));
-    assert_eq!(ids(&second), expected[2..4]);
-    let pages = walk(&worker, ADA, 2);
+    let entries = index_of_ada();
+    let next: Vec<Stamped> = entries
+        .iter()
+        .filter(|entry| **entry > after_first)
+        .take(2)
+        .cloned()
+        .collect();
+    assert_eq!(ids(&listed(&second)), ids(&next), "{second}");
+
+    let at: Vec<u64> = by_ada.iter().map(|(at, _)| *at).collect();
+    assert!(at.is_sorted(), "createdAt follows creation: {by_ada:?}");
+    let mut recorded = ids(&entries);
+    recorded.sort();
+    let mut created_ids = ids(&by_ada);
+    created_ids.sort();
+    assert_eq!(recorded, created_ids, "ada's index holds her tasks");
+    let pages = walk_stamped(&worker, ADA, 2);
+    let listing = pages.concat();
+    let positions: Vec<Stamped> = listing.iter().map(|(_, id)| entry(&entries, id)).collect();
+    assert!(
+        positions.windows(2).all(|pair| pair[0] < pair[1]),
+        "strictly ordered by (the index's createdAt, taskId), none twice: {positions:?}"
+    );
     assert_eq!(
-        pages.concat(),
-        expected,
-        "every task once, in creation order"
+        sorted(listing),
+        sorted(by_ada.clone()),
+        "every task created once, with the createdAt it was created with"
     );
     assert_eq!(pages.len(), 3, "a full last page says it is the last");
+    let expected = ids(&entries);
     assert_eq!(walk(&worker, "principal:bob", 10), [vec![bob]]);
     assert!(!walk(&worker, ADA, 10).concat().contains(&unlisted));
     assert_eq!(walk(&worker, "principal:eve", 10), [Vec::<String>::new()]);
@@ -165,7 +242,7 @@ fn a_scope_pages_oldest_first_sees_new_tasks_and_loses_purged_and_orphaned_ones(
     // the index: the listing skips it and tells the index to forget it.
     let refused = create(&worker, "no_such_tool", Some(ADA), Some("orphan-1"));
     assert!(refused["error"]["message"].is_string(), "{refused}");
-    let listed_ids = |state: &Path| index_tables(state).concat();
+    let listed_ids = |state: &Path| ids(&index_tables(state).concat());
     assert!(listed_ids(state.path()).contains(&"orphan-1".to_owned()));
     assert_eq!(walk(&worker, ADA, 10).concat(), expected);
     assert!(

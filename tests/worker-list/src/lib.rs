@@ -3,10 +3,13 @@
 //! workerd. Every answer is JSON; a refusal is HTTP 200 with `{"error": {code, message}}`.
 //!
 //! - `POST /create?tool=<name>[&scope=<scope>][&id=<task id>]`: creates a task,
-//!   `{"taskId", "status"}`.
+//!   `{"taskId", "status", "createdAt"}`.
 //! - `GET /list?scope=<scope>&limit=<n>[&cursor=<cursor>]`: one page,
-//!   `{"tasks": [{"taskId", "status"}], "nextCursor"}`.
-//! - `GET /get?id=<task id>`: `{"taskId", "status"}`.
+//!   `{"tasks": [{"taskId", "status", "createdAt"}], "nextCursor"}`.
+//! - `GET /get?id=<task id>`: `{"taskId", "status", "createdAt"}`.
+//!
+//! `createdAt` is the task's creation time, in milliseconds since the epoch. (A listing is
+//! ordered by the time the scope's index recorded the id, just before the task was created.)
 //!
 //! Tasks: `quick` completes at once (kept an hour); `short_lived` completes at once and is
 //! purged 2 s after its creation.
@@ -79,7 +82,11 @@ async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
 }
 
 fn brief(task: &TaskSnapshot) -> Value {
-    json!({ "taskId": task.task_id, "status": task.status })
+    json!({
+        "taskId": task.task_id,
+        "status": task.status,
+        "createdAt": task.created_at.as_millis(),
+    })
 }
 
 fn refusal(error: RpcError) -> Value {
