@@ -206,9 +206,16 @@ pub struct Activation {
     rerun: bool,
     closures: Vec<String>,
     outbox: Vec<Write>,
-    /// The journal keys this run has reached, recorded or not: a recorded key outside it is
-    /// ground an earlier run broke further on (what [`patched`](Self::patched) decides with).
+    /// The journal keys this run has reached (claimed, or asked for), recorded or not: a
+    /// recorded key outside it is ground an earlier run broke further on (what
+    /// [`patched`](Self::patched) decides with).
     reached: HashSet<String>,
+    /// How many keys of the loaded journal (the body's own, not the context's `$` keys) this
+    /// run has not reached yet.
+    unreached: usize,
+    /// The first new ground this run asked to break while recorded keys were unreached: it
+    /// waits for [`judge_deferred_ground`](Self::judge_deferred_ground).
+    deferred_ground: Option<String>,
     /// How many random draws this run made, in call order.
     draws: u64,
     /// After a cancel, when the compensations this run registered must be over: set while
@@ -219,6 +226,7 @@ pub struct Activation {
 impl Activation {
     /// An activation replaying `journal` (loaded in full after the claim) under `settings`.
     pub fn new(journal: TaskState, settings: Settings) -> Self {
+        let unreached = body_rows(&journal).count();
         Activation {
             cancel_requested: journal.task.cancel_requested,
             cancel_at_claim: journal.task.cancel_requested,
@@ -233,6 +241,8 @@ impl Activation {
             closures: Vec::new(),
             outbox: Vec::new(),
             reached: HashSet::new(),
+            unreached,
+            deferred_ground: None,
             draws: 0,
             cleanup_until: None,
         }
@@ -271,7 +281,10 @@ impl Activation {
         self.check_name(name)?;
         let count = self.occurrences.entry(name.to_owned()).or_insert(0);
         *count += 1;
-        Ok(occurrence_key(name, *count))
+        let key = occurrence_key(name, *count);
+        // The code reaches the operation where it calls it, whether or not it awaits it.
+        self.reach(&key);
+        Ok(key)
     }
 
     /// The key the next call of `name` will claim, prefixed with the task id: a key for external
@@ -554,6 +567,8 @@ impl Activation {
         offer: Option<InputRow>,
         now: Timestamp,
     ) -> Decision<Option<String>> {
+        // Reading the offer reaches it, even if this run did not offer it again.
+        self.reach(key);
         let seq = self.take_seq();
         let no_offer = |reason| EngineError::NoOffer {
             key: key.to_owned(),
@@ -698,12 +713,99 @@ impl Activation {
     /// Whether the journal holds a step or input an earlier run recorded and this run has not
     /// reached: the body on the code that recorded it went past the point this run is at.
     fn passed_on_older_code(&self) -> bool {
-        let steps = self.journal.steps.keys();
-        let inputs = self.journal.inputs.keys();
-        steps
-            .chain(inputs)
-            .filter(|key| !is_own_key(key))
-            .any(|key| !self.reached.contains(key))
+        self.unreached > 0
+    }
+
+    // ---- the journal must be reached ----
+
+    /// Whether the operation under `key`, about to break new ground (no row is recorded under
+    /// it), must wait for [`judge_deferred_ground`](Self::judge_deferred_ground) first: an
+    /// earlier run recorded keys this run has not reached, so either another branch of the
+    /// body still reaches them, or the code changed under the task and this new ground would
+    /// run in their place. The cleanup's compensations and a body stopping for a cancel wait
+    /// for nothing.
+    pub fn defers_new_ground(&mut self, key: &str) -> bool {
+        let defers = self.unreached > 0
+            && self.journal.recorded_kind(key).is_none()
+            && self.cleanup_until.is_none()
+            && !self.cancel_requested
+            && self
+                .suspension
+                .as_ref()
+                .is_none_or(Suspension::lets_branches_go_on);
+        if defers && self.deferred_ground.is_none() {
+            self.deferred_ground = Some(key.to_owned());
+        }
+        defers
+    }
+
+    /// Whether new ground waits for a judgement.
+    pub fn ground_deferred(&self) -> bool {
+        self.deferred_ground.is_some()
+    }
+
+    /// Judges the deferred new ground once the body paused (`busy`: the context still awaits
+    /// something of its own, such as a yield to the host): released (`true`) once every
+    /// recorded key is reached; the task fails with [`EngineError::UnreachedJournal`] once no
+    /// branch can go on (no step attempt runs, nothing is awaited) and some are still not
+    /// reached. `false` while the body may still reach them.
+    pub fn judge_deferred_ground(&mut self, busy: bool) -> bool {
+        let Some(new_ground) = &self.deferred_ground else {
+            return false;
+        };
+        if self.unreached == 0 {
+            self.deferred_ground = None;
+            return true;
+        }
+        if busy || self.attempts.any_running() {
+            return false;
+        }
+        let error = EngineError::UnreachedJournal {
+            keys: self.unreached_keys(),
+            new_ground: Some(new_ground.clone()),
+        };
+        self.deferred_ground = None;
+        self.fail(error);
+        true
+    }
+
+    /// Fails the task if its body returned without reaching every key an earlier run recorded:
+    /// the code changed under the task, and what it skipped would otherwise end unnoticed.
+    /// `false` if every key was reached.
+    pub fn fail_unreached_journal(&mut self) -> bool {
+        if self.unreached == 0 {
+            return false;
+        }
+        let error = EngineError::UnreachedJournal {
+            keys: self.unreached_keys(),
+            new_ground: None,
+        };
+        self.fail(error);
+        true
+    }
+
+    /// The keys of the loaded journal this run has not reached, in the order they were
+    /// recorded.
+    fn unreached_keys(&self) -> Vec<String> {
+        let mut keys: Vec<(u64, &str)> = body_rows(&self.journal)
+            .filter(|(key, _)| !self.reached.contains(*key))
+            .map(|(key, seq)| (seq, key))
+            .collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|(_, key)| key.to_owned()).collect()
+    }
+
+    /// Marks `key` reached by this run.
+    fn reach(&mut self, key: &str) {
+        if self.reached.contains(key) {
+            return;
+        }
+        // A key is reached before this run records anything under it, so a row under it now
+        // is one the journal was loaded with.
+        if !is_own_key(key) && self.journal.recorded_kind(key).is_some() {
+            self.unreached -= 1;
+        }
+        self.reached.insert(key.to_owned());
     }
 
     /// The value recorded under the context's own `key`, or, on new ground, `fresh` recorded
@@ -882,9 +984,7 @@ impl Activation {
     /// A key names one kind of operation: one recorded as another is non-determinism. The
     /// key counts as reached by this run either way.
     fn check_kind(&mut self, key: &str, requested: StepKind) -> Decision<()> {
-        if !self.reached.contains(key) {
-            self.reached.insert(key.to_owned());
-        }
+        self.reach(key);
         match self.journal.recorded_kind(key) {
             Some(recorded) if recorded != requested => {
                 let key = key.to_owned();
@@ -997,6 +1097,20 @@ fn corrupt_value(key: &str, text: &str) -> EngineError {
         what: format!("the value recorded under {key:?}"),
         reason: format!("{text:?} is not what the key holds"),
     }
+}
+
+/// The keys of the body's own rows (steps, sleeps, inputs, children; not the context's `$`
+/// rows) in `journal`, with their sequence numbers.
+fn body_rows(journal: &TaskState) -> impl Iterator<Item = (&str, u64)> {
+    let steps = journal
+        .steps
+        .values()
+        .map(|row| (row.key.as_str(), row.seq));
+    let inputs = journal
+        .inputs
+        .values()
+        .map(|row| (row.key.as_str(), row.seq));
+    steps.chain(inputs).filter(|(key, _)| !is_own_key(key))
 }
 
 /// The journal key of occurrence `count` (from 1) of `name` in a run: `name`, `name#2`, ...

@@ -29,6 +29,28 @@ pub enum EngineError {
         /// What the body asked for.
         requested: StepKind,
     },
+    /// The body, on the code it runs now, did not reach steps, sleeps, inputs or children that
+    /// an earlier run of the task recorded: it broke new ground instead, or returned.
+    #[error(
+        "non-determinism: the body did not reach {} that an earlier run of this task recorded, \
+         {}; a task in flight replays its journal by name, so a step, sleep, input or child \
+         task renamed, removed or moved behind new work would run again or be skipped \
+         unnoticed; to change the code of tasks in flight, keep their old path behind \
+         cx.patched(..) (see \"Changing a task's code\" in docs/deploying.md), or let them \
+         finish on the old code first",
+        quoted_keys(keys),
+        match new_ground {
+            Some(key) => format!("and went on to new ground at {key:?} instead"),
+            None => "and returned without them".to_owned(),
+        }
+    )]
+    UnreachedJournal {
+        /// The recorded keys the run did not reach, in the order they were recorded.
+        keys: Vec<String>,
+        /// The key of the new ground the run asked to break in their place; `None` if the body
+        /// returned.
+        new_ground: Option<String>,
+    },
     /// An elicitation recorded with a timeout, which ran out, is now asked without one.
     #[error(
         "non-determinism at journal key {key:?}: the elicitation was recorded with a timeout, \
@@ -217,5 +239,23 @@ impl EngineError {
             what: what.into(),
             reason: error.to_string(),
         }
+    }
+}
+
+/// `"a", "b" and 3 more`: the keys of an error message, the first few quoted.
+fn quoted_keys(keys: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let quoted: Vec<String> = keys
+        .iter()
+        .take(SHOWN)
+        .map(|key| format!("{key:?}"))
+        .collect();
+    let more = keys.len().saturating_sub(SHOWN);
+    let noun = if keys.len() == 1 { "key" } else { "keys" };
+    match (quoted.split_last(), more) {
+        (None, _) => "no key".to_owned(),
+        (Some((only, [])), 0) => format!("the {noun} {only}"),
+        (Some((last, rest)), 0) => format!("the {noun} {} and {last}", rest.join(", ")),
+        (Some(_), more) => format!("the {noun} {} and {more} more", quoted.join(", ")),
     }
 }

@@ -14,10 +14,11 @@
 
 mod children;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::rc::Rc;
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -109,6 +110,12 @@ pub struct TaskContext {
     /// The task's principal and listing, which its children share.
     principal: Option<String>,
     list_scope: Option<String>,
+    /// How many awaits of the context's own (a yield to the host, a call to another task) are
+    /// under way: the body may still go on by itself.
+    busy: Cell<u32>,
+    /// The operations waiting for new ground to be judged (see
+    /// [`judge_deferred_ground`](Self::judge_deferred_ground)).
+    deferred: RefCell<Vec<Waker>>,
 }
 
 /// A compensation's closure, its value serialised.
@@ -151,6 +158,8 @@ impl TaskContext {
             host: parts.host,
             pacer,
             compensations: RefCell::default(),
+            busy: Cell::new(0),
+            deferred: RefCell::default(),
         }
     }
 
@@ -323,6 +332,7 @@ impl TaskContext {
         let request = request.to_value();
         async move {
             let key = self.proceed(key).await;
+            self.new_ground(&key).await;
             match self
                 .act(|m, now| m.elicit(&key, request, timeout, now))
                 .await
@@ -341,6 +351,7 @@ impl TaskContext {
     /// {"type": "object", "properties": {...}, "required": [...]}}`.
     pub async fn offer(&self, key: &str, request: impl Serialize) -> Result<(), TaskError> {
         let request = request.to_value();
+        self.new_ground(key).await;
         self.act(|m, now| m.offer(key, request, now)).await;
         Ok(())
     }
@@ -356,6 +367,7 @@ impl TaskContext {
         let key = key.to_owned();
         Box::pin(async move {
             let step_key = self.proceed(step_key).await;
+            self.new_ground(&step_key).await;
             let answer = match self.act(|m, _| m.check(&step_key)).await {
                 CheckNext::Seen(answer) => answer,
                 CheckNext::Read => {
@@ -658,10 +670,63 @@ impl TaskContext {
         let applied = self.host.store.apply(&self.task_id, guard, &writes);
         self.with(|m| m.committed(applied.map_err(|error| error.0)))?;
         if self.pacer.wrote() {
-            self.host.timer.yield_now().await;
+            self.while_busy(self.host.timer.yield_now()).await;
             self.pacer.yielded(self.now_on_host());
         }
         Ok(())
+    }
+
+    /// Awaits `future`, something of the context's own (not the body's), counted as busy: the
+    /// body goes on by itself once it is done.
+    async fn while_busy<T>(&self, future: impl Future<Output = T>) -> T {
+        struct Busy<'a>(&'a Cell<u32>);
+        impl Drop for Busy<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() - 1);
+            }
+        }
+        self.busy.set(self.busy.get() + 1);
+        let _busy = Busy(&self.busy);
+        future.await
+    }
+
+    // ---- new ground against the journal ----
+
+    /// Before the operation under `key` breaks new ground while keys an earlier run recorded
+    /// are not reached yet: waits until the body has paused, when the machine judges whether
+    /// another branch reached them (the operation goes on) or the code no longer reaches them
+    /// (the task fails, and the operation never runs). So a step renamed or moved behind new
+    /// work under a task in flight fails the task before the new code's side effect.
+    async fn new_ground(&self, key: &str) {
+        if !self.with(|m| m.defers_new_ground(key)) {
+            return;
+        }
+        poll_fn(|waker| {
+            if self.with(|m| m.ground_deferred()) {
+                self.deferred.borrow_mut().push(waker.waker().clone());
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+        .await
+    }
+
+    /// After a poll that left the body pending: judges deferred new ground (see
+    /// [`Activation::judge_deferred_ground`]) and wakes what waited for the judgement.
+    pub(crate) fn judge_deferred_ground(&self) {
+        let busy = self.busy.get() > 0;
+        if self.with(|m| m.judge_deferred_ground(busy)) {
+            for waker in self.deferred.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    /// Fails the task if its body returned without reaching every key an earlier run
+    /// recorded (see [`Activation::fail_unreached_journal`]); `false` if it reached them all.
+    pub(crate) fn fail_unreached_journal(&self) -> bool {
+        self.with(Activation::fail_unreached_journal)
     }
 
     async fn run_step<T, F, Fut>(
@@ -677,6 +742,7 @@ impl TaskContext {
         Fut: Future<Output = Result<T, StepError>>,
     {
         let key = self.proceed(key).await;
+        self.new_ground(&key).await;
         let attempt = match self.act(|m, now| m.step(&key, retry, timeout, now)).await {
             StepNext::Replay(json) => {
                 return match serde_json::from_str(&json) {

@@ -51,11 +51,13 @@ pub(crate) async fn run_body(
     }));
     let body = AssertUnwindSafe((definition.handler())(&cx, input)).catch_unwind();
     let mut outcome = run_until_stopped(&cx, body).await;
-    if !matches!(outcome, BodyOutcome::Stopped(_)) && cx.stop_for_recorded_cancel() {
-        outcome = BodyOutcome::Stopped(End {
-            suspension: Suspension::Cancelled,
-            rerun: false,
-        });
+    // A body that skipped recorded ground fails; one whose cancel was recorded first is
+    // cancelled: neither completes.
+    if !matches!(outcome, BodyOutcome::Stopped(_))
+        && (cx.fail_unreached_journal() || cx.stop_for_recorded_cancel())
+        && let Some(end) = cx.end()
+    {
+        outcome = BodyOutcome::Stopped(end);
     }
     match &outcome {
         BodyOutcome::Stopped(end) => match end.suspension {
@@ -83,6 +85,9 @@ async fn run_until_stopped(
     poll_fn(|waker| {
         // `#[step]` fns called by the body find their task here.
         let polled = while_current(cx, || body.as_mut().poll(waker));
+        if polled.is_pending() {
+            cx.judge_deferred_ground();
+        }
         // The activation ends once the body stopped and the attempts still running in other
         // branches are recorded. A stop wins even over a body that went on (say, through a
         // `select!` that dropped the stopped branch): nothing the body did after it counts.

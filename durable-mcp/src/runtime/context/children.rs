@@ -146,6 +146,7 @@ impl TaskContext {
                     return self.fail(EngineError::not_serialisable(what, &error)).await;
                 }
             };
+            self.new_ground(&key).await;
             let task_id = match self.act(|m, now| m.start_child(&key, now)).await {
                 ChildStart::Started(task_id) => task_id,
                 ChildStart::Refused(message) => {
@@ -192,7 +193,7 @@ impl TaskContext {
             key: key.to_owned(),
             notified: false,
         });
-        match tasks.create(request).await {
+        match self.while_busy(tasks.create(request)).await {
             Ok(_) => {
                 let now = self.now_on_host();
                 self.with(|m| m.child_created(key, now));
