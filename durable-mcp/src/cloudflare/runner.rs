@@ -47,8 +47,6 @@ struct Runner {
     /// The listing indexes, told when a listed task is purged; `None` without the binding
     /// [`Bindings::index`] names.
     index: Option<ObjectClient>,
-    /// Whether this instance has recovered the task from a dead instance's activation.
-    recovered: std::cell::Cell<bool>,
     /// Whether the Worker serves the inspector, whose index lists every task.
     inspected: bool,
     /// The other tasks' objects (children to start and cancel, a parent to tell), which the
@@ -133,7 +131,6 @@ impl TaskRunner {
                 engine,
                 settings,
                 index,
-                recovered: std::cell::Cell::new(false),
                 inspected: inspector_enabled(env),
                 tasks,
             })),
@@ -239,18 +236,19 @@ impl Runner {
     async fn alarm(&self) -> worker::Result<Response> {
         let now = JsClock.now();
         // The backstop, in case this invocation dies: the tick sets the real wake-up when it
-        // ends. An instance's first alarm recovers what a dead instance left running; should
-        // this instance die as well (a crash of the runtime, which the platform may not
-        // retry), the next one recovers at once too, not a lease later.
-        let backstop = if self.recovered.get() {
+        // ends. Should this instance die (a crash of the runtime, which the platform may not
+        // retry), the next one runs at once what this one left running: its engine did not
+        // make this one's claim (see `Engine`'s recovery). While this engine holds a claim
+        // of its own (an activation runs, or an abandoned one's lease is not over), the alarm
+        // waits for the lease instead: an alarm at once would only find the task running.
+        let task_id = self.state.id().name().unwrap_or_default();
+        let backstop = if self.engine.holds_claim(&task_id) {
             now.saturating_add(self.settings.lease)
         } else {
             now
         };
         self.alarm.set(Some(backstop));
         if let Err(error) = self.tick().await {
-            // The object is named by its task's id.
-            let task_id = self.state.id().name().unwrap_or_default();
             crate::core::trace::tick_failed(&task_id, &error);
             self.alarm.set(Some(now.saturating_add(RETRY_AFTER_ERROR)));
         }
@@ -260,18 +258,16 @@ impl Runner {
     /// Ticks every task the object holds (one, or none once purged), and deletes the object's
     /// storage when none is left.
     async fn tick(&self) -> Result<(), EngineError> {
-        // An object has one live instance, and until its first tick succeeded it has run
-        // nothing: an activation the task's row says is running died with an earlier instance
-        // (its isolate was evicted or crashed), and runs again now rather than at its lease's
-        // expiry.
-        let recovering = !self.recovered.get();
+        // An object has one live instance, whose engine runs again at once an activation the
+        // task's row says is running but which it did not start: it died with an earlier
+        // instance (its isolate was evicted or crashed).
         let ids = self
             .store
             .task_ids()
             .map_err(|error| EngineError::Store(error.0))?;
         let mut left = ids.len();
         for task_id in &ids {
-            match self.engine.tick_task(task_id, recovering).await? {
+            match self.engine.tick_task(task_id).await? {
                 TickEnd::Alive => {}
                 TickEnd::Gone { list_scope } => {
                     left -= 1;
@@ -284,7 +280,6 @@ impl Runner {
                 }
             }
         }
-        self.recovered.set(true);
         if left == 0 {
             self.delete_all().await?;
         }

@@ -9,15 +9,15 @@
 //! - **due**: its wake-up time has come (a new task, a sleep or a retry that ended), earliest
 //!   wake-up first;
 //! - **recovered**: it was in the store when the host started and has not had its first tick
-//!   yet, oldest first. That tick is a recovering one (an activation that died with the last
-//!   process runs again at once).
+//!   yet, oldest first. That tick, the engine's first of the task, runs at once an activation
+//!   that died with the last process (see [`Engine`]'s recovery).
 //!
 //! At most `max_running` activations run at once; each slot that frees goes to the next
 //! non-empty lane in turn, so no lane waits for another to empty. The store is the truth:
 //! nothing here is persisted, and the next start rebuilds the queue from the store.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -73,9 +73,6 @@ struct Queue {
     /// Tasks in the recovered lane, and ids that left it since (skipped when reached).
     recovered: VecDeque<String>,
     recovered_count: usize,
-    /// Tasks whose first tick since the start has not happened yet: it is a recovering one,
-    /// whichever lane it comes from.
-    unrecovered: HashSet<String>,
     /// The lane the last slot went to.
     last_lane: usize,
 }
@@ -132,20 +129,17 @@ impl Queue {
             return;
         }
         self.places.insert(task_id.clone(), Place::Recovered);
-        self.unrecovered.insert(task_id.clone());
         self.recovered.push_back(task_id);
         self.recovered_count += 1;
     }
 
-    /// The next task to tick, from the lane after the last one served that has a task, and
-    /// whether its tick is a recovering one.
-    fn pop(&mut self) -> Option<(String, bool)> {
+    /// The next task to tick, from the lane after the last one served that has a task.
+    fn pop(&mut self) -> Option<String> {
         for offset in 1..=LANES.len() {
             let lane = (self.last_lane + offset) % LANES.len();
             if let Some(task_id) = self.pop_lane(LANES[lane]) {
                 self.last_lane = lane;
-                let recovering = self.unrecovered.remove(&task_id);
-                return Some((task_id, recovering));
+                return Some(task_id);
             }
         }
         None
@@ -199,8 +193,9 @@ impl Activations {
         })
     }
 
-    /// Queues one recovering tick for each of `task_ids` (found in the store at start),
-    /// oldest first, unless the task already has a wake-up.
+    /// Queues one tick for each of `task_ids` (found in the store at start), oldest first,
+    /// unless the task already has a wake-up: the engine's first tick of a task recovers what
+    /// the last process left running (see [`Engine`]'s recovery).
     pub(crate) fn recover(&self, task_ids: impl IntoIterator<Item = String>) {
         let mut queue = self.queue.borrow_mut();
         for task_id in task_ids {
@@ -242,9 +237,9 @@ impl Activations {
                 let mut queue = self.queue.borrow_mut();
                 queue.promote(now);
                 while self.running.get() < self.max_running
-                    && let Some((task_id, recovering)) = queue.pop()
+                    && let Some(task_id) = queue.pop()
                 {
-                    self.start(&engine, task_id, recovering);
+                    self.start(&engine, task_id);
                 }
                 queue.timers.first().map(|(at, _)| *at)
             };
@@ -261,21 +256,14 @@ impl Activations {
         }
     }
 
-    fn start(self: &Rc<Self>, engine: &Rc<Engine>, task_id: String, recovering: bool) {
+    fn start(self: &Rc<Self>, engine: &Rc<Engine>, task_id: String) {
         let slot = Slot::take(self);
         let engine = Rc::clone(engine);
         tokio::task::spawn_local(async move {
-            if let Err(error) = engine.tick_task(&task_id, recovering).await {
+            if let Err(error) = engine.tick(&task_id).await {
                 // The store failed; try again shortly rather than lose the task.
                 trace::tick_failed(&task_id, &error);
                 let activations = &slot.0;
-                if recovering {
-                    activations
-                        .queue
-                        .borrow_mut()
-                        .unrecovered
-                        .insert(task_id.clone());
-                }
                 let retry = engine
                     .host()
                     .clock

@@ -2,6 +2,7 @@
 //! task's wake-up fires.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
@@ -68,7 +69,18 @@ impl CreateTask {
 /// The durable task engine of one host.
 ///
 /// Hosts call [`tick`](Engine::tick) for a task when the wake-up they were given through their
-/// [`Scheduler`](super::Scheduler) fires, and [`recover`](Engine::recover) once at start.
+/// [`Scheduler`](super::Scheduler) fires, and [`recover`](Engine::recover) once at start (or
+/// tick each stored task once, as they see fit).
+///
+/// # Recovery
+///
+/// An engine knows the claims it made (an activation it started, by the lease's generation)
+/// until it sees them settle. A claim in a task's row that it did not make belongs to an engine
+/// that is gone, with its host: the first tick of each task since this engine started finds
+/// such a claim, and runs the task again at once instead of when the dead claim's lease runs
+/// out. Every host recovers this way, whatever drives its ticks. One store must therefore have
+/// one live engine per task: one process per data directory natively, one instance per Durable
+/// Object on Workers.
 pub struct Engine {
     host: Host,
     registry: Rc<TaskRegistry>,
@@ -76,6 +88,8 @@ pub struct Engine {
     lease: Duration,
     hand_off: Option<Duration>,
     in_flight: InFlightRegistry,
+    /// The claims this engine made and has not seen settle: task id to the claim's generation.
+    claims: RefCell<HashMap<String, u64>>,
     /// How this engine reaches other tasks (a child to start or cancel, a parent to tell):
     /// the host's task service, held weakly since it usually holds this engine.
     tasks: RefCell<Option<Weak<dyn TaskService>>>,
@@ -111,6 +125,7 @@ impl Engine {
             lease: DEFAULT_LEASE,
             hand_off: None,
             in_flight: InFlightRegistry::default(),
+            claims: RefCell::default(),
             tasks: RefCell::new(None),
         }
     }
@@ -369,36 +384,47 @@ impl Engine {
     }
 
     /// What the host calls when the task's wake-up fires: purges, expires, settles a
-    /// cancellation, times out elicitations, or runs the body, as due. Calling it when nothing
-    /// is due, twice, or while the task runs elsewhere on this engine is harmless.
+    /// cancellation, times out elicitations, or runs the body, as due; the first tick since
+    /// this engine started also runs again at once an activation that died with an earlier
+    /// host (see [Recovery](Engine#recovery)). Calling it when nothing is due, twice, or while
+    /// the task runs elsewhere on this engine is harmless.
     pub async fn tick(&self, task_id: &str) -> Result<(), EngineError> {
-        self.tick_task(task_id, false).await.map(drop)
+        self.tick_task(task_id).await.map(drop)
     }
 
     /// Carries out the commands of a [`Tick`] of the task until it is over, and says how it
-    /// ended. With `recovering`, the tick is the first since this host started (see
-    /// [`Tick::recovering`]).
-    pub(crate) async fn tick_task(
-        &self,
-        task_id: &str,
-        recovering: bool,
-    ) -> Result<TickEnd, EngineError> {
+    /// ended.
+    pub(crate) async fn tick_task(&self, task_id: &str) -> Result<TickEnd, EngineError> {
         if self.is_running(task_id) {
             // The running activation settles the task and sets its next wake-up itself.
             return Ok(TickEnd::Alive);
         }
-        let mut tick = Tick::new(task_id, self.lease, self.limits);
-        if recovering {
-            tick = tick.recovering();
-        }
+        let own_claim = self.claims.borrow().get(task_id).copied();
+        let mut tick = Tick::new(task_id, self.lease, self.limits).with_own_claim(own_claim);
         let mut command = tick.start();
+        // Once this tick's claim has settled (or the task is gone), the engine forgets it; a
+        // tick that fails on the way keeps it, and its anchor stands.
+        let mut claimed = false;
+        let settled = |claimed: bool, ended: TickEnd| {
+            if claimed || matches!(ended, TickEnd::Gone { .. }) {
+                self.claims.borrow_mut().remove(task_id);
+            }
+            Ok(ended)
+        };
         loop {
             let event = match command {
                 Command::Load(scope) => Event::Loaded(self.load(task_id, scope)?),
                 Command::Apply { guard, writes } => {
                     Event::Applied(self.apply(task_id, guard, &writes)?)
                 }
-                Command::Run(journal) => Event::Ran(self.run(journal).await),
+                Command::Run(journal) => {
+                    let generation = journal.task.generation;
+                    self.claims
+                        .borrow_mut()
+                        .insert(task_id.to_owned(), generation);
+                    claimed = true;
+                    Event::Ran(self.run(journal).await)
+                }
                 Command::Notify { parent, outcome } => {
                     Event::Notified(self.notify(&parent, &outcome).await)
                 }
@@ -408,32 +434,34 @@ impl Engine {
                 }
                 Command::Sleep(wake) => {
                     self.host.scheduler.schedule(task_id, wake);
-                    return Ok(TickEnd::Alive);
+                    return settled(claimed, TickEnd::Alive);
                 }
                 Command::Gone { list_scope } => {
                     self.host.scheduler.schedule(task_id, None);
-                    return Ok(TickEnd::Gone { list_scope });
+                    return settled(claimed, TickEnd::Gone { list_scope });
                 }
             };
             command = tick.handle(event, self.host.clock.now())?;
         }
     }
 
-    /// Re-arms every stored task after a restart. A task whose activation died with the host
-    /// runs again at once rather than at its redelivery anchor. Returns how many tasks were
-    /// found.
+    /// Schedules a tick of every stored task now, after a restart: it writes nothing, and each
+    /// task's tick does the rest, running at once an activation that died with the host (see
+    /// [Recovery](Engine#recovery)). Returns how many tasks were found.
     pub fn recover(&self) -> Result<usize, EngineError> {
         let ids = self.host.store.task_ids().map_err(store_error)?;
+        let now = self.host.clock.now();
         for id in &ids {
-            let state = self.control_write(id, Access::Engine, |state, now| {
-                tick::redeliver_now(&state.task, now)
-                    .map(Write::PutTask)
-                    .into_iter()
-                    .collect()
-            })?;
-            self.reschedule(&state);
+            self.host.scheduler.schedule(id, Some(now));
         }
         Ok(ids.len())
+    }
+
+    /// Whether this engine made a claim on the task that it has not seen settle: an
+    /// activation of it runs, or one ended without settling (its anchor stands).
+    #[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
+    pub(crate) fn holds_claim(&self, task_id: &str) -> bool {
+        self.claims.borrow().contains_key(task_id)
     }
 
     /// The task and its whole journal, for tests and inspection. Never writes.

@@ -274,7 +274,10 @@ impl Harness {
     }
 
     /// Simulates the host dying and starting again: running activations are dropped mid-way,
-    /// wake-ups are forgotten, and a fresh engine on the same store recovers every task.
+    /// wake-ups are forgotten, and a fresh engine on the same store ticks every task at once,
+    /// as a restarted host does: its first tick of each task runs again at once an activation
+    /// that died with the old engine (see [`Engine`]'s recovery). The ticks run at the next
+    /// [`run_until_idle`](Self::run_until_idle) or [`advance`](Self::advance).
     pub fn crash_and_restart(&mut self) {
         self.running.clear();
         self.scheduler.clear();

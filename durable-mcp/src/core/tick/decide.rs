@@ -25,9 +25,10 @@ pub(super) enum Due {
     Nothing,
 }
 
-/// Decides what a tick at `now` does to `state`. With `recovering`, no activation of the task
-/// runs anywhere (the host just started), so a claim's redelivery anchor is due at once.
-pub(super) fn decide(state: &TaskState, now: Timestamp, recovering: bool) -> Due {
+/// Decides what a tick at `now` does to `state`, on an engine whose own unsettled claim on the
+/// task has the generation `own_claim`, if it has one: any other claim in the row is dead (its
+/// engine is gone), so its redelivery anchor is due at once.
+pub(super) fn decide(state: &TaskState, now: Timestamp, own_claim: Option<u64>) -> Due {
     let task = &state.task;
     if task.status.is_terminal() {
         if undelivered(task).is_some() {
@@ -38,7 +39,9 @@ pub(super) fn decide(state: &TaskState, now: Timestamp, recovering: bool) -> Due
             _ => Due::Nothing,
         };
     }
-    if recovering && let Some(task) = redeliver_now(task, now) {
+    if own_claim != Some(task.generation)
+        && let Some(task) = redeliver_now(task, now)
+    {
         return Due::Write(vec![Write::PutTask(task)]);
     }
     if let (Some(deadline), Some(ttl)) = (task.deadline(), task.ttl)
@@ -103,9 +106,9 @@ pub(super) fn note_unrun_cleanup(state: &TaskState, task: &mut TaskRecord) {
 }
 
 /// The task row with a claim's redelivery anchor moved to `now`, if it is live and holds one
-/// in the future. Only a claim sets `next_run_at` ahead; once a host restarts nothing runs, so
-/// that claim's activation is dead and its redelivery is due now.
-pub fn redeliver_now(task: &TaskRecord, now: Timestamp) -> Option<TaskRecord> {
+/// in the future. Only a claim sets `next_run_at` ahead; one whose engine is gone has no
+/// activation running, so its redelivery is due now.
+fn redeliver_now(task: &TaskRecord, now: Timestamp) -> Option<TaskRecord> {
     if task.status.is_terminal() || task.next_run_at.is_none_or(|at| at <= now) {
         return None;
     }
@@ -161,19 +164,24 @@ mod tests {
     use crate::core::journal::StepKind;
     use crate::core::test_rows::{at, elicit, pending, state};
 
+    /// The generation of a claim this engine made on the task as it is: its anchor stands.
+    fn own(state: &TaskState) -> Option<u64> {
+        Some(state.task.generation)
+    }
+
     #[test]
     fn a_terminal_task_is_purged_at_its_time_and_not_before() {
         let mut s = state();
         s.task.transition(TaskStatus::Completed, at(10));
-        assert_eq!(decide(&s, at(3_599_999), false), Due::Nothing);
-        assert_eq!(decide(&s, at(3_600_000), false), Due::Purge);
+        assert_eq!(decide(&s, at(3_599_999), own(&s)), Due::Nothing);
+        assert_eq!(decide(&s, at(3_600_000), own(&s)), Due::Purge);
     }
 
     #[test]
     fn expiry_comes_before_everything_else() {
         let mut s = state();
         s.task.cancel_requested = true;
-        let Due::Write(writes) = decide(&s, at(3_600_000), false) else {
+        let Due::Write(writes) = decide(&s, at(3_600_000), own(&s)) else {
             panic!("expected an expiry write");
         };
         let [Write::PutTask(task)] = writes.as_slice() else {
@@ -191,7 +199,7 @@ mod tests {
     fn a_requested_cancel_settles_on_the_tick() {
         let mut s = state();
         s.task.cancel_requested = true;
-        let Due::Write(writes) = decide(&s, at(1), false) else {
+        let Due::Write(writes) = decide(&s, at(1), own(&s)) else {
             panic!("expected a write");
         };
         assert!(matches!(&writes[..], [Write::PutTask(t)] if t.status == TaskStatus::Cancelled));
@@ -210,20 +218,20 @@ mod tests {
         s.steps
             .insert("nap".into(), pending("nap", StepKind::Sleep, at(100)));
         assert_eq!(
-            decide(&s, at(200), false),
+            decide(&s, at(200), own(&s)),
             Due::Nothing,
             "the sleep no longer counts"
         );
-        assert_eq!(decide(&s, at(500), false), Due::Run);
+        assert_eq!(decide(&s, at(500), own(&s)), Due::Run);
         let mut deadline = pending("$cancelled", StepKind::Value, at(0));
         deadline.wake_at = Some(at(800));
         s.steps.insert("$cancelled".into(), deadline);
         assert_eq!(
-            decide(&s, at(799), false),
+            decide(&s, at(799), own(&s)),
             Due::Run,
             "still within the deadline"
         );
-        let Due::Write(writes) = decide(&s, at(800), false) else {
+        let Due::Write(writes) = decide(&s, at(800), own(&s)) else {
             panic!("expected the cancel to settle at the deadline");
         };
         let [Write::PutTask(task)] = writes.as_slice() else {
@@ -239,8 +247,8 @@ mod tests {
         let mut s = state();
         s.task.status = TaskStatus::InputRequired;
         s.inputs.insert("q".into(), elicit("q", Some(at(900))));
-        assert_eq!(decide(&s, at(899), false), Due::Nothing);
-        let Due::Write(writes) = decide(&s, at(900), false) else {
+        assert_eq!(decide(&s, at(899), own(&s)), Due::Nothing);
+        let Due::Write(writes) = decide(&s, at(900), own(&s)) else {
             panic!("expected a write");
         };
         assert!(matches!(&writes[0], Write::PutInput(i) if i.timed_out && i.answered));
@@ -251,24 +259,24 @@ mod tests {
     #[test]
     fn runs_only_when_something_is_due() {
         let mut s = state();
-        assert_eq!(decide(&s, at(1), false), Due::Nothing);
+        assert_eq!(decide(&s, at(1), own(&s)), Due::Nothing);
         s.steps
             .insert("nap".into(), pending("nap", StepKind::Sleep, at(500)));
-        assert_eq!(decide(&s, at(499), false), Due::Nothing);
-        assert_eq!(decide(&s, at(500), false), Due::Run);
+        assert_eq!(decide(&s, at(499), own(&s)), Due::Nothing);
+        assert_eq!(decide(&s, at(500), own(&s)), Due::Run);
     }
 
     #[test]
-    fn a_recovering_host_redelivers_a_claim_at_once() {
+    fn a_claim_of_another_engine_is_redelivered_at_once() {
         let mut s = state();
         s.task.next_run_at = Some(at(60_000));
-        assert_eq!(decide(&s, at(5), false), Due::Nothing);
-        let Due::Write(writes) = decide(&s, at(5), true) else {
+        assert_eq!(decide(&s, at(5), own(&s)), Due::Nothing);
+        let Due::Write(writes) = decide(&s, at(5), None) else {
             panic!("expected the anchor to move");
         };
         assert!(matches!(&writes[..], [Write::PutTask(t)] if t.next_run_at == Some(at(5))));
         s.task.next_run_at = Some(at(5));
-        assert_eq!(decide(&s, at(5), true), Due::Run, "an anchor due now stays");
+        assert_eq!(decide(&s, at(5), None), Due::Run, "an anchor due now stays");
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! | loading   | `Loaded(None)`             | `Gone` (the task does not exist)                |
 //! | loading   | `Loaded(task)`, an ended child its parent has not heard from | `Notify` → notifying |
 //! | loading   | `Loaded(task)`, terminal, past its purge time | `Purge` → purging            |
-//! | loading   | `Loaded(task)`, expired, cancel asked (no compensation left, or its deadline passed), input timed out, or (recovering) a dead claim | `Apply` under the version read → writing |
+//! | loading   | `Loaded(task)`, expired, cancel asked (no compensation left, or its deadline passed), input timed out, or a dead claim (one this engine did not make) | `Apply` under the version read → writing |
 //! | loading   | `Loaded(task)`, cancel asked and a compensation due | `Apply(claim)` → claiming (the body runs them) |
 //! | loading   | `Loaded(task)`, a run is due | `Apply(claim)` under the version read → claiming |
 //! | loading   | `Loaded(task)`, nothing due | `Sleep(next wake)`                             |
@@ -41,7 +41,7 @@ mod settle;
 
 use std::time::Duration;
 
-pub use decide::{redeliver_now, settle_cancel};
+pub use decide::settle_cancel;
 pub use settle::{BodyOutcome, tool_error_result};
 
 use self::decide::{Due, claim, decide};
@@ -129,7 +129,7 @@ pub struct Tick {
     task_id: String,
     lease: Duration,
     limits: Limits,
-    recovering: bool,
+    own_claim: Option<u64>,
     conflicts: usize,
     phase: Phase,
 }
@@ -194,18 +194,20 @@ impl Tick {
             task_id: task_id.into(),
             lease,
             limits,
-            recovering: false,
+            own_claim: None,
             conflicts: 0,
             phase: Phase::Loading,
         }
     }
 
-    /// The first tick since the host started: no activation of the task runs anywhere, so one
-    /// the task's row says is running died with an earlier host, and is run again now rather
-    /// than when its lease runs out.
+    /// The claim this tick's engine made on the task and has not seen settle, by its
+    /// generation, if any. A claim in the task's row of any other generation was made by an
+    /// engine that is gone (its host died or restarted): its activation runs nowhere, so it is
+    /// run again now rather than when its lease runs out. Without one, every claim the row
+    /// holds is such a dead claim.
     #[must_use]
-    pub fn recovering(mut self) -> Self {
-        self.recovering = true;
+    pub fn with_own_claim(mut self, generation: Option<u64>) -> Self {
+        self.own_claim = generation;
         self
     }
 
@@ -308,7 +310,7 @@ impl Tick {
 
     /// What is due for `state`, as a command.
     fn decide(&mut self, state: TaskState, now: Timestamp) -> Command {
-        let due = decide(&state, now, std::mem::take(&mut self.recovering));
+        let due = decide(&state, now, self.own_claim);
         match due {
             Due::Purge => {
                 self.phase = Phase::Purging {

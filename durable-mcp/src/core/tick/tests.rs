@@ -257,7 +257,7 @@ fn a_timed_out_elicitation_resumes_the_body_in_the_same_tick() {
 }
 
 #[test]
-fn a_recovering_tick_runs_a_dead_claim_at_once() {
+fn a_claim_another_engine_made_is_run_again_at_once() {
     let mut s = state();
     s.task.generation = 3;
     s.task.next_run_at = Some(at(60_000));
@@ -265,7 +265,8 @@ fn a_recovering_tick_runs_a_dead_claim_at_once() {
     redelivered.next_run_at = Some(at(5));
     let after = applied(&s, version_guard(&s.task), &put(&redelivered));
     let (journal, claim) = claimed(&after, at(5));
-    let mut tick = tick().recovering();
+    // This engine made no claim on the task: the row's claim died with an engine that is gone.
+    let mut tick = tick().with_own_claim(Some(2));
     tick.start();
     assert_eq!(
         tick.handle(Event::Loaded(Some(s.clone())), at(5)),
@@ -279,11 +280,12 @@ fn a_recovering_tick_runs_a_dead_claim_at_once() {
 }
 
 #[test]
-fn an_unrecovering_tick_waits_for_the_claim_to_run_out() {
+fn a_tick_waits_for_its_own_engines_claim_to_run_out() {
     let mut s = state();
     s.task.next_run_at = Some(at(60_000));
+    let generation = s.task.generation;
     play(
-        tick(),
+        tick().with_own_claim(Some(generation)),
         &[(
             Event::Loaded(Some(s)),
             at(5),
