@@ -1380,6 +1380,29 @@ fn a_task_waiting_for_input_can_be_cancelled() {
     assert_eq!(target.get(&id)["status"], "cancelled");
 }
 
+/// A recorded cancel wins over an answer that comes after it: the answer is acknowledged, the
+/// task's compensation runs, and it ends `cancelled`, never `completed`.
+#[test]
+fn an_answer_after_a_cancel_is_acknowledged_and_the_task_ends_cancelled() {
+    let target = Target::start();
+    let id = target.create_task("trip", json!({ "ask": true }));
+    target.wait_for(&id, "input_required");
+    target
+        .client
+        .result("tasks/cancel", json!({ "taskId": id }));
+    let acknowledged = target.client.result(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "go": { "action": "accept", "content": { "go": true } } } }),
+    );
+    assert_eq!(
+        acknowledged,
+        json!({ "resultType": "complete", "_meta": acknowledged["_meta"] })
+    );
+    let cancelled = target.wait_for(&id, "cancelled");
+    assert!(cancelled.get("result").is_none(), "{cancelled}");
+    assert_eq!(target.get(&id)["status"], "cancelled");
+}
+
 #[test]
 fn a_task_outliving_its_ttl_fails_as_expired() {
     let target = Target::start();

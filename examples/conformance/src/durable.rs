@@ -108,10 +108,14 @@ struct Trip {
     /// Make the release fail on every attempt, so that the cleanup ends at its deadline.
     #[serde(default)]
     broken_release: bool,
+    /// Ask `go` and travel once it is answered, instead of waiting an hour.
+    #[serde(default)]
+    ask: bool,
 }
 
-/// Books, registers the booking's release, says `booked`, then waits an hour. A cancel runs
-/// the release (retried every 300 ms) before the task shows `cancelled`, 2 s at most.
+/// Books, registers the booking's release, says `booked`, then waits an hour (or, with `ask`,
+/// for an answer to `go`). A cancel runs the release (retried every 300 ms) before the task
+/// shows `cancelled`, 2 s at most; an answer after the cancel changes nothing.
 #[mcp_task(
     ttl = "1h",
     poll_interval = "200ms",
@@ -130,7 +134,16 @@ async fn trip(cx: &TaskContext, input: Trip) -> Result<String, TaskError> {
         Ok(format!("released {booking}"))
     });
     cx.status("booked").await;
-    cx.sleep("wait", Duration::from_secs(3600)).await?;
+    if input.ask {
+        let go = serde_json::json!({
+            "mode": "form",
+            "message": "Travel now?",
+            "requestedSchema": { "type": "object", "properties": { "go": { "type": "boolean" } } },
+        });
+        cx.elicit("go", go).await?;
+    } else {
+        cx.sleep("wait", Duration::from_secs(3600)).await?;
+    }
     Ok("travelled".to_owned())
 }
 
