@@ -169,18 +169,7 @@ fn an_activation_running_when_the_cancel_comes_may_complete(make: RegistrySetup)
     assert_eq!(env.status(&id), TaskStatus::Completed);
 }
 
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {
-        mod memory_store {
-            $(#[test] fn $name() { super::$name(super::common::memory_of) })*
-        }
-        mod sqlite_store {
-            $(#[test] fn $name() { super::$name(super::common::sqlite_of) })*
-        }
-    };
-}
-
-on_every_store!(
+common::on_every_store_of_registry!(
     a_cancel_wins_over_a_later_answer_when_nothing_follows_it,
     a_cancel_wins_over_a_later_answer_with_a_step_after_it,
     a_cancel_wins_over_a_later_child_outcome,

@@ -323,18 +323,7 @@ fn a_start_cut_off_before_the_child_exists_creates_it_on_the_next_run(make: Regi
     assert_eq!(renders.get(), 1);
 }
 
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {
-        mod memory_store {
-            $(#[test] fn $name() { super::$name(super::common::memory_of) })*
-        }
-        mod sqlite_store {
-            $(#[test] fn $name() { super::$name(super::common::sqlite_of) })*
-        }
-    };
-}
-
-on_every_store!(
+common::on_every_store_of_registry!(
     a_parent_fans_out_and_collects_its_childrens_outputs,
     outcomes_delivered_before_a_crash_are_kept,
     a_childs_failure_reaches_the_parent_as_an_error_it_handles,

@@ -172,18 +172,7 @@ fn branches_reaching_their_journal_in_another_order_are_no_divergence(make: Regi
     assert_eq!(tries.get(), 2);
 }
 
-macro_rules! on_every_store {
-    ($($name:ident),* $(,)?) => {
-        mod memory_store {
-            $(#[test] fn $name() { super::$name(super::common::memory_of) })*
-        }
-        mod sqlite_store {
-            $(#[test] fn $name() { super::$name(super::common::sqlite_of) })*
-        }
-    };
-}
-
-on_every_store!(
+common::on_every_store_of_registry!(
     a_renamed_step_fails_the_task_before_the_new_step_runs,
     a_removed_step_fails_the_task_before_the_next_step_runs,
     a_step_moved_behind_new_work_fails_the_task,

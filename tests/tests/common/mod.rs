@@ -270,6 +270,20 @@ macro_rules! on_every_store {
 }
 pub(crate) use on_every_store;
 
+/// Runs each named `fn(RegistrySetup)` as a test on the memory store and on the SQLite store:
+/// for tests that register several tasks.
+macro_rules! on_every_store_of_registry {
+    ($($name:ident),* $(,)?) => {
+        mod memory_store {
+            $(#[test] fn $name() { super::$name(super::common::memory_of) })*
+        }
+        mod sqlite_store {
+            $(#[test] fn $name() { super::$name(super::common::sqlite_of) })*
+        }
+    };
+}
+pub(crate) use on_every_store_of_registry;
+
 /// An elicitation asking `message`, with one yes/no field (`ok`): the form shape clients show.
 pub fn ask(message: &str) -> Value {
     serde_json::json!({
