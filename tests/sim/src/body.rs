@@ -2,6 +2,7 @@
 //! `TaskContext`.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -15,8 +16,8 @@ use futures_util::future::{join_all, try_join_all};
 use serde_json::{Value, json};
 
 use crate::program::{
-    BODY_ERROR, Behaviour, CHILD, Child, DRAW, Draw, End, Keys, Op, RETRY_LIMIT, StepOp,
-    inner_value, nested_value, occurrence_key, step_token, step_value,
+    BODY_ERROR, Behaviour, CHILD, Child, DRAW, Draw, End, GATE_KEY, Keys, Op, RETRY_LIMIT, StepOp,
+    gate_token, inner_value, nested_value, occurrence_key, step_token, step_value,
 };
 use crate::shared::Shared;
 
@@ -68,10 +69,15 @@ async fn body(cx: &TaskContext, shared: Rc<Shared>) -> Result<Value, TaskError> 
         shared,
         task,
         keys: RefCell::default(),
+        offers: RefCell::default(),
         clock_readings: Cell::new(0),
         seed_recorded: Cell::new(None),
     };
     let tokens = run.ops(&program.ops).await;
+    // What this run reached, for the check that a task completes only on its whole journal.
+    let reached = run.keys.borrow().claimed().collect::<BTreeSet<String>>();
+    let reached = reached.union(&run.offers.borrow()).cloned().collect();
+    run.shared.body_returned(&run.task, reached);
     match program.end {
         End::Return => Ok(json!({ "tokens": tokens })),
         End::Error => Err(TaskError::failed(BODY_ERROR)),
@@ -84,6 +90,8 @@ struct Run<'a> {
     shared: Rc<Shared>,
     task: String,
     keys: RefCell<Keys>,
+    /// The offers this run made (their keys are not claimed, but reached).
+    offers: RefCell<BTreeSet<String>>,
     /// How many `cx.now()` calls this run made: the context keys them `$now`, `$now#2`, ...
     clock_readings: Cell<u32>,
     /// Whether the task's random seed was durable when this run first drew: then every draw
@@ -169,6 +177,7 @@ impl<'a> Run<'a> {
                 vec![token]
             }
             Op::Offer { key } => {
+                self.offers.borrow_mut().insert((*key).to_owned());
                 if let Err(error) = self.cx.offer(key, form(key)).await {
                     self.shared.violate(
                         "offer-failed",
@@ -215,6 +224,21 @@ impl<'a> Run<'a> {
                 Vec::new()
             }
             Op::Children(children) => self.children(children).await,
+            Op::Gated { id, new, old } => {
+                let key = self.claim(GATE_KEY);
+                let replay = self.shared.recorded(&self.task, &format!("$patch:{id}"));
+                let patched = self.cx.patched(id);
+                self.check_gate(id, patched);
+                let token = gate_token(id, patched);
+                if replay {
+                    self.shared.observe(&self.task, &key, &token);
+                } else {
+                    self.shared.observe_first_read(&self.task, &key, &token);
+                }
+                let mut tokens = vec![token];
+                tokens.extend(self.ops(if patched { new } else { old }).await);
+                tokens
+            }
             Op::Status { message, meta } => {
                 match meta {
                     Some(meta) => {
@@ -285,9 +309,22 @@ impl<'a> Run<'a> {
         });
     }
 
+    /// Checks the side `patched(id)` took: the new one, unless a deploy changed the code under
+    /// the task and the rules say otherwise (see [`crate::program::judge`]).
+    fn check_gate(&self, id: &str, patched: bool) {
+        let expected = self.shared.gate_expected(&self.task, id);
+        if patched != expected {
+            self.shared.violate(
+                "patch-gate",
+                &self.task,
+                format!("patched({id:?}) was {patched}, the rules say {expected}"),
+            );
+        }
+    }
+
     /// Draws a value, and checks it against what earlier runs saw: a value whose record was
     /// durable before the draw is what every run saw; one drawn afresh is what later runs see
-    /// once its record is durable. A patch gate is always new here: the code never changes.
+    /// once its record is durable.
     fn draw(&self, draw: Draw) -> String {
         let key = self.claim(DRAW);
         let replay = match draw {
@@ -312,13 +349,7 @@ impl<'a> Run<'a> {
             Draw::Uuid => format!("uuid:{}", self.cx.uuid()),
             Draw::Patched(id) => {
                 let patched = self.cx.patched(id);
-                if !patched {
-                    self.shared.violate(
-                        "patch-gate",
-                        &self.task,
-                        format!("patched({id:?}) was false, and the code never changed"),
-                    );
-                }
+                self.check_gate(id, patched);
                 format!("patched:{id}:{patched}")
             }
         };

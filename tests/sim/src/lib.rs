@@ -5,8 +5,9 @@
 //! checks, status, child tasks of generated bodies, joined together), runs them through the
 //! real [`durable_mcp::http::Engine`] on virtual time over a fault-injecting store (failed
 //! writes, crashes before and after a write, torn step batches) on the memory or the SQLite
-//! store, interleaves control-plane events (answers, cancels, restarts, duplicate, early and
-//! late ticks, clock jumps), and checks invariants after every event against a model that
+//! store, interleaves control-plane events (answers, cancels, a cancel then an answer before
+//! the next activation, restarts, deploys of a changed body, duplicate, early and late ticks,
+//! clock jumps), and checks invariants after every event against a model that
 //! runs the same body without faults:
 //!
 //! - a recorded step's closure never runs again, and no retry runs before its backoff;
@@ -23,6 +24,13 @@
 //! - timestamps stay within what every host can hold; an offer's answer cuts one sleep;
 //! - the final result, status message and meta equal the model's, and `tasks/get` through the
 //!   router shows the meta under `_meta["io.durable-mcp-server/status"]`;
+//! - a recorded cancel wins: a task whose cancel was recorded before the activation that ends
+//!   it claimed it (as in the race of a cancel and an answer before the next activation)
+//!   never ends `completed`;
+//! - the journal must be reached: a task completes only from a run that reached every key
+//!   its journal holds; under a changed body deployed while it is in flight, it is refused
+//!   with an error naming the keys it no longer reaches (before any new step runs), or it
+//!   runs as the rules say (a gated change keeps its old path);
 //! - a child task is created once, after its parent recorded its start, and names its parent;
 //!   a join returns only once the child ended, with how it ended, as the parent's row records
 //!   it; a cancelled parent's cleanup leaves no child it had not heard from running on, and
@@ -129,6 +137,18 @@ pub struct Totals {
     pub children_by_end: [u64; 3],
     /// Child starts whose join returned.
     pub joins: u64,
+    /// Races of a cancel and an answer played (see [`Outcome::races`]).
+    pub races: u64,
+    /// Of which: nothing was left to do after the answer.
+    pub bare_races: u64,
+    /// Deploys, by change and gate (see [`Outcome::deploys`]).
+    pub deploys: [[u64; 2]; 4],
+    /// Of which: no task in flight, refused, old path kept, new code run.
+    pub deploy_judgements: [u64; 4],
+    /// Deploys under a task that had recorded the changed step.
+    pub deploys_over_target: u64,
+    /// Tasks that failed with the error of a journal not reached.
+    pub refusals: u64,
     /// Violations found.
     pub violations: u64,
     /// Seeds with at least one violation.
@@ -153,6 +173,21 @@ impl Totals {
             *total += n;
         }
         self.joins += outcome.joins;
+        self.races += outcome.races;
+        self.bare_races += outcome.bare_races;
+        for (total, n) in self.deploys.iter_mut().zip(outcome.deploys) {
+            total[0] += n[0];
+            total[1] += n[1];
+        }
+        for (total, n) in self
+            .deploy_judgements
+            .iter_mut()
+            .zip(outcome.deploy_judgements)
+        {
+            *total += n;
+        }
+        self.deploys_over_target += outcome.deploys_over_target;
+        self.refusals += outcome.refusals;
         self.violations += outcome.violations.len() as u64;
         if !outcome.violations.is_empty() {
             self.failing_seeds.push(seed);
@@ -182,6 +217,14 @@ pub fn report(scenario: &Scenario, outcome: &Outcome, shrink_budget: usize) -> S
     }
     for (i, program) in scenario.programs.iter().enumerate() {
         let _ = writeln!(text, "  program of t{i}: {:?}", program.ops);
+    }
+    if let Some(deploy) = &scenario.deploy {
+        let gate = if deploy.gated { "gated" } else { "ungated" };
+        let _ = writeln!(
+            text,
+            "  deployed program of t0 ({:?}, {gate}): {:?}",
+            deploy.change, deploy.program.ops
+        );
     }
     let _ = writeln!(
         text,

@@ -1,6 +1,6 @@
 //! `sim`: runs the simulator over many seeds and prints its figures.
 //!
-//! `sim --seeds N [--seed S] [--reports R] [--without explicit,nested,joins,far,offers,draws,cleanups,children]` runs
+//! `sim --seeds N [--seed S] [--reports R] [--without explicit,nested,joins,far,offers,draws,cleanups,children,races,deploys]` runs
 //! seeds `S..S+N` (default S = 0), printing at most R failing seeds (default 5), with a grammar
 //! that leaves out the named constructs;
 //! `DURABLE_MCP_SIM_SEED=<seed>` runs that one seed. Exits with 1 on any violation.
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
                 let names = args.next().unwrap_or_default();
                 let Some(grammar) = Grammar::without(&names) else {
                     eprintln!(
-                        "sim: --without takes explicit,nested,joins,far,offers,draws,cleanups,children"
+                        "sim: --without takes explicit,nested,joins,far,offers,draws,cleanups,children,races,deploys"
                     );
                     return ExitCode::from(2);
                 };
@@ -59,6 +59,8 @@ fn main() -> ExitCode {
         let (scenario, outcome) = run_seed(seed, &config);
         totals.add(seed, &outcome);
         let mut kinds: Vec<&'static str> = outcome.violations.iter().map(|v| v.kind).collect();
+        // Each kind once per seed.
+        kinds.sort_unstable();
         kinds.dedup();
         for kind in kinds {
             let entry = by_kind.entry(kind).or_insert((0, seed));
@@ -71,12 +73,19 @@ fn main() -> ExitCode {
     }
     let [failed, before, after, torn] = totals.faults_by_kind;
     let [completed, child_failed, cancelled] = totals.children_by_end;
+    let [rename, remove, behind_work, behind_wait] = totals.deploys;
+    let [idle, refused, old_path, new_code] = totals.deploy_judgements;
+    let deploys: u64 = totals.deploys.iter().flatten().sum();
     println!(
         "seeds run: {}, events: {}, store writes: {}, faults injected: {} ({failed} failed \
          writes, {before} crashes before a write, {after} after one, {torn} torn batches losing \
          {} step rows), restarts: {}, step closure runs: {}, child tasks: {} ({completed} \
          completed, {child_failed} failed, {cancelled} cancelled; {} joins returned), \
-         violations: {} (in {} seeds), {:.1} s",
+         races of a cancel and an answer: {} ({} with nothing after the answer), deploys: \
+         {deploys} (ungated/gated: rename {}/{}, remove {}/{}, move behind new work {}/{}, \
+         move behind a wait {}/{}; judged {refused} refused, {old_path} kept the old path, \
+         {new_code} ran the new code, {idle} found no task in flight; {} under a task that had \
+         recorded the changed step; {} tasks failed refused), violations: {} (in {} seeds), {:.1} s",
         totals.seeds,
         totals.events,
         totals.writes,
@@ -86,6 +95,18 @@ fn main() -> ExitCode {
         totals.closure_runs,
         totals.children,
         totals.joins,
+        totals.races,
+        totals.bare_races,
+        rename[0],
+        rename[1],
+        remove[0],
+        remove[1],
+        behind_work[0],
+        behind_work[1],
+        behind_wait[0],
+        behind_wait[1],
+        totals.deploys_over_target,
+        totals.refusals,
         totals.violations,
         totals.failing_seeds.len(),
         started.elapsed().as_secs_f64()

@@ -6,7 +6,7 @@
 //! ends ok; a non-retryable or always-failing one always fails), so the model needs to be told
 //! only what the outside world decided: the answers the body saw.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use durable_mcp::__internals::child_task_id;
 use durable_mcp::store::ChildOutcome;
@@ -50,6 +50,14 @@ impl Behaviour {
             Behaviour::AlwaysTimeout => Some("timed_out"),
             _ => None,
         }
+    }
+
+    /// Whether the step may fail an attempt and wait for a retry.
+    pub fn retries(self) -> bool {
+        !matches!(
+            self,
+            Behaviour::Ok | Behaviour::Slow | Behaviour::NonRetryable
+        )
     }
 
     /// Whether the step needs a short per-attempt timeout.
@@ -179,6 +187,16 @@ pub enum Op {
     /// `join_all` of the joined ones' `result()`. Generated only at a body's top level, so
     /// that the keys, hence the children's ids, follow the order of the ops (see [`family`]).
     Children(Vec<Child>),
+    /// `if cx.patched(id) { new } else { old }`: a change deployed behind a patch gate (only
+    /// in a body deployed under tasks in flight, see [`Deploy`]).
+    Gated {
+        /// The gate's id.
+        id: &'static str,
+        /// What the code runs now.
+        new: Vec<Op>,
+        /// What the code ran before the change.
+        old: Vec<Op>,
+    },
 }
 
 /// A child task an [`Op::Children`] starts.
@@ -199,7 +217,8 @@ pub enum Draw {
     Random,
     /// `cx.uuid()`.
     Uuid,
-    /// `cx.patched(id)`: always `true` here, where the code never changes under a task.
+    /// `cx.patched(id)`: `true` unless a deploy changed the code under the task (see
+    /// [`judge`]).
     Patched(&'static str),
 }
 
@@ -279,6 +298,10 @@ pub struct Grammar {
     pub cleanups: bool,
     /// Generate child tasks.
     pub children: bool,
+    /// Generate the race of a cancel and an answer recorded before the next activation.
+    pub races: bool,
+    /// Generate deploys of a changed body under tasks in flight.
+    pub deploys: bool,
 }
 
 impl Grammar {
@@ -292,11 +315,13 @@ impl Grammar {
         draws: true,
         cleanups: true,
         children: true,
+        races: true,
+        deploys: true,
     };
 
     /// The grammar without the constructs named in `names` (comma-separated: `explicit`,
-    /// `nested`, `joins`, `far`, `offers`, `draws`, `cleanups`, `children`); `None` for an
-    /// unknown name.
+    /// `nested`, `joins`, `far`, `offers`, `draws`, `cleanups`, `children`, `races`,
+    /// `deploys`); `None` for an unknown name.
     pub fn without(names: &str) -> Option<Grammar> {
         let mut grammar = Grammar::FULL;
         for name in names.split(',').filter(|n| !n.is_empty()) {
@@ -309,6 +334,8 @@ impl Grammar {
                 "draws" => grammar.draws = false,
                 "cleanups" => grammar.cleanups = false,
                 "children" => grammar.children = false,
+                "races" => grammar.races = false,
+                "deploys" => grammar.deploys = false,
                 _ => return None,
             }
         }
@@ -552,6 +579,13 @@ impl Keys {
         *count += 1;
         occurrence_key(name, *count)
     }
+
+    /// Every key claimed so far.
+    pub fn claimed(&self) -> impl Iterator<Item = String> + '_ {
+        self.0
+            .iter()
+            .flat_map(|(name, count)| (1..=*count).map(|n| occurrence_key(name, n)))
+    }
 }
 
 /// The value of the step under `key` in task `task`.
@@ -748,8 +782,19 @@ impl Model<'_> {
             }
             Op::Offer { .. } | Op::OnCancel { .. } => {}
             Op::Draw(Draw::Patched(id)) => {
-                self.keys.claim(DRAW);
-                self.tokens.push(format!("patched:{id}:true"));
+                // The side the body saw (checked against the rules as it is seen), else the
+                // side of code that never changed.
+                let key = self.keys.claim(DRAW);
+                let token = self.seen.get(&key).cloned();
+                self.tokens
+                    .push(token.unwrap_or_else(|| format!("patched:{id}:true")));
+            }
+            Op::Gated { id, new, old } => {
+                let key = self.keys.claim(GATE_KEY);
+                let token = self.seen(&key)?;
+                let patched = token == gate_token(id, true);
+                self.tokens.push(token);
+                self.ops(if patched { new } else { old })?;
             }
             Op::Draw(_) => {
                 let key = self.keys.claim(DRAW);
@@ -774,5 +819,451 @@ impl Model<'_> {
             }
         }
         Ok(())
+    }
+}
+
+// ---- races and deploys ----
+
+/// The sim's own key of a [`Op::Gated`] gate's side, claimed in call order like a journal key.
+pub const GATE_KEY: &str = "gate";
+
+/// The token a gate of `id` adds to the body's result, on `side`.
+pub fn gate_token(id: &str, side: bool) -> String {
+    format!("gate:{id}:{side}")
+}
+
+/// The step a deploy changes: a name no other op uses, so that the change moves no other key.
+pub const TARGET: &str = "target";
+/// The name [`Change::Rename`] gives it.
+pub const RENAMED: &str = "renamed";
+/// The new step [`Change::MoveBehindWork`] puts in front of it.
+pub const ADDED: &str = "added";
+/// The id of the patch gate a gated change stands behind.
+pub const DEPLOY_GATE: &str = "deploy";
+/// Whether the step a deploy changes may fail and wait for a retry. Off while the engine,
+/// under code that no longer reaches a recorded step whose retry is due, ticks the task over
+/// and over (the due retry stays its next wake) until the new code's own wait ends: the
+/// `livelock` check finds that in a few seeds per thousand.
+pub const TARGET_RETRIES: bool = false;
+
+/// How a deploy changes the step [`TARGET`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Renamed to [`RENAMED`].
+    Rename,
+    /// Removed.
+    Remove,
+    /// Moved to the body's end, behind a new step [`ADDED`].
+    MoveBehindWork,
+    /// Moved behind the first wait (a sleep or an elicitation) that followed it.
+    MoveBehindWait,
+}
+
+impl Change {
+    /// Every change, in the order the figures count them.
+    pub const ALL: [Change; 4] = [
+        Change::Rename,
+        Change::Remove,
+        Change::MoveBehindWork,
+        Change::MoveBehindWait,
+    ];
+
+    /// The change's place in [`Change::ALL`].
+    pub fn index(self) -> usize {
+        Change::ALL.iter().position(|c| *c == self).unwrap_or(0)
+    }
+}
+
+/// A changed body of root `t0`, deployed by [`crate::Event::Deploy`] under whatever is in
+/// flight then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deploy {
+    /// What changed.
+    pub change: Change,
+    /// The change stands behind `cx.patched(DEPLOY_GATE)`, the old code on its old side.
+    pub gated: bool,
+    /// The body deployed.
+    pub program: Program,
+}
+
+fn is_wait(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Sleep { .. } | Op::SleepUntil { .. } | Op::Elicit { .. } | Op::ElicitTimeout { .. }
+    )
+}
+
+/// Shapes `program` (root `t0`'s) for a deploy: puts the step [`TARGET`] near its start, with
+/// a wait somewhere after it (one is added right behind it if none follows), so that a task
+/// in flight often waits with the target recorded; returns the changed body to deploy.
+pub fn prepare_deploy(rng: &mut Rng, program: &mut Program) -> Deploy {
+    // The target never waits for a retry: a task whose journal holds a due retry of a step
+    // the new code no longer reaches is ticked over and over until the code's next wait ends
+    // (an engine issue: see `TARGET_RETRIES`).
+    let behaviour = match Behaviour::generate(rng) {
+        retries if !TARGET_RETRIES && retries.retries() => Behaviour::Ok,
+        behaviour => behaviour,
+    };
+    let target = Op::Step(StepOp {
+        name: TARGET,
+        behaviour,
+        idempotency_key: rng.chance(20),
+        via_macro: rng.chance(20),
+    });
+    let at = rng.below(program.ops.len().min(2) as u64 + 1) as usize;
+    program.ops.insert(at, target);
+    let wait = match program.ops[at + 1..].iter().position(is_wait) {
+        Some(offset) => at + 1 + offset,
+        None => {
+            let wait = if rng.chance(60) {
+                Op::Elicit {
+                    name: rng.pick(&ELICIT_NAMES),
+                }
+            } else {
+                Op::Sleep {
+                    name: rng.pick(&SLEEP_NAMES),
+                    ms: rng.range(5, 60) * 1000,
+                }
+            };
+            program.ops.insert(at + 1, wait);
+            at + 1
+        }
+    };
+    let change = rng.pick(&Change::ALL);
+    let gated = rng.chance(50);
+    let changed = changed_program(program, at, wait, change, gated);
+    Deploy {
+        change,
+        gated,
+        program: changed,
+    }
+}
+
+/// `program` with its step at `at` changed as `change` says (`wait`: the first wait behind it).
+fn changed_program(
+    program: &Program,
+    at: usize,
+    wait: usize,
+    change: Change,
+    gated: bool,
+) -> Program {
+    let target = program.ops[at].clone();
+    let renamed = match &target {
+        Op::Step(step) => Op::Step(StepOp {
+            name: RENAMED,
+            ..step.clone()
+        }),
+        other => other.clone(),
+    };
+    let added = Op::Step(StepOp {
+        name: ADDED,
+        behaviour: Behaviour::Ok,
+        idempotency_key: false,
+        via_macro: false,
+    });
+    let gate = |new: Vec<Op>, old: Vec<Op>| Op::Gated {
+        id: DEPLOY_GATE,
+        new,
+        old,
+    };
+    let mut ops = program.ops.clone();
+    match (change, gated) {
+        (Change::Rename, false) => ops[at] = renamed,
+        (Change::Rename, true) => ops[at] = gate(vec![renamed], vec![target]),
+        (Change::Remove, false) => {
+            ops.remove(at);
+        }
+        (Change::Remove, true) => ops[at] = gate(Vec::new(), vec![target]),
+        (Change::MoveBehindWork, false) => {
+            ops.remove(at);
+            ops.extend([added, target]);
+        }
+        (Change::MoveBehindWork, true) => {
+            ops[at] = gate(Vec::new(), vec![target.clone()]);
+            ops.push(gate(vec![added, target], Vec::new()));
+        }
+        (Change::MoveBehindWait, false) => {
+            ops.insert(wait + 1, target);
+            ops.remove(at);
+        }
+        (Change::MoveBehindWait, true) => {
+            ops.insert(wait + 1, gate(vec![target.clone()], Vec::new()));
+            ops[at] = gate(Vec::new(), vec![target]);
+        }
+    }
+    Program {
+        ops,
+        end: program.end,
+    }
+}
+
+/// Shapes `program` for the race of a cancel and an answer: a compensation (if the grammar
+/// has them) and an elicitation, at the end of the body (nothing left to do after the
+/// answer) or at a random place (work after it, most of the time).
+pub fn prepare_race(rng: &mut Rng, grammar: Grammar, program: &mut Program) {
+    let at = if rng.chance(50) {
+        program.ops.len()
+    } else {
+        rng.below(program.ops.len() as u64 + 1) as usize
+    };
+    let elicit = Op::Elicit {
+        name: rng.pick(&ELICIT_NAMES),
+    };
+    program.ops.insert(at, elicit);
+    if grammar.cleanups {
+        let (name, record) = rng.pick(&CLEANUPS);
+        let behaviour = if rng.chance(80) {
+            Behaviour::Ok
+        } else {
+            Behaviour::FailFirst(1)
+        };
+        let on_cancel = Op::OnCancel {
+            name,
+            record,
+            behaviour,
+        };
+        program.ops.insert(at, on_cancel);
+    }
+}
+
+/// The journal keys `program` reaches, in order, taking the new side of every gate: steps,
+/// sleeps, inputs and child starts (not the context's own `$` rows).
+pub fn journal_keys(program: &Program) -> Vec<String> {
+    fn walk(ops: &[Op], keys: &mut Keys, out: &mut Vec<String>) {
+        for op in ops {
+            match op {
+                Op::Step(StepOp { name, .. })
+                | Op::Nested { name, .. }
+                | Op::Sleep { name, .. }
+                | Op::SleepUntil { name, .. }
+                | Op::Elicit { name }
+                | Op::ElicitTimeout { name, .. }
+                | Op::Check { name, .. } => out.push(keys.claim(name)),
+                Op::Loop { step, count } => {
+                    out.extend((0..*count).map(|_| keys.claim(step.name)));
+                }
+                Op::ExplicitNested { .. } => out.push(keys.claim("bad_outer")),
+                Op::JoinSteps(steps) => out.extend(steps.iter().map(|s| keys.claim(s.name))),
+                Op::Helper(ops) => walk(ops, keys, out),
+                Op::JoinBranches(branches) => {
+                    for branch in branches {
+                        walk(branch, keys, out);
+                    }
+                }
+                Op::Offer { key } => out.push((*key).to_owned()),
+                Op::Children(children) => out.extend(children.iter().map(|_| keys.claim(CHILD))),
+                Op::Gated { new, .. } => walk(new, keys, out),
+                Op::Draw(_) | Op::Status { .. } | Op::OnCancel { .. } => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&program.ops, &mut Keys::default(), &mut out);
+    out
+}
+
+/// What the rules of a journal that must be reached make of a body deployed under a task
+/// whose journal held the body keys `recorded` (with their sequence numbers) and the patch
+/// gates `gates` (by id) when the code changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Judgement {
+    /// The side each gate the new code reaches takes, where no earlier run recorded one.
+    pub gates: BTreeMap<String, bool>,
+    /// The task fails with `UnreachedJournal`.
+    pub refused: Option<Refusal>,
+}
+
+/// How the engine refuses code that does not reach a task's journal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The recorded keys it does not reach, in the order they were recorded.
+    pub keys: Vec<String>,
+    /// The new ground it asked for instead; `None`: it returned.
+    pub new_ground: Option<String>,
+    /// The new ground is in a join: which branch asks first depends on what each waits for.
+    pub in_join: bool,
+}
+
+/// Walks `program` as the engine replays it over a journal recorded by other code: each
+/// recorded key it reaches counts off; new ground (a step, an elicitation, an offer, a check,
+/// a child start with no row; not a sleep, which only waits) while recorded keys are left is
+/// refused, and so is a return with keys left; a patch gate with no record takes the old side
+/// (`false`) while recorded keys are left. A join reaches the recorded keys of all its
+/// branches before it is judged (within one poll, every branch runs through its recorded
+/// ground). Every wait is taken to end.
+pub fn judge(
+    program: &Program,
+    recorded: &BTreeMap<String, u64>,
+    gates: &BTreeMap<String, bool>,
+) -> Judgement {
+    let mut walk = Walk {
+        recorded,
+        unreached: recorded.keys().cloned().collect(),
+        visited: BTreeSet::new(),
+        keys: Keys::default(),
+        gates: gates.clone(),
+        judgement: Judgement::default(),
+        in_join: false,
+    };
+    if walk.ops(&program.ops).is_ok() && !walk.unreached.is_empty() {
+        walk.refuse(None);
+    }
+    walk.judgement
+}
+
+/// Why a [`Walk`] stopped early: refused, or the body fails by design there.
+struct Stop;
+
+struct Walk<'a> {
+    recorded: &'a BTreeMap<String, u64>,
+    unreached: BTreeSet<String>,
+    visited: BTreeSet<String>,
+    keys: Keys,
+    gates: BTreeMap<String, bool>,
+    judgement: Judgement,
+    /// The walk is in a join.
+    in_join: bool,
+}
+
+impl Walk<'_> {
+    fn unreached_in_order(&self) -> Vec<String> {
+        let mut keys: Vec<&String> = self.unreached.iter().collect();
+        keys.sort_by_key(|key| self.recorded.get(*key).copied().unwrap_or(u64::MAX));
+        keys.into_iter().cloned().collect()
+    }
+
+    fn refuse(&mut self, new_ground: Option<String>) {
+        self.judgement.refused = Some(Refusal {
+            keys: self.unreached_in_order(),
+            new_ground,
+            in_join: self.in_join,
+        });
+    }
+
+    fn known(&self, key: &str) -> bool {
+        self.recorded.contains_key(key) || self.visited.contains(key)
+    }
+
+    /// The operation under `key`; `defers`: it waits for a judgement on new ground.
+    fn ground(&mut self, key: String, defers: bool) -> Result<(), Stop> {
+        if self.known(&key) {
+            self.unreached.remove(&key);
+            return Ok(());
+        }
+        if defers && !self.unreached.is_empty() {
+            self.refuse(Some(key));
+            return Err(Stop);
+        }
+        self.visited.insert(key);
+        Ok(())
+    }
+
+    /// A join of operations whose keys are `keys` (each with whether it defers).
+    fn group(&mut self, keys: Vec<(String, bool)>) -> Result<(), Stop> {
+        for (key, _) in &keys {
+            if self.known(key) {
+                self.unreached.remove(key);
+            }
+        }
+        self.in_join = true;
+        let judged = keys
+            .into_iter()
+            .try_for_each(|(key, defers)| self.ground(key, defers));
+        self.in_join = false;
+        judged
+    }
+
+    fn gate(&mut self, id: &str) -> bool {
+        if let Some(side) = self.gates.get(id) {
+            return *side;
+        }
+        let side = self.unreached.is_empty();
+        self.gates.insert(id.to_owned(), side);
+        self.judgement.gates.insert(id.to_owned(), side);
+        side
+    }
+
+    fn ops(&mut self, ops: &[Op]) -> Result<(), Stop> {
+        for op in ops {
+            self.op(op)?;
+        }
+        Ok(())
+    }
+
+    /// The keys of a branch of a join, in order, each with whether it defers.
+    fn branch_keys(&mut self, ops: &[Op], out: &mut Vec<(String, bool)>) {
+        for op in ops {
+            match op {
+                Op::Step(step) => out.push((self.keys.claim(step.name), true)),
+                Op::Sleep { name, .. } => out.push((self.keys.claim(name), false)),
+                Op::ElicitTimeout { name, .. } => out.push((self.keys.claim(name), true)),
+                other => unreachable!("no {other:?} in a branch of a join"),
+            }
+        }
+    }
+
+    fn op(&mut self, op: &Op) -> Result<(), Stop> {
+        match op {
+            Op::Step(step) => {
+                let key = self.keys.claim(step.name);
+                self.ground(key, true)
+            }
+            Op::Loop { step, count } => {
+                for _ in 0..*count {
+                    let key = self.keys.claim(step.name);
+                    self.ground(key, true)?;
+                }
+                Ok(())
+            }
+            Op::Helper(ops) => self.ops(ops),
+            Op::Nested { name, .. }
+            | Op::Elicit { name }
+            | Op::ElicitTimeout { name, .. }
+            | Op::Check { name, .. } => {
+                let key = self.keys.claim(name);
+                self.ground(key, true)
+            }
+            Op::ExplicitNested { .. } => {
+                let key = self.keys.claim("bad_outer");
+                self.ground(key, true)?;
+                // Its closure calls the context: the task fails there, by design.
+                Err(Stop)
+            }
+            Op::JoinSteps(steps) => {
+                let keys = steps
+                    .iter()
+                    .map(|step| (self.keys.claim(step.name), true))
+                    .collect();
+                self.group(keys)
+            }
+            Op::JoinBranches(branches) => {
+                let mut keys = Vec::new();
+                for branch in branches {
+                    self.branch_keys(branch, &mut keys);
+                }
+                self.group(keys)
+            }
+            Op::Sleep { name, .. } | Op::SleepUntil { name, .. } => {
+                let key = self.keys.claim(name);
+                self.ground(key, false)
+            }
+            Op::Offer { key } => self.ground((*key).to_owned(), true),
+            Op::Draw(Draw::Patched(id)) => {
+                self.gate(id);
+                Ok(())
+            }
+            Op::Gated { id, new, old } => {
+                let side = self.gate(id);
+                self.ops(if side { new } else { old })
+            }
+            Op::Children(children) => {
+                for _ in children {
+                    let key = self.keys.claim(CHILD);
+                    self.ground(key, true)?;
+                }
+                Ok(())
+            }
+            Op::Draw(_) | Op::Status { .. } | Op::OnCancel { .. } => Ok(()),
+        }
     }
 }

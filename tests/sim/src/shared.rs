@@ -13,7 +13,7 @@ use durable_mcp::store::Store;
 use durable_mcp::store::{ChildOutcome, LoadScope, StepKind, StepRow, StepStatus, TaskState};
 use durable_mcp::testing::VirtualClock;
 
-use crate::program::{Program, child_token};
+use crate::program::{Judgement, Program, child_token};
 
 /// An invariant that did not hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,6 +79,23 @@ pub struct Shared {
     inserted: RefCell<BTreeSet<String>>,
     /// The child starts whose join returned in a body: (parent, key).
     joins: RefCell<BTreeSet<TaskKey>>,
+    /// The keys each task's body reached in its last run that returned.
+    returned: RefCell<BTreeMap<String, BTreeSet<String>>>,
+    /// The tasks a deploy changed the code under, with what the rules make of it.
+    deploys: RefCell<BTreeMap<String, DeployWatch>>,
+}
+
+/// A task a deploy changed the code under: its journal then, and what the rules of a journal
+/// that must be reached make of the new code over it.
+#[derive(Clone, Debug, Default)]
+pub struct DeployWatch {
+    /// The body keys its journal held at the deploy.
+    pub journal: BTreeSet<String>,
+    /// The judgement of the new code over that journal.
+    pub judgement: Judgement,
+    /// Keys whose closures must not start after the deploy (the new side of a change the
+    /// task, having recorded the old one, does not take).
+    pub forbidden: BTreeSet<String>,
 }
 
 /// The most violations kept per run.
@@ -100,6 +117,8 @@ impl Shared {
             compensated: RefCell::default(),
             inserted: RefCell::default(),
             joins: RefCell::default(),
+            returned: RefCell::default(),
+            deploys: RefCell::default(),
             answers: RefCell::default(),
             violations: RefCell::default(),
             closure_runs: Cell::new(0),
@@ -183,6 +202,38 @@ impl Shared {
             ),
             Some(_) => {}
         }
+    }
+
+    /// A run of `task`'s body returned, having reached the journal keys `reached`.
+    pub fn body_returned(&self, task: &str, reached: BTreeSet<String>) {
+        self.returned.borrow_mut().insert(task.to_owned(), reached);
+    }
+
+    /// The keys the last run of `task`'s body that returned reached.
+    pub fn reached_at_return(&self, task: &str) -> BTreeSet<String> {
+        self.returned
+            .borrow()
+            .get(task)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// A deploy changed the code under `task`.
+    pub fn deployed(&self, task: &str, watch: DeployWatch) {
+        self.deploys.borrow_mut().insert(task.to_owned(), watch);
+    }
+
+    /// What a deploy under `task` found, if one changed its code.
+    pub fn deploy_watch(&self, task: &str) -> Option<DeployWatch> {
+        self.deploys.borrow().get(task).cloned()
+    }
+
+    /// The side `cx.patched(id)` takes in `task` where no record decides it: the new one,
+    /// unless a deploy changed the code under the task with recorded ground ahead of the gate.
+    pub fn gate_expected(&self, task: &str, id: &str) -> bool {
+        let deploys = self.deploys.borrow();
+        let side = deploys.get(task).and_then(|w| w.judgement.gates.get(id));
+        side.copied().unwrap_or(true)
     }
 
     /// The host died or restarted: every attempt in flight may be lost.
@@ -304,7 +355,8 @@ impl Shared {
 
     /// Checks a task that just finished: a cancelled one ran every compensation it registered
     /// and cancelled every child it had not heard from, unless its cleanup's deadline passed
-    /// first (and its status message says so); one that completed or failed ran none.
+    /// first or code deployed since does not reach its journal (and its status message says
+    /// so); one that completed or failed ran none.
     pub fn check_cleanup(&self, task: &str, state: &TaskState) {
         let unrun: Vec<&str> = state
             .pending_cleanup()
@@ -318,11 +370,20 @@ impl Shared {
         };
         let said = says("not run", state.pending_cleanup().next().is_some())
             && says("not cancelled", unstopped_children(state).next().is_some());
+        // Code deployed under the task that no longer reaches its journal may not reach the
+        // registration of a compensation either: the closure is not there to run.
+        let unreachable = self
+            .deploys
+            .borrow()
+            .get(task)
+            .is_some_and(|watch| watch.judgement.refused.is_some())
+            && unstopped_children(state).next().is_none();
         match state.task.status {
             TaskStatus::Cancelled if !unrun.is_empty() => {
                 let deadline = state.cleanup_deadline();
                 let finished = state.task.finished_at;
-                if !said || deadline.is_none_or(|d| finished.is_none_or(|f| f < d)) {
+                let passed = deadline.is_some_and(|d| finished.is_some_and(|f| f >= d));
+                if !said || !(passed || unreachable) {
                     self.violate(
                         "cleanup-unfinished",
                         task,
@@ -402,6 +463,33 @@ impl Shared {
                     journal.task.generation
                 ),
             );
+        }
+        if let Some(watch) = self.deploys.borrow().get(task)
+            && !key.starts_with('$')
+        {
+            let new_ground = !watch.journal.contains(key);
+            if watch.forbidden.contains(key) {
+                self.violate(
+                    "journal-skipped",
+                    task,
+                    format!(
+                        "the closure of {key:?}, new code in place of recorded ground, ran after \
+                         the deploy"
+                    ),
+                );
+            } else if let Some(refusal) = &watch.judgement.refused
+                && new_ground
+            {
+                self.violate(
+                    "journal-skipped",
+                    task,
+                    format!(
+                        "the closure of {key:?} ran after a deploy whose code does not reach \
+                         the recorded {:?}: new ground must not run",
+                        refusal.keys
+                    ),
+                );
+            }
         }
         if self.cancel_observed.borrow().contains(task) && !compensation {
             self.violate(

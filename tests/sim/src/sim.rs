@@ -31,9 +31,14 @@ use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 
 use crate::body::{TASK_NAME, definition};
-use crate::program::{Grammar, Member, Program, family, model};
-use crate::rng::Rng;
-use crate::shared::{Shared, TaskKey, Violation, expired, stopped_key, unstopped_children};
+use crate::program::{
+    ADDED, DEPLOY_GATE, Deploy, Grammar, Member, Program, RENAMED, Refusal, TARGET, family,
+    journal_keys, judge, model, prepare_deploy, prepare_race,
+};
+use crate::rng::{Rng, hash};
+use crate::shared::{
+    DeployWatch, Shared, TaskKey, Violation, expired, stopped_key, unstopped_children,
+};
 use crate::store::{FaultKind, FaultyStore};
 
 /// The largest timestamp every host can store and schedule (8.64e15 ms).
@@ -116,6 +121,18 @@ pub enum Event {
     Restart,
     /// A tick of task `n` now, due or not (duplicate and early wakes).
     Tick(usize),
+    /// `tasks/cancel` of task `task`, then at once (no tick, no poll between) a `tasks/update`
+    /// answering every request it waits on with `variant`: the race of a cancel and an answer
+    /// recorded before the next activation. Nothing if the task waits on no request.
+    CancelAnswer {
+        /// The task.
+        task: usize,
+        /// Which response.
+        variant: u8,
+    },
+    /// The host restarts on changed code: root `t0`'s body becomes the scenario's
+    /// [`Deploy`] program under whatever of it is in flight (once; later deploys restart).
+    Deploy,
     /// Arms a store fault at the `after`-th write from now.
     Fault {
         /// Which write.
@@ -142,6 +159,8 @@ pub struct Scenario {
     pub hand_off_ms: Option<u64>,
     /// Each task's retention, in milliseconds (`None`: forever).
     pub ttl_ms: Vec<Option<u64>>,
+    /// The changed body of root `t0` that [`Event::Deploy`] deploys.
+    pub deploy: Option<Deploy>,
 }
 
 impl Scenario {
@@ -199,7 +218,7 @@ impl Scenario {
         let ttl_ms = (0..tasks)
             .map(|_| rng.chance(25).then(|| rng.range(5, 30) * 60_000))
             .collect();
-        Scenario {
+        let mut scenario = Scenario {
             seed,
             programs,
             events,
@@ -207,6 +226,41 @@ impl Scenario {
             lease_ms,
             hand_off_ms,
             ttl_ms,
+            deploy: None,
+        };
+        scenario.add_races_and_deploys(config.grammar);
+        scenario
+    }
+
+    /// Shapes bodies for the race of a cancel and an answer and for a deploy, and adds their
+    /// events. They come from a generator of their own, so that a seed keeps the programs and
+    /// events it drew before they existed, with these added.
+    fn add_races_and_deploys(&mut self, grammar: Grammar) {
+        let mut rng = Rng::new(hash(&["races and deploys", &self.seed.to_string()]));
+        let mut raced = Vec::new();
+        if grammar.races {
+            for (n, program) in self.programs.iter_mut().enumerate() {
+                if rng.chance(35) {
+                    prepare_race(&mut rng, grammar, program);
+                    raced.push(n);
+                }
+            }
+        }
+        if grammar.deploys && rng.chance(35) {
+            self.deploy = Some(prepare_deploy(&mut rng, &mut self.programs[0]));
+            // In the first half, while `t0` is more often in flight.
+            let at = rng.range(1, self.events.len().div_ceil(2) as u64) as usize;
+            self.events.insert(at, Event::Deploy);
+        }
+        if !raced.is_empty() {
+            for _ in 0..rng.range(1, 3) {
+                let event = Event::CancelAnswer {
+                    task: rng.pick(&raced),
+                    variant: rng.below(3) as u8,
+                };
+                let at = rng.range(1, self.events.len() as u64) as usize;
+                self.events.insert(at, event);
+            }
         }
     }
 }
@@ -249,6 +303,21 @@ pub struct Outcome {
     pub children_by_end: [u64; 3],
     /// Child starts whose join returned.
     pub joins: u64,
+    /// Races played: a cancel recorded while no activation ran, on a task waiting for input
+    /// with compensations registered, then an answer to it.
+    pub races: u64,
+    /// Of which: the answer was to the body's last journal operation (nothing left to do).
+    pub bare_races: u64,
+    /// Deploys, by change (see [`Change::ALL`](crate::program::Change::ALL)) and gate
+    /// (ungated, gated).
+    pub deploys: [[u64; 2]; 4],
+    /// Of which: no task in flight; refused by the rules; the task keeps its old path behind
+    /// the gate; the task runs the new code.
+    pub deploy_judgements: [u64; 4],
+    /// Deploys under a task in flight that had recorded the changed step.
+    pub deploys_over_target: u64,
+    /// Tasks that ended failed with the error of a journal not reached.
+    pub refusals: u64,
     /// What did not hold.
     pub violations: Vec<Violation>,
 }
@@ -325,6 +394,13 @@ struct World {
     events: u64,
     /// A livelock was found: the run stops.
     halted: bool,
+    /// The scenario's deploy was played.
+    deployed: bool,
+    races: u64,
+    bare_races: u64,
+    deploys: [[u64; 2]; 4],
+    deploy_judgements: [u64; 4],
+    deploys_over_target: u64,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -385,6 +461,12 @@ pub fn run(scenario: &Scenario) -> Outcome {
         restarts: 0,
         events: 0,
         halted: false,
+        deployed: false,
+        races: 0,
+        bare_races: 0,
+        deploys: [[0; 2]; 4],
+        deploy_judgements: [0; 4],
+        deploys_over_target: 0,
         _dir: dir,
     };
     let trace = crate::tracing();
@@ -420,6 +502,12 @@ pub fn run(scenario: &Scenario) -> Outcome {
         children,
         children_by_end,
         joins: world.shared.joins(),
+        races: world.races,
+        bare_races: world.bare_races,
+        deploys: world.deploys,
+        deploy_judgements: world.deploy_judgements,
+        deploys_over_target: world.deploys_over_target,
+        refusals: world.refusals(),
         violations: world.shared.violations(),
     }
 }
@@ -473,6 +561,77 @@ fn started_key(key: &str) -> String {
     format!("$started:{key}")
 }
 
+/// The body's journal keys of `state`: steps, sleeps, inputs, children (not `$` rows).
+fn body_keys(state: &TaskState) -> impl Iterator<Item = &str> {
+    let steps = state.steps.keys();
+    let inputs = state.inputs.keys();
+    steps
+        .chain(inputs)
+        .map(String::as_str)
+        .filter(|key| !key.starts_with('$'))
+}
+
+/// Whether the task failed because its body did not reach its journal.
+fn refused(state: &TaskState) -> bool {
+    let error = state.task.error.as_ref();
+    error.is_some_and(|e| e.message.starts_with(UNREACHED))
+}
+
+/// How the error of a journal not reached begins.
+const UNREACHED: &str = "non-determinism: the body did not reach";
+
+/// How the error of `refusal` begins (up to the new ground, when a join's branch asks for it).
+fn refusal_message(refusal: &Refusal) -> String {
+    const SHOWN: usize = 5;
+    let keys = &refusal.keys;
+    let quoted: Vec<String> = keys.iter().take(SHOWN).map(|k| format!("{k:?}")).collect();
+    let noun = if keys.len() == 1 { "key" } else { "keys" };
+    let named = match (quoted.split_last(), keys.len().saturating_sub(SHOWN)) {
+        (None, _) => "no key".to_owned(),
+        (Some((only, [])), 0) => format!("the {noun} {only}"),
+        (Some((last, rest)), 0) => format!("the {noun} {} and {last}", rest.join(", ")),
+        (Some(_), more) => format!("the {noun} {} and {more} more", quoted.join(", ")),
+    };
+    let instead = match &refusal.new_ground {
+        Some(_) if refusal.in_join => "and went on to new ground at ".to_owned(),
+        Some(key) => format!("and went on to new ground at {key:?} instead"),
+        None => "and returned without them".to_owned(),
+    };
+    format!("{UNREACHED} {named} that an earlier run of this task recorded, {instead}")
+}
+
+/// What the rules make of `program` deployed under the task of `state`.
+fn deploy_watch(state: &TaskState, program: &Program) -> DeployWatch {
+    let recorded: BTreeMap<String, u64> = state
+        .steps
+        .values()
+        .map(|row| (&row.key, row.seq))
+        .chain(state.inputs.values().map(|row| (&row.key, row.seq)))
+        .filter(|(key, _)| !key.starts_with('$'))
+        .map(|(key, seq)| (key.clone(), seq))
+        .collect();
+    let gates: BTreeMap<String, bool> = state
+        .steps
+        .values()
+        .filter_map(|row| {
+            let id = row.key.strip_prefix("$patch:")?;
+            Some((id.to_owned(), row.result.as_deref() == Some("true")))
+        })
+        .collect();
+    let judgement = judge(program, &recorded, &gates);
+    // A task that recorded the step under its old name never runs what replaced it.
+    let forbidden = if recorded.contains_key(TARGET) {
+        [RENAMED, ADDED].map(str::to_owned).into()
+    } else {
+        BTreeSet::new()
+    };
+    DeployWatch {
+        journal: recorded.into_keys().collect(),
+        judgement,
+        forbidden,
+    }
+}
+
 fn response(variant: u8) -> Value {
     json!({ "action": "accept", "content": { "n": variant } })
 }
@@ -519,6 +678,8 @@ impl World {
                     self.cancel(&id);
                 }
             }
+            Event::CancelAnswer { task, variant } => self.cancel_then_answer(*task, *variant),
+            Event::Deploy => self.deploy(),
             Event::Restart => self.restart(),
             Event::Tick(n) => {
                 if let Some(id) = self.ids.get(*n).cloned() {
@@ -555,6 +716,115 @@ impl World {
                 );
             }
         }
+    }
+
+    /// The race of a cancel and an answer: both recorded before the next activation.
+    fn cancel_then_answer(&mut self, n: usize, variant: u8) {
+        let Some(id) = self.ids.get(n).cloned() else {
+            return;
+        };
+        let Some(before) = self.task_state(&id) else {
+            return;
+        };
+        let open: Vec<String> = before
+            .inputs
+            .values()
+            .filter(|i| i.blocking && !i.answered && !i.consumed)
+            .map(|i| i.key.clone())
+            .collect();
+        if open.is_empty() || before.task.status.is_terminal() {
+            return;
+        }
+        let race = !before.task.cancel_requested
+            && !self.engine.is_running(&id)
+            && before.pending_cleanup().next().is_some();
+        self.cancel(&id);
+        if self.store.is_dead() {
+            return;
+        }
+        let response = response(variant);
+        let mut answers = serde_json::Map::new();
+        for key in &open {
+            self.shared.answer_sent(&id, key, &response.to_string());
+            answers.insert(key.clone(), response.clone());
+        }
+        let _ = self.engine.update(&id, &Value::Object(answers), None);
+        let pending = self
+            .task_state(&id)
+            .is_some_and(|s| s.task.cancel_requested && !s.task.status.is_terminal());
+        if race && pending {
+            self.races += 1;
+            let keys = journal_keys(&self.programs[&id]);
+            let last = open
+                .iter()
+                .filter_map(|key| keys.iter().position(|k| k == key))
+                .max();
+            if last.is_some_and(|at| at + 1 == keys.len()) {
+                self.bare_races += 1;
+            }
+        }
+    }
+
+    /// Deploys the scenario's changed body of `t0`: the host restarts on the new code, and
+    /// the rules' judgement of it over the journal of a task in flight is noted for the checks.
+    fn deploy(&mut self) {
+        let Some(deploy) = self.scenario.deploy.clone() else {
+            return;
+        };
+        if std::mem::replace(&mut self.deployed, true) {
+            self.restart();
+            return;
+        }
+        // The old code stops with its host: nothing of it runs after.
+        self.running.clear();
+        let id = self.ids[0].clone();
+        self.deploys[deploy.change.index()][usize::from(deploy.gated)] += 1;
+        let state = self.task_state(&id);
+        // Ended, or purged once it had.
+        let ended = match &state {
+            Some(state) => state.task.status.is_terminal(),
+            None => self.last_seen.contains_key(&id),
+        };
+        let judged = match state {
+            Some(state) if !ended => {
+                let watch = deploy_watch(&state, &deploy.program);
+                let class = match &watch.judgement {
+                    j if j.refused.is_some() => 1,
+                    j if j.gates.get(DEPLOY_GATE) == Some(&false) => 2,
+                    _ => 3,
+                };
+                if watch.journal.contains(TARGET) {
+                    self.deploys_over_target += 1;
+                }
+                self.shared.deployed(&id, watch);
+                class
+            }
+            _ => 0,
+        };
+        if crate::tracing() {
+            eprintln!(
+                "sim:   deploy under {id} ({}): {:?}",
+                if ended { "ended" } else { "not ended" },
+                self.shared.deploy_watch(&id)
+            );
+        }
+        self.deploy_judgements[judged] += 1;
+        // A task that ended ran the old code, which the checks judge it by.
+        if !ended {
+            self.programs.insert(id.clone(), deploy.program.clone());
+        }
+        self.shared
+            .programs
+            .borrow_mut()
+            .insert(id, Rc::new(deploy.program));
+        self.restart();
+    }
+
+    /// How many tasks ended failed with the error of a journal not reached.
+    fn refusals(&self) -> u64 {
+        let ids = self.ids.iter();
+        let states = ids.filter_map(|id| self.state_or_last(id));
+        states.filter(refused).count() as u64
     }
 
     fn task_state(&self, id: &str) -> Option<TaskState> {
@@ -1009,6 +1279,8 @@ impl World {
             None if task.status.is_terminal() => {
                 self.shared.check_cleanup(id, state);
                 self.check_cleanup_children(id, state);
+                self.check_cancel_won(id, state);
+                self.check_journal_reached(id, state);
                 if task.status == TaskStatus::Cancelled && !self.cancel_asked(id) {
                     self.shared.violate(
                         "cancelled-uncalled",
@@ -1076,6 +1348,106 @@ impl World {
                 .parents
                 .get(id)
                 .is_some_and(|parent| self.shared.cancel_generation(parent).is_some())
+    }
+
+    /// A recorded cancel wins: a task whose cancel was recorded before the activation that
+    /// ended it claimed it (its lease then was older) ends `cancelled`, not `completed` nor
+    /// `failed` (unless it expired, or its code changed under it and does not reach its
+    /// journal); only an activation running when the cancel came may complete it.
+    fn check_cancel_won(&self, id: &str, state: &TaskState) {
+        let Some(at) = self.shared.cancel_generation(id) else {
+            return;
+        };
+        let task = &state.task;
+        let lost = match task.status {
+            TaskStatus::Completed => true,
+            TaskStatus::Failed => !expired(state) && !refused(state),
+            _ => false,
+        };
+        if lost && task.generation > at {
+            self.shared.violate(
+                "cancel-lost",
+                id,
+                format!(
+                    "its cancel was recorded under lease {at}, and an activation claimed after it \
+                     (lease {}) ended it {} ({:?})",
+                    task.generation,
+                    task.status,
+                    task.error
+                        .as_ref()
+                        .map(|e| &e.message)
+                        .or(task.result.as_ref())
+                ),
+            );
+        }
+    }
+
+    /// The journal must be reached: a task completes only from a run that reached every key
+    /// its journal holds; under changed code, a task the rules refuse fails with the error
+    /// naming the keys it did not reach (or is cancelled, or expires), and one they accept is
+    /// not refused.
+    fn check_journal_reached(&self, id: &str, state: &TaskState) {
+        let watch = self.shared.deploy_watch(id);
+        let expected = watch.as_ref().and_then(|w| w.judgement.refused.clone());
+        match state.task.status {
+            TaskStatus::Completed => {
+                let reached = self.shared.reached_at_return(id);
+                let skipped: Vec<&str> = body_keys(state)
+                    .filter(|key| !reached.contains(*key))
+                    .collect();
+                if !skipped.is_empty() {
+                    self.shared.violate(
+                        "journal-skipped",
+                        id,
+                        format!(
+                            "the task completed, its body not reaching the recorded {skipped:?}"
+                        ),
+                    );
+                }
+                if let Some(refusal) = &expected {
+                    self.shared.violate(
+                        "journal-skipped",
+                        id,
+                        format!(
+                            "the task completed on code that does not reach the recorded {:?}",
+                            refusal.keys
+                        ),
+                    );
+                }
+            }
+            TaskStatus::Failed if refused(state) => {
+                let message = state.task.error.as_ref().map(|e| e.message.as_str());
+                let message = message.unwrap_or_default();
+                match &expected {
+                    Some(refusal) => {
+                        let named = refusal_message(refusal);
+                        if !message.starts_with(&named) {
+                            self.shared.violate(
+                                "deploy-outcome",
+                                id,
+                                format!("refused with {message:?}, the rules say {named:?}"),
+                            );
+                        }
+                    }
+                    None => self.shared.violate(
+                        "deploy-outcome",
+                        id,
+                        format!("refused, though its code reaches its whole journal: {message}"),
+                    ),
+                }
+            }
+            TaskStatus::Failed if expected.is_some() && !expired(state) => {
+                self.shared.violate(
+                    "deploy-outcome",
+                    id,
+                    format!(
+                        "the rules refuse the new code over its journal, yet it failed with {:?}",
+                        state.task.error.as_ref().map(|e| &e.message)
+                    ),
+                );
+            }
+            _ => {}
+        }
     }
 
     /// Checks a task that just finished: one that completed or failed cancelled none of its
@@ -1461,6 +1833,11 @@ impl World {
                         task.status
                     ),
                 );
+            }
+            // The rules refuse the code deployed under it: `check_journal_reached` judged it.
+            let watch = self.shared.deploy_watch(id);
+            if watch.is_some_and(|w| w.judgement.refused.is_some()) {
+                continue;
             }
             let program = &self.programs[id];
             let expected = match model(id, program, &self.shared.seen(id), &ended) {

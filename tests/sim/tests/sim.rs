@@ -48,7 +48,9 @@ fn a_seed_replays_exactly() {
                 first.restarts,
                 first.closure_runs,
                 first.children,
-                first.joins
+                first.joins,
+                first.races,
+                first.refusals
             ),
             (
                 again.events,
@@ -57,7 +59,9 @@ fn a_seed_replays_exactly() {
                 again.restarts,
                 again.closure_runs,
                 again.children,
-                again.joins
+                again.joins,
+                again.races,
+                again.refusals
             ),
             "seed {seed}"
         );
