@@ -312,8 +312,8 @@ pub use durable_mcp_macros::tool;
 
 pub use crate::core::retry::RetryPolicyError;
 pub use crate::core::{
-    Backoff, DurationError, EngineError, Limits, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp,
-    format_duration, parse_duration,
+    Backoff, Divergence, DurationError, EngineError, Limits, MAX_DURATION, RetryPolicy, TaskStatus,
+    Timestamp, format_duration, parse_duration,
 };
 /// A duration literal checked at compile time: `duration!("5m")` is
 /// `Duration::from_millis(300_000)`, and a malformed literal is a compile error on it.

@@ -116,6 +116,48 @@ fn a_step_moved_behind_a_wait_is_still_reached(make: RegistrySetup) {
     assert_eq!(ran, ["send"]);
 }
 
+/// `order` whose `fetch` fails its first attempt (retried 10 s later); with `wait_first`, the
+/// body sleeps an hour before it fetches.
+fn retrying(tries: &Counter, wait_first: bool) -> TaskDefinition {
+    let tries = tries.clone();
+    TaskDefinition::new("order", move |cx, _| {
+        let tries = tries.clone();
+        Box::pin(async move {
+            if wait_first {
+                cx.sleep("pause", "1h").await?;
+            }
+            cx.step("fetch", || async move {
+                if tries.hit() == 1 {
+                    return Err(durable_mcp::StepError::retryable("the shop is busy"));
+                }
+                Ok(())
+            })
+            .retry(common::no_jitter(3, 10_000, durable_mcp::Backoff::Constant))
+            .await?;
+            Ok(reply("fetched"))
+        })
+    })
+}
+
+/// A step waiting for its retry, which the new code no longer reaches before it waits: the
+/// retry would only run the body to the same wait, over and over, so the task fails instead,
+/// naming the step, and the step is not run again.
+fn a_retrying_step_the_new_code_waits_before_fails_the_task(make: RegistrySetup) {
+    let tries = Counter::default();
+    let mut env = make(TaskRegistry::new().register(retrying(&tries, false)));
+    let id = env.harness.create("order", json!({}));
+    env.run_until_idle();
+    assert_eq!(
+        tries.get(),
+        1,
+        "the first attempt failed; the retry waits 10 s"
+    );
+    env.deploy(TaskRegistry::new().register(retrying(&tries, true)));
+    env.advance("10s");
+    assert_refused(&env, &id, "the key \"fetch\"", "and waited instead");
+    assert_eq!(tries.get(), 1, "the step did not run again");
+}
+
 /// Each change behind a patch gate: the task in flight keeps its recorded path, and completes.
 fn the_same_changes_behind_a_patch_gate_are_accepted(make: RegistrySetup) {
     for plan in [
@@ -178,6 +220,7 @@ common::on_every_store_of_registry!(
     a_step_moved_behind_new_work_fails_the_task,
     a_body_that_returns_without_its_journal_fails,
     a_step_moved_behind_a_wait_is_still_reached,
+    a_retrying_step_the_new_code_waits_before_fails_the_task,
     the_same_changes_behind_a_patch_gate_are_accepted,
     branches_reaching_their_journal_in_another_order_are_no_divergence,
 );

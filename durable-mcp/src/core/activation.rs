@@ -43,7 +43,7 @@ pub use attempts::{Attempt, AttemptId};
 use attempts::{Attempts, Issued};
 pub use children::ChildStart;
 
-use super::error::EngineError;
+use super::error::{Divergence, EngineError};
 use super::journal::{
     Applied, CLEANUP_DEADLINE, CLEANUP_PREFIX, Guard, InputRow, StepKind, StepRow, StepStatus,
     TaskState, Write, is_own_key,
@@ -762,7 +762,7 @@ impl Activation {
         }
         let error = EngineError::UnreachedJournal {
             keys: self.unreached_keys(),
-            new_ground: Some(new_ground.clone()),
+            instead: Divergence::NewGround(new_ground.clone()),
         };
         self.deferred_ground = None;
         self.fail(error);
@@ -778,7 +778,38 @@ impl Activation {
         }
         let error = EngineError::UnreachedJournal {
             keys: self.unreached_keys(),
-            new_ground: None,
+            instead: Divergence::Returned,
+        };
+        self.fail(error);
+        true
+    }
+
+    /// Fails the task if its body stopped to wait while rows it did not reach still ask for a
+    /// wake-up (a step's retry, a sleep's end): the code no longer reaches them before its
+    /// wait, so each such wake-up would run the body to the same wait, at once and again.
+    /// `false` if no unreached row asks for one (the body may still reach them after its
+    /// wait, as a step moved behind a wait does).
+    pub fn fail_stranded_journal(&mut self) -> bool {
+        if self.unreached == 0 {
+            return false;
+        }
+        let stranded = self.journal.steps.values().any(|row| {
+            let wakes = match row.kind {
+                StepKind::Do => row.next_attempt_at.is_some(),
+                StepKind::Sleep => row.wake_at.is_some(),
+                _ => false,
+            };
+            wakes
+                && row.status == StepStatus::Pending
+                && !is_own_key(&row.key)
+                && !self.reached.contains(&row.key)
+        });
+        if !stranded {
+            return false;
+        }
+        let error = EngineError::UnreachedJournal {
+            keys: self.unreached_keys(),
+            instead: Divergence::Waited,
         };
         self.fail(error);
         true

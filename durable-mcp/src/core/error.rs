@@ -30,26 +30,21 @@ pub enum EngineError {
         requested: StepKind,
     },
     /// The body, on the code it runs now, did not reach steps, sleeps, inputs or children that
-    /// an earlier run of the task recorded: it broke new ground instead, or returned.
+    /// an earlier run of the task recorded: it broke new ground instead, returned, or waited.
     #[error(
         "non-determinism: the body did not reach {} that an earlier run of this task recorded, \
-         {}; a task in flight replays its journal by name, so a step, sleep, input or child \
-         task renamed, removed or moved behind new work would run again or be skipped \
+         {instead}; a task in flight replays its journal by name, so a step, sleep, input or \
+         child task renamed, removed or moved behind new work would run again or be skipped \
          unnoticed; to change the code of tasks in flight, keep their old path behind \
          cx.patched(..) (see \"Changing a task's code\" in docs/deploying.md), or let them \
          finish on the old code first",
-        quoted_keys(keys),
-        match new_ground {
-            Some(key) => format!("and went on to new ground at {key:?} instead"),
-            None => "and returned without them".to_owned(),
-        }
+        quoted_keys(keys)
     )]
     UnreachedJournal {
         /// The recorded keys the run did not reach, in the order they were recorded.
         keys: Vec<String>,
-        /// The key of the new ground the run asked to break in their place; `None` if the body
-        /// returned.
-        new_ground: Option<String>,
+        /// What the body did in their place.
+        instead: Divergence,
     },
     /// An elicitation recorded with a timeout, which ran out, is now asked without one.
     #[error(
@@ -230,6 +225,33 @@ pub enum EngineError {
     /// The store failed.
     #[error("store error: {0}")]
     Store(String),
+}
+
+/// What a body did in place of reaching the keys its journal holds (see
+/// [`EngineError::UnreachedJournal`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Divergence {
+    /// It went on to new ground under this key.
+    NewGround(String),
+    /// It returned.
+    Returned,
+    /// It waited, while rows it did not reach still ask for a wake-up (a step's retry, a
+    /// sleep's end) that could only run it to the same wait again.
+    Waited,
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Divergence::NewGround(key) => write!(f, "and went on to new ground at {key:?} instead"),
+            Divergence::Returned => f.write_str("and returned without them"),
+            Divergence::Waited => f.write_str(
+                "and waited instead, while their retries or sleeps still ask for a wake-up that \
+                 would only run the body to the same wait",
+            ),
+        }
+    }
 }
 
 impl EngineError {

@@ -31,7 +31,7 @@ pub mod trace;
 
 pub use child::{ChildOutcome, ParentLink};
 pub use control::{NewTask, TaskSnapshot};
-pub use error::EngineError;
+pub use error::{Divergence, EngineError};
 pub use journal::{
     Applied, Guard, InputRow, LoadScope, StepKind, StepRow, StepStatus, TaskState, Write,
 };

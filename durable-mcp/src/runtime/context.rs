@@ -729,6 +729,12 @@ impl TaskContext {
         self.with(Activation::fail_unreached_journal)
     }
 
+    /// Fails the task if its body waits while rows it did not reach ask for a wake-up (see
+    /// [`Activation::fail_stranded_journal`]); `false` if none does.
+    pub(crate) fn fail_stranded_journal(&self) -> bool {
+        self.with(Activation::fail_stranded_journal)
+    }
+
     async fn run_step<T, F, Fut>(
         &self,
         key: Decision<String>,

@@ -64,6 +64,9 @@ pub(crate) async fn run_body(
             Suspension::Cancelled if cx.has_cleanup() => {
                 clean_up(&cx, options.cleanup_timeout).await
             }
+            Suspension::Wait if cx.fail_stranded_journal() => {
+                BodyOutcome::Stopped(cx.end().unwrap_or_else(|| end.clone()))
+            }
             Suspension::Wait | Suspension::HandOff => {
                 // What the run recorded after its last write must outlive the activation.
                 cx.flush_leftovers().await;

@@ -840,10 +840,12 @@ pub const RENAMED: &str = "renamed";
 pub const ADDED: &str = "added";
 /// The id of the patch gate a gated change stands behind.
 pub const DEPLOY_GATE: &str = "deploy";
-/// Whether the step a deploy changes may fail and wait for a retry. Off while the engine,
-/// under code that no longer reaches a recorded step whose retry is due, ticks the task over
-/// and over (the due retry stays its next wake) until the new code's own wait ends: the
-/// `livelock` check finds that in a few seeds per thousand.
+/// Whether the step a deploy changes may fail and wait for a retry. Off: the engine fails a
+/// task whose body waits while a row it did not reach asks for a wake-up (a retry), with
+/// `Divergence::Waited` (before, the retry ticked the task over and over until the new code's
+/// own wait ended), and [`judge`] does not predict that refusal yet: switched on, the
+/// `deploy-outcome` check reports those refusals as unexpected. The harness test
+/// `a_retrying_step_the_new_code_waits_before_fails_the_task` covers it.
 pub const TARGET_RETRIES: bool = false;
 
 /// How a deploy changes the step [`TARGET`].

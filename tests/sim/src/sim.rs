@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use durable_mcp::__internals::child_task_id;
 use durable_mcp::__internals::schedule::next_wake;
-use durable_mcp::EngineError;
 use durable_mcp::LocalBoxFuture;
 use durable_mcp::http::CreateTask;
 use durable_mcp::http::{Clock, Host, Scheduler};
@@ -25,6 +24,7 @@ use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
 use durable_mcp::testing::{
     MemoryStore, RecordingScheduler, VIRTUAL_EPOCH, VirtualClock, VirtualTimer,
 };
+use durable_mcp::{Divergence, EngineError};
 use durable_mcp::{McpServer, TaskRegistry, TaskTool};
 use durable_mcp::{TaskStatus, Timestamp};
 use durable_mcp_tests::mcp::McpClient;
@@ -580,24 +580,20 @@ fn refused(state: &TaskState) -> bool {
 /// How the error of a journal not reached begins.
 const UNREACHED: &str = "non-determinism: the body did not reach";
 
-/// How the error of `refusal` begins (up to the new ground, when a join's branch asks for it).
+/// How the error of `refusal` begins (up to the new ground, when a join's branch asks for it:
+/// which branch asks first depends on what each waits for), in the engine's own words.
 fn refusal_message(refusal: &Refusal) -> String {
-    const SHOWN: usize = 5;
-    let keys = &refusal.keys;
-    let quoted: Vec<String> = keys.iter().take(SHOWN).map(|k| format!("{k:?}")).collect();
-    let noun = if keys.len() == 1 { "key" } else { "keys" };
-    let named = match (quoted.split_last(), keys.len().saturating_sub(SHOWN)) {
-        (None, _) => "no key".to_owned(),
-        (Some((only, [])), 0) => format!("the {noun} {only}"),
-        (Some((last, rest)), 0) => format!("the {noun} {} and {last}", rest.join(", ")),
-        (Some(_), more) => format!("the {noun} {} and {more} more", quoted.join(", ")),
-    };
+    const IN_JOIN: &str = "and went on to new ground at ";
     let instead = match &refusal.new_ground {
-        Some(_) if refusal.in_join => "and went on to new ground at ".to_owned(),
-        Some(key) => format!("and went on to new ground at {key:?} instead"),
-        None => "and returned without them".to_owned(),
+        Some(key) => Divergence::NewGround(key.clone()),
+        None => Divergence::Returned,
     };
-    format!("{UNREACHED} {named} that an earlier run of this task recorded, {instead}")
+    let keys = refusal.keys.clone();
+    let message = EngineError::UnreachedJournal { keys, instead }.to_string();
+    match message.find(IN_JOIN) {
+        Some(at) if refusal.in_join => message[..at + IN_JOIN.len()].to_owned(),
+        _ => message,
+    }
 }
 
 /// What the rules make of `program` deployed under the task of `state`.
