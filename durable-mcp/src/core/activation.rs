@@ -760,12 +760,9 @@ impl Activation {
         if busy || self.attempts.any_running() {
             return false;
         }
-        let error = EngineError::UnreachedJournal {
-            keys: self.unreached_keys(),
-            instead: Divergence::NewGround(new_ground.clone()),
-        };
+        let instead = Divergence::NewGround(new_ground.clone());
         self.deferred_ground = None;
-        self.fail(error);
+        self.diverged(instead);
         true
     }
 
@@ -776,11 +773,7 @@ impl Activation {
         if self.unreached == 0 {
             return false;
         }
-        let error = EngineError::UnreachedJournal {
-            keys: self.unreached_keys(),
-            instead: Divergence::Returned,
-        };
-        self.fail(error);
+        self.diverged(Divergence::Returned);
         true
     }
 
@@ -804,15 +797,16 @@ impl Activation {
                 && !is_own_key(&row.key)
                 && !self.reached.contains(&row.key)
         });
-        if !stranded {
-            return false;
+        if stranded {
+            self.diverged(Divergence::Waited);
         }
-        let error = EngineError::UnreachedJournal {
-            keys: self.unreached_keys(),
-            instead: Divergence::Waited,
-        };
-        self.fail(error);
-        true
+        stranded
+    }
+
+    /// Fails the task: the body did `instead` of reaching the keys it has not reached.
+    fn diverged(&mut self, instead: Divergence) {
+        let keys = self.unreached_keys();
+        self.fail(EngineError::UnreachedJournal { keys, instead });
     }
 
     /// The keys of the loaded journal this run has not reached, in the order they were
