@@ -8,7 +8,8 @@
 //   --resource      a resource (RFC 8707) it issues tokens for; repeatable. Without any,
 //                   every http resource on 127.0.0.1 or localhost is accepted.
 //   --scopes        the scopes a resource may be granted (default "mcp:tasks"); a token
-//                   carries those of them that the authorization request asked for
+//                   carries those of them that the authorization request asked for, or the
+//                   first of them when it asked for none
 //   --key-file      a JWK set (or one JWK) holding the RSA private key to sign with; without
 //                   it a key is generated at start. Restarting with another file rotates keys.
 //   --token-ttl     access token lifetime in seconds (default 3600)
@@ -161,10 +162,17 @@ const handle = provider.callback();
 server.on("request", (req, res) => {
   // oidc-provider serves its metadata only at the OpenID path; MCP clients try RFC 8414's
   // first, so serve the same document there too.
-  const path = req.url.split("?")[0];
-  if (path === "/.well-known/oauth-authorization-server") {
-    req.url = req.url.replace(path, "/.well-known/openid-configuration");
+  const url = new URL(req.url, issuer);
+  if (url.pathname === "/.well-known/oauth-authorization-server") {
+    url.pathname = "/.well-known/openid-configuration";
   }
+  // A client that asks for no scope (an MCP server that names none in its challenge or
+  // metadata) gets the default one, as RFC 6749 §3.3 lets a server do: oidc-provider would
+  // otherwise deny a request that grants nothing.
+  if (url.pathname === "/auth" && !url.searchParams.get("scope") && offeredScopes.length > 0) {
+    url.searchParams.set("scope", offeredScopes[0]);
+  }
+  req.url = `${url.pathname}${url.search}`;
   handle(req, res);
 });
 

@@ -336,7 +336,7 @@ async function authorizeAndConnect(sdk, provider) {
   }
   pass(
     "authorization",
-    `registered ${client.client_id}, logged in as ${provider.user}, scope ${JSON.stringify(params.get("scope"))}, resource ${params.get("resource")}, code received`,
+    `registered ${client.client_id}, logged in as ${provider.user}, scope ${params.has("scope") ? JSON.stringify(params.get("scope")) : "(none asked)"}, resource ${params.get("resource")}, code received`,
   );
 
   await withDeadline(sdk.finishAuth(firstTransport, callback), "the token exchange");
