@@ -52,6 +52,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod auth;
 mod core;
 #[cfg(any(
     all(feature = "native", not(target_arch = "wasm32")),

@@ -10,6 +10,8 @@ use worker::{ByteStream, Env, Method, Request, Response, web_sys};
 
 use super::client::ObjectTasks;
 use super::driven::{self, settled};
+use super::outbound::WorkerOutbound;
+use crate::auth::{ISSUER_VAR, OAuth, RESOURCE_VAR, SCOPES_VAR};
 use crate::inspector::{self, INSPECTOR_PATH};
 use crate::rpc::headers::same_secret;
 use crate::rpc::{
@@ -222,7 +224,11 @@ where
     if let Some(inspector_path) = inspector_path {
         return inspect(&request, env, endpoint, inspector_path, &url).await;
     }
+    let server = shared_server(endpoint, server, env);
     if path != endpoint.path {
+        if let Some(metadata) = server.well_known(&request.method(), path) {
+            return into_response(metadata);
+        }
         return match path.strip_prefix(endpoint.wake_path().as_str()) {
             Some(task_id) => wake(&Request::from(request), env, endpoint, task_id).await,
             None => not_found(endpoint),
@@ -238,8 +244,11 @@ where
         body,
     };
     let tasks = Rc::new(ObjectTasks::from_bindings(env, endpoint.bindings)?);
-    let router = Router::with_tasks(shared_server(endpoint, server, env), tasks);
-    into_response(router.handle(http).await)
+    let router = Router::with_tasks(server, tasks);
+    let query = url
+        .split_once('?')
+        .map_or("", |(_, query)| query.split('#').next().unwrap_or(query));
+    into_response(router.handle_with_query(http, query).await)
 }
 
 /// Answers one request to the Worker as [`serve`] does, for a fetch handler that is a plain
@@ -459,11 +468,37 @@ fn shared_server<F: FnOnce() -> McpServer>(
     );
     SERVERS.with(|servers| {
         let mut servers = servers.borrow_mut();
-        let built = servers
-            .entry(key)
-            .or_insert_with(|| Rc::new(allow_hosts_from(env, server())));
+        let built = servers.entry(key).or_insert_with(|| {
+            let mut server = oauth_from(env, allow_hosts_from(env, server()));
+            server.reach_authorization_servers(Rc::new(WorkerOutbound));
+            Rc::new(server)
+        });
         Rc::clone(built)
     })
+}
+
+/// Turns MCP authorization on from the Worker's settings ([`ISSUER_VAR`], [`RESOURCE_VAR`],
+/// [`SCOPES_VAR`]; variables or secrets) for a server without OAuth of its own. A setting the
+/// server cannot use refuses every request with a message naming it, rather than leaving the
+/// endpoint open.
+fn oauth_from(env: &Env, server: McpServer) -> McpServer {
+    if server.oauth_config().is_some() {
+        return server;
+    }
+    let setting = |name: &str| env.var(name).ok().map(|value| value.to_string());
+    match OAuth::from_host_settings(
+        setting(ISSUER_VAR),
+        setting(RESOURCE_VAR),
+        setting(SCOPES_VAR),
+    ) {
+        Ok(Some(oauth)) => server.oauth(oauth),
+        Ok(None) => server,
+        Err(problem) => {
+            tracing::error!(target: crate::core::trace::TARGET, "{problem}");
+            let refusal = format!("this server's authorization settings are unusable: {problem}");
+            server.authenticate(move |_| Err(refusal.clone()))
+        }
+    }
 }
 
 /// The domain of every Worker's default hostname, `<worker>.<account>.workers.dev`.

@@ -66,6 +66,7 @@ mod index;
 mod listing;
 mod logging;
 mod object_rpc;
+mod outbound;
 mod ports;
 mod protocol;
 mod runner;

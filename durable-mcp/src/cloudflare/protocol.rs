@@ -205,7 +205,7 @@ impl ObjectReply {
 
     fn into_refusal(self, expected: &str) -> RpcError {
         match self {
-            ObjectReply::Refused { status, error } => RpcError { status, error },
+            ObjectReply::Refused { status, error } => RpcError::with_status(status, error),
             other => RpcError::internal(format!(
                 "the task's Durable Object answered {other:?} where {expected} was expected \
                  (are the Worker and the object from the same deploy?)"

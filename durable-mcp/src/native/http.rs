@@ -34,6 +34,8 @@ pub(super) struct HttpSettings {
     pub(super) pages: Option<Arc<PageFn>>,
     /// The inspector's token; without one the inspector's paths answer 404.
     pub(super) inspector_token: Option<Arc<str>>,
+    /// Whether the host listens on an address other machines reach (not loopback).
+    pub(super) open_to_network: bool,
 }
 
 /// A connection the accept loop handed to a worker, with its place under the cap.
@@ -151,23 +153,24 @@ async fn answer(
         return reply(inspector::handle(inspected, token, request).await);
     }
     let path = request.uri().path();
+    if let Some(metadata) = router.well_known(&method, path) {
+        return reply(metadata);
+    }
     if path != "/mcp" {
         let page = (settings.pages.as_deref()).and_then(|pages| pages(&method, path, &headers));
         return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
     }
+    let query = request.uri().query().unwrap_or_default().to_owned();
     let body = match read_body(request, settings).await {
         Ok(body) => body,
         Err(refused) => return reply(refused),
     };
-    reply(
-        router
-            .handle(HttpRequest {
-                method,
-                headers,
-                body,
-            })
-            .await,
-    )
+    let request = HttpRequest {
+        method,
+        headers,
+        body,
+    };
+    reply(router.handle_with_query(request, &query).await)
 }
 
 /// The request's body, within the host's size and time limits (else the answer refusing it).

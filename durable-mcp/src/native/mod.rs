@@ -9,6 +9,7 @@ mod clock;
 mod http;
 mod limits;
 mod logging;
+mod outbound;
 mod owners;
 mod server;
 pub(crate) mod sqlite;

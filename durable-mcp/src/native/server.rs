@@ -16,6 +16,7 @@ use super::limits::{ConnectionLimits, ConnectionSlots};
 use super::owners::{Inboxes, owner};
 use super::sqlite::SqliteStore;
 use super::worker::{ServerFactory, Worker};
+use crate::auth::{ISSUER_VAR, OAuth, RESOURCE_VAR, SCOPES_VAR};
 use crate::rpc::{CORS_ORIGINS_VAR, Headers, HttpResponse, INLINE_DEADLINE_VAR, McpServer};
 use crate::runtime::Store;
 
@@ -179,6 +180,7 @@ impl NativeHost {
                 limits: ConnectionLimits::default(),
                 pages: None,
                 inspector_token: None,
+                open_to_network: false,
             },
         }
     }
@@ -190,8 +192,14 @@ impl NativeHost {
     /// (`DURABLE_MCP_MAX_WAITING`, see [`max_waiting`](Self::max_waiting)),
     /// `DURABLE_MCP_CORS_ORIGINS` (origins whose
     /// web pages may call the endpoint, see [`McpServer::allow_origins`]) and
-    /// `DURABLE_MCP_INLINE_DEADLINE` (see [`McpServer::inline_deadline`]) from the
+    /// `DURABLE_MCP_INLINE_DEADLINE` (see [`McpServer::inline_deadline`]), and MCP
+    /// authorization's [`ISSUER_VAR`], [`RESOURCE_VAR`] and [`SCOPES_VAR`] (see
+    /// [`McpServer::oauth`]; they apply to a server without OAuth of its own) from the
     /// environment, where set.
+    ///
+    /// # Errors
+    ///
+    /// [`HostError::Config`] naming a setting whose value is unusable.
     pub fn from_env(mut self) -> Result<Self, HostError> {
         let origins = std::env::var(CORS_ORIGINS_VAR).ok();
         let deadline = match std::env::var(INLINE_DEADLINE_VAR) {
@@ -200,10 +208,22 @@ impl NativeHost {
             })?),
             Err(_) => None,
         };
-        if origins.is_some() || deadline.is_some() {
+        let oauth = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR].map(|name| std::env::var(name).ok());
+        let [issuers, resource, scopes] = oauth.clone();
+        // Checked here, so that a bad value stops the host before it serves anyone.
+        let with_oauth = OAuth::from_host_settings(issuers, resource, scopes)
+            .map_err(HostError::Config)?
+            .is_some();
+        if origins.is_some() || deadline.is_some() || with_oauth {
             let build = Arc::clone(&self.server);
             self.server = Arc::new(move || {
                 let mut server = build();
+                let [issuers, resource, scopes] = oauth.clone();
+                if server.oauth_config().is_none()
+                    && let Ok(Some(oauth)) = OAuth::from_host_settings(issuers, resource, scopes)
+                {
+                    server = server.oauth(oauth);
+                }
                 if let Some(origins) = &origins {
                     server = server.allow_origins(origins);
                 }
@@ -408,7 +428,8 @@ impl NativeHost {
                 source,
             })?;
         listener.set_nonblocking(true)?;
-        let http = self.http;
+        let mut http = self.http;
+        http.open_to_network = !self.address.ip().is_loopback();
         Ok(Listening {
             address: listener.local_addr()?,
             listener,

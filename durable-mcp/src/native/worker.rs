@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch};
 use super::activations::Activations;
 use super::clock::{SystemClock, TokioTimer};
 use super::http::{Accepted, HttpSettings, serve_connections};
+use super::outbound::NativeOutbound;
 use super::owners::{Control, Inboxes, WorkerTasks};
 use super::sqlite::SqliteStore;
 use crate::rpc::{McpServer, Router};
@@ -51,7 +52,16 @@ impl Worker {
     }
 
     async fn serve(self) -> std::io::Result<()> {
-        let server = (self.server)();
+        let mut server = (self.server)();
+        server.reach_authorization_servers(Rc::new(NativeOutbound::new()));
+        if self.index == 0 && self.http.open_to_network && !server.checks_callers() {
+            tracing::warn!(
+                target: crate::core::trace::TARGET,
+                "this host listens beyond loopback and checks no caller: anyone who reaches it \
+                 can start, read, answer and cancel its tasks. Set DURABLE_MCP_OAUTH_ISSUER and \
+                 DURABLE_MCP_OAUTH_RESOURCE (docs/authorization.md), or listen on 127.0.0.1"
+            );
+        }
         let activations = Activations::new(self.max_activations);
         let host = Host {
             store: Rc::new(self.store),

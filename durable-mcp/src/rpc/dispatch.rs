@@ -105,6 +105,8 @@ pub(crate) struct Call<'a> {
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) meta: &'a RequestMeta,
     pub(crate) principal: Option<String>,
+    /// The scopes the caller's access token grants; `None` when the server checks no tokens.
+    pub(crate) granted: Option<Vec<String>>,
     pub(crate) headers: &'a Headers,
 }
 
@@ -249,6 +251,8 @@ impl Call<'_> {
             .server
             .find_tool(&params.name)
             .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        self.server
+            .check_scopes(self.granted.as_deref(), &params.name)?;
         let call = ToolCall {
             arguments: Value::Object(params.arguments.unwrap_or_default()),
             input_responses: params.input_responses,
@@ -394,6 +398,8 @@ impl Call<'_> {
     async fn get_task(&self) -> Result<Value, RpcError> {
         let GetTaskParams { task_id } = self.params("tasks/get")?;
         let snapshot = self.tasks.get(&task_id, self.principal.as_deref()).await?;
+        self.server
+            .check_scopes(self.granted.as_deref(), &snapshot.tool_name)?;
         let mut result = json!(DetailedTask::of(&snapshot));
         result["resultType"] = json!("complete");
         Ok(result)
@@ -404,14 +410,27 @@ impl Call<'_> {
             task_id,
             input_responses,
         } = self.params("tasks/update")?;
+        self.check_task_scopes(&task_id).await?;
         self.tasks
             .update(&task_id, &input_responses, self.principal.as_deref())
             .await?;
         Ok(json!({ "resultType": "complete" }))
     }
 
+    /// Refuses a change to a task whose tool needs scopes the caller lacks; the task is read
+    /// first only when some tool needs scopes.
+    async fn check_task_scopes(&self, task_id: &str) -> Result<(), RpcError> {
+        if self.granted.is_none() || !self.server.has_scoped_tools() {
+            return Ok(());
+        }
+        let snapshot = self.tasks.get(task_id, self.principal.as_deref()).await?;
+        self.server
+            .check_scopes(self.granted.as_deref(), &snapshot.tool_name)
+    }
+
     async fn cancel_task(&self) -> Result<Value, RpcError> {
         let CancelTaskParams { task_id } = self.params("tasks/cancel")?;
+        self.check_task_scopes(&task_id).await?;
         self.tasks
             .cancel(&task_id, self.principal.as_deref())
             .await?;
@@ -498,5 +517,5 @@ fn called(error: crate::wire::ErrorObject) -> RpcError {
     } else {
         200
     };
-    RpcError { status, error }
+    RpcError::with_status(status, error)
 }

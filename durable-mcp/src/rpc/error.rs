@@ -13,14 +13,33 @@ pub struct RpcError {
     pub status: u16,
     /// The JSON-RPC error.
     pub error: ErrorObject,
+    /// The `WWW-Authenticate` challenge sent with a 401 or 403 of MCP authorization.
+    pub(crate) challenge: Option<String>,
 }
 
 impl RpcError {
     fn new(status: u16, code: i64, message: impl Into<String>) -> Self {
+        RpcError::refused(status, code, message)
+    }
+
+    /// `error` sent with `status`.
+    pub(crate) fn with_status(status: u16, error: ErrorObject) -> Self {
         RpcError {
             status,
-            error: ErrorObject::new(code, message),
+            error,
+            challenge: None,
         }
+    }
+
+    /// The error `code` with `message`, sent with `status`.
+    pub(crate) fn refused(status: u16, code: i64, message: impl Into<String>) -> Self {
+        RpcError::with_status(status, ErrorObject::new(code, message))
+    }
+
+    /// The `WWW-Authenticate` challenge this refusal carries, if it is one of MCP
+    /// authorization's.
+    pub fn challenge(&self) -> Option<&str> {
+        self.challenge.as_deref()
     }
 
     /// The body is not JSON (-32700).

@@ -164,7 +164,7 @@ impl<A: Clone, T> Run<A, T> {
                     .push_back(Emit::Done(Ok((self.shape.answer)(outcome)))),
                 Err(error) => self
                     .queued
-                    .push_back(Emit::Done(Err(RpcError { status: 200, error }))),
+                    .push_back(Emit::Done(Err(RpcError::with_status(200, error)))),
             }
         }
     }
@@ -200,7 +200,7 @@ impl<A: Clone, T> Run<A, T> {
                             ANSWER_DEADLINE.as_secs()
                         ),
                     );
-                    return Err(RpcError { status: 200, error });
+                    return Err(RpcError::with_status(200, error));
                 }
             }
         };

@@ -342,14 +342,14 @@ impl Follower {
                     || ErrorObject::new(code::INTERNAL_ERROR, "the task failed"),
                     |failure| ErrorObject::new(failure.code, failure.message),
                 );
-                return Err(RpcError { status: 200, error });
+                return Err(RpcError::with_status(200, error));
             }
             _ => {
                 let error = ErrorObject::new(
                     code::INTERNAL_ERROR,
                     format!("the task {task_id} was cancelled"),
                 );
-                return Err(RpcError { status: 200, error });
+                return Err(RpcError::with_status(200, error));
             }
         };
         Ok(match self.follow.outcome {

@@ -66,6 +66,8 @@ pub(crate) struct LegacyCall<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) principal: Option<String>,
+    /// The scopes the caller's access token grants; `None` when the server checks no tokens.
+    pub(crate) granted: Option<Vec<String>>,
 }
 
 impl LegacyCall<'_> {
@@ -191,6 +193,7 @@ impl LegacyCall<'_> {
             params: self.params,
             meta: &session.envelope,
             principal: self.principal.clone(),
+            granted: self.granted.clone(),
             headers: self.headers,
         }
     }
@@ -320,7 +323,7 @@ impl LegacyCall<'_> {
         };
         Ok(match exchange.run(shape) {
             Answered::Now(Ok(outcome)) => started(prepared(outcome)),
-            Answered::Now(Err(error)) => return Err(RpcError { status: 200, error }),
+            Answered::Now(Err(error)) => return Err(RpcError::with_status(200, error)),
             Answered::Streamed(emits) => {
                 Reply::Stream(Box::pin(emits.flat_map(move |emit| match emit {
                     Emit::Done(Ok(answer)) => match started(answer) {
@@ -336,10 +339,13 @@ impl LegacyCall<'_> {
     /// The task `params.taskId` names, as its caller may see it.
     async fn task(&self) -> Result<TaskSnapshot, RpcError> {
         let task_id = task_id(self.params)?;
-        self.tasks
-            .get(task_id, self.principal.as_deref())
-            .await
-            .map_err(at_200)
+        let snapshot =
+            (self.tasks.get(task_id, self.principal.as_deref()).await).map_err(at_200)?;
+        (self
+            .server
+            .check_scopes(self.granted.as_deref(), &snapshot.tool_name))
+        .map_err(at_200)?;
+        Ok(snapshot)
     }
 
     /// `tasks/result`: what the call would have answered, once the task is done; meanwhile
@@ -383,7 +389,19 @@ impl LegacyCall<'_> {
             .list(&scope, cursor, LIST_PAGE)
             .await
             .map_err(at_200)?;
-        let tasks: Vec<LegacyTask> = page.tasks.iter().map(LegacyTask::of).collect();
+        // A task whose tool needs scopes the token lacks is left out, as it could not be read.
+        let readable = |task: &&TaskSnapshot| {
+            (self
+                .server
+                .check_scopes(self.granted.as_deref(), &task.tool_name))
+            .is_ok()
+        };
+        let tasks: Vec<LegacyTask> = page
+            .tasks
+            .iter()
+            .filter(readable)
+            .map(LegacyTask::of)
+            .collect();
         let mut result = json!({ "tasks": tasks });
         if let Some(next) = page.next_cursor {
             result["nextCursor"] = json!(next);

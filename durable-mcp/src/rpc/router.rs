@@ -24,6 +24,7 @@ use super::server::McpServer;
 use super::service::TaskService;
 use super::session::SESSION_HEADER;
 use super::sse::{self, EventStream};
+use crate::auth::{Refusal, bearer_token};
 use crate::runtime::Engine;
 use crate::runtime::new_task_id;
 use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
@@ -65,6 +66,14 @@ impl Router {
         }
     }
 
+    /// The answer to a request for `path` outside the endpoint that MCP authorization
+    /// defines: the Protected Resource Metadata (RFC 9728) at
+    /// `/.well-known/oauth-protected-resource` and the same followed by the endpoint's path,
+    /// when the server checks tokens ([`McpServer::oauth`]). `None` for every other path.
+    pub fn well_known(&self, method: &str, path: &str) -> Option<HttpResponse> {
+        self.server.well_known(method, path)
+    }
+
     /// The server this endpoint serves.
     pub fn server(&self) -> &McpServer {
         &self.server
@@ -72,6 +81,12 @@ impl Router {
 
     /// Answers one HTTP request to the endpoint.
     pub async fn handle(&self, request: HttpRequest) -> HttpResponse {
+        self.handle_with_query(request, "").await
+    }
+
+    /// Answers one HTTP request to the endpoint whose URL carried the query string `query`
+    /// (without the `?`): hosts pass it so that an access token sent there is refused.
+    pub async fn handle_with_query(&self, request: HttpRequest, query: &str) -> HttpResponse {
         let cors = &self.server.cors;
         if request.method == "OPTIONS"
             && let Some(preflight) = cors.preflight(&request.headers)
@@ -80,14 +95,14 @@ impl Router {
         }
         let origin = cors.allowed_origin(&request.headers);
         let cross_origin = origin.is_some();
-        let mut response = self.answer(request, cross_origin).await;
+        let mut response = self.answer(request, query, cross_origin).await;
         CorsPolicy::expose(origin, &mut response);
         response
     }
 
     /// The answer to `request`; `cross_origin` when its `Origin` is one the server lets web
     /// pages call from.
-    async fn answer(&self, request: HttpRequest, cross_origin: bool) -> HttpResponse {
+    async fn answer(&self, request: HttpRequest, query: &str, cross_origin: bool) -> HttpResponse {
         if request.method != "POST" {
             let mut response = HttpResponse::empty(405);
             response.headers.push(("allow", "POST".to_owned()));
@@ -96,9 +111,14 @@ impl Router {
         if let Err(error) = check_origin(&request.headers, &self.server.origins, cross_origin) {
             return respond(None, Err(error));
         }
-        let message = match parse_message(&request.body) {
+        let parsed = parse_message(&request.body);
+        let caller = match self.caller(&request.headers, query, &parsed).await {
+            Ok(caller) => caller,
+            Err(error) => return respond(parsed.ok().as_ref().and_then(Parsed::id), Err(error)),
+        };
+        let message = match parsed {
             Ok(Parsed::Request(message)) => message,
-            Ok(Parsed::Response(id, answer)) => return self.deliver(&request, &id, answer).await,
+            Ok(Parsed::Response(id, answer)) => return self.deliver(&id, answer, caller).await,
             // A notification: nothing to answer.
             Ok(Parsed::Notification) => return HttpResponse::empty(202),
             Err((id, error)) => return respond(id.as_ref(), Err(error)),
@@ -114,9 +134,9 @@ impl Router {
             return respond(Some(&message.id), Err(error));
         }
         if legacy {
-            return self.handle_legacy(&request, &message).await;
+            return self.handle_legacy(&request, &message, caller).await;
         }
-        let outcome = self.call(&request, &message).await;
+        let outcome = self.call(&request, &message, caller).await;
         self.report(&message, &outcome);
         let server = Rc::clone(&self.server);
         frame(&message.id, outcome, move |result| {
@@ -124,7 +144,12 @@ impl Router {
         })
     }
 
-    async fn call(&self, request: &HttpRequest, message: &Message) -> Result<Reply, RpcError> {
+    async fn call(
+        &self,
+        request: &HttpRequest,
+        message: &Message,
+        caller: Caller,
+    ) -> Result<Reply, RpcError> {
         let method = Method::parse(&message.method)
             .ok_or_else(|| RpcError::method_not_found(&message.method))?;
         let meta = envelope(&message.params)?;
@@ -139,16 +164,16 @@ impl Router {
         if let Some(name) = method.routed_name(&message.params)? {
             expect_header(headers, NAME_HEADER, name)?;
         }
-        let principal = self.authenticate(headers)?;
         Call {
             server: &self.server,
             tasks: &self.tasks,
-            list_scope: principal.as_deref().and_then(|p| list_scope(Some(p), None)),
+            list_scope: (caller.principal.as_deref()).and_then(|p| list_scope(Some(p), None)),
             log_level: requested_log_level(&message.params),
             asks_client: false,
             params: &message.params,
             meta: &meta,
-            principal,
+            principal: caller.principal,
+            granted: caller.scopes,
             headers,
         }
         .dispatch(method)
@@ -156,18 +181,20 @@ impl Router {
     }
 
     /// A request of the 2025 era: see [`legacy`](super::legacy).
-    async fn handle_legacy(&self, request: &HttpRequest, message: &Message) -> HttpResponse {
-        let principal = match self.authenticate(&request.headers) {
-            Ok(principal) => principal,
-            Err(error) => return respond(Some(&message.id), Err(error)),
-        };
+    async fn handle_legacy(
+        &self,
+        request: &HttpRequest,
+        message: &Message,
+        caller: Caller,
+    ) -> HttpResponse {
         let call = LegacyCall {
             server: &self.server,
             tasks: &self.tasks,
             headers: &request.headers,
             method: &message.method,
             params: &message.params,
-            principal,
+            principal: caller.principal,
+            granted: caller.scopes,
         };
         match call.answer().await {
             Ok(LegacyReply::Initialized(result, session)) => {
@@ -188,9 +215,9 @@ impl Router {
     /// elicitation): recorded as a `tasks/update` of that task would record it.
     async fn deliver(
         &self,
-        request: &HttpRequest,
         id: &RequestId,
         answer: Result<Value, Value>,
+        caller: Caller,
     ) -> HttpResponse {
         let RequestId::String(id) = id else {
             return HttpResponse::empty(202);
@@ -205,29 +232,81 @@ impl Router {
             // A response to nothing this server asked.
             return HttpResponse::empty(202);
         };
-        let principal = match self.authenticate(&request.headers) {
-            Ok(principal) => principal,
-            Err(error) => return respond(None, Err(error)),
-        };
+        let principal = caller.principal.as_deref();
+        if let Err(error) = self
+            .check_task_scopes(task_id, principal, caller.scopes.as_deref())
+            .await
+        {
+            return respond(None, Err(error));
+        }
         // A client that failed to answer (an error instead of a result) declines nothing and
         // accepts nothing: the request is cancelled, as a dismissed form would be.
         let response = answer.unwrap_or_else(|_| json!({ "action": "cancel" }));
         let responses = json!({ key: response });
-        match self
-            .tasks
-            .update(task_id, &responses, principal.as_deref())
-            .await
-        {
+        match self.tasks.update(task_id, &responses, principal).await {
             Ok(()) => HttpResponse::empty(202),
             Err(error) => respond(None, Err(error)),
         }
     }
 
-    fn authenticate(&self, headers: &Headers) -> Result<Option<String>, RpcError> {
-        match &self.server.authenticate {
-            Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized),
-            None => Ok(None),
+    /// Who sent the request: the principal of its access token when the server checks
+    /// tokens (refused with a challenge otherwise), or of the server's `authenticate` hook, or
+    /// nobody in particular.
+    async fn caller(
+        &self,
+        headers: &Headers,
+        query: &str,
+        parsed: &Result<Parsed, (Option<RequestId>, RpcError)>,
+    ) -> Result<Caller, RpcError> {
+        let Some(oauth) = &self.server.oauth else {
+            let principal = match &self.server.authenticate {
+                Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized)?,
+                None => None,
+            };
+            return Ok(Caller {
+                principal,
+                scopes: None,
+            });
+        };
+        // The 401 names what the request will need, so that one authorization gets it all.
+        let tool = match parsed {
+            Ok(Parsed::Request(message)) if message.method == "tools/call" => {
+                message.params.get("name").and_then(Value::as_str)
+            }
+            _ => None,
+        };
+        let needed = self.server.needed_scopes(tool);
+        let refuse = |refusal: Refusal| refusal.answer(oauth, &needed);
+        let token = bearer_token(headers, query).map_err(refuse)?;
+        let token = token.ok_or(Refusal::NoToken).map_err(refuse)?;
+        let principal = oauth
+            .validate(&token)
+            .await
+            .map_err(|refusal| refuse(Refusal::Token(refusal)))?;
+        if !principal.grants(oauth.required_scopes()) {
+            return Err(
+                Refusal::InsufficientScope(oauth.required_scopes().to_vec()).answer(oauth, &[])
+            );
         }
+        Ok(Caller {
+            principal: Some(principal.binding()),
+            scopes: Some(principal.scopes),
+        })
+    }
+
+    /// Refuses an answer to a task whose tool needs scopes the caller lacks (learning the
+    /// task's tool first only when some tool needs scopes).
+    async fn check_task_scopes(
+        &self,
+        task_id: &str,
+        principal: Option<&str>,
+        granted: Option<&[String]>,
+    ) -> Result<(), RpcError> {
+        if granted.is_none() || !self.server.has_scoped_tools() {
+            return Ok(());
+        }
+        let snapshot = self.tasks.get(task_id, principal).await?;
+        self.server.check_scopes(granted, &snapshot.tool_name)
     }
 
     /// Tells the error hook of an internal error answered at once.
@@ -257,6 +336,14 @@ fn is_legacy(headers: &Headers, message: &Message) -> bool {
     !has_envelope && message.method != "server/discover" && header_is_legacy
 }
 
+/// Who sent a request, as the server's authorization decided.
+pub(crate) struct Caller {
+    /// What the tasks it creates are bound to; `None` for an anonymous caller.
+    pub(crate) principal: Option<String>,
+    /// The scopes its access token grants; `None` when the server checks no tokens.
+    pub(crate) scopes: Option<Vec<String>>,
+}
+
 /// A request as the ladder reads it.
 struct Message {
     id: RequestId,
@@ -274,6 +361,16 @@ enum Parsed {
     Response(RequestId, Result<Value, Value>),
     /// A notification (or a response without an id): nothing to answer.
     Notification,
+}
+
+impl Parsed {
+    /// The id to answer with.
+    fn id(&self) -> Option<&RequestId> {
+        match self {
+            Parsed::Request(message) => Some(&message.id),
+            Parsed::Response(..) | Parsed::Notification => None,
+        }
+    }
 }
 
 /// Reads a JSON-RPC message.
@@ -403,6 +500,9 @@ fn respond(id: Option<&RequestId>, outcome: Result<Value, RpcError>) -> HttpResp
             let mut response = HttpResponse::json(error.status, &failure(id, &error.error));
             if let Some(seconds) = error.retry_after() {
                 response.headers.push(("retry-after", seconds.to_string()));
+            }
+            if let Some(challenge) = error.challenge {
+                response.headers.push(("www-authenticate", challenge));
             }
             response
         }

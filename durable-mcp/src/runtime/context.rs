@@ -168,6 +168,20 @@ impl TaskContext {
         &self.task_id
     }
 
+    /// Who started the task (a child task: who started its parent): the principal it is
+    /// bound to, the same on every activation. With MCP authorization it is
+    /// `<issuer>#<subject>` of the access token that started it
+    /// ([`Principal::binding`](crate::auth::Principal::binding)); with an
+    /// [`authenticate`](crate::McpServer::authenticate) hook, what the hook returned; `None`
+    /// for an anonymous caller.
+    ///
+    /// The caller's token itself never reaches the task: it expires long before many tasks
+    /// end, and passing it on to another service would make this server a confused deputy.
+    /// A step that calls an upstream API uses credentials of the server's own.
+    pub fn principal(&self) -> Option<&str> {
+        self.principal.as_deref()
+    }
+
     /// A key for external deduplication of the side effect of the next `step` named `step`
     /// that this run calls: `"<task id>:<journal key>"`, the same on every attempt and replay.
     /// Call it just before the step; in a loop each occurrence gets its own (`<id>:send`,

@@ -1,0 +1,174 @@
+//! JWT access tokens (RFC 9068): checked against the keys of the issuer they name, with the
+//! signature verified by `jsonwebtoken` before any claim is believed.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::issuer::Issuer;
+use super::outbound::Outbound;
+use super::resource::CanonicalUrl;
+use super::{Principal, TokenRefusal};
+
+/// Signature algorithms accepted: public-key ones only. A symmetric algorithm would let
+/// anyone who has the issuer's public key (everyone) sign tokens with it.
+const ACCEPTED: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// Validates JWT access tokens of the trusted issuers for one resource.
+#[derive(Debug)]
+pub(crate) struct JwtValidator<'a> {
+    pub(crate) issuers: &'a [Rc<Issuer>],
+    pub(crate) resource: &'a CanonicalUrl,
+    pub(crate) leeway: Duration,
+}
+
+/// What is read of a token before its signature is checked: only which issuer's keys to
+/// check it with.
+#[derive(Deserialize)]
+struct Unverified {
+    iss: String,
+}
+
+/// The claims read after the signature verified.
+#[derive(Deserialize)]
+struct Claims {
+    iss: String,
+    sub: String,
+    #[serde(default)]
+    aud: OneOrMany,
+    scope: Option<String>,
+    /// Microsoft Entra and Okta write scopes here.
+    #[serde(default)]
+    scp: OneOrMany,
+    client_id: Option<String>,
+    azp: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::None => Vec::new(),
+            OneOrMany::One(text) => text.split_whitespace().map(str::to_owned).collect(),
+            OneOrMany::Many(items) => items,
+        }
+    }
+}
+
+impl JwtValidator<'_> {
+    /// Whether `token` has the shape of a JWS (three base64url parts), so that this validator
+    /// rather than introspection is the one to ask.
+    pub(crate) fn looks_like_jwt(token: &str) -> bool {
+        let parts: Vec<&str> = token.split('.').collect();
+        parts.len() == 3 && parts[..2].iter().all(|part| !part.is_empty())
+    }
+
+    pub(crate) async fn validate(
+        &self,
+        token: &str,
+        outbound: &dyn Outbound,
+    ) -> Result<Principal, TokenRefusal> {
+        // Everything checkable without the issuer's keys is checked first, so a malformed or
+        // foreign token never reaches the authorization server.
+        let header =
+            decode_header(token).map_err(|_| invalid("the token is not a well-formed JWT"))?;
+        if !ACCEPTED.contains(&header.alg) {
+            return Err(invalid(format!(
+                "tokens signed with {:?} are not accepted; this server accepts public-key signatures (RS*, PS*, ES*, EdDSA)",
+                header.alg
+            )));
+        }
+        if let Some(typ) = &header.typ
+            && !is_access_token_type(typ)
+        {
+            return Err(invalid(format!(
+                "a JWT of type {typ:?} is not an access token"
+            )));
+        }
+        let claimed: Unverified = jsonwebtoken::dangerous::insecure_decode_claims(token)
+            .map_err(|_| invalid("the token's claims are not readable, or it names no issuer"))?;
+        let Some(issuer) = self.issuers.iter().find(|issuer| issuer.id == claimed.iss) else {
+            return Err(invalid(format!(
+                "the token was issued by {:?}, which this server does not trust",
+                claimed.iss
+            )));
+        };
+        let jwk = issuer.key(header.kid.as_deref(), outbound).await?;
+        let key = DecodingKey::from_jwk(&jwk).map_err(|error| {
+            invalid(format!(
+                "the issuer's key for this token is unusable: {error}"
+            ))
+        })?;
+        let mut validation = Validation::new(header.alg);
+        validation.leeway = self.leeway.as_secs();
+        validation.validate_nbf = true;
+        // The audience is compared below in every form clients write it.
+        validation.validate_aud = false;
+        validation.set_issuer(&[&issuer.id]);
+        validation.set_required_spec_claims(&["exp", "iss", "sub"]);
+        let verified = decode::<Value>(token, &key, &validation)
+            .map_err(|error| invalid(describe(error.kind())))?;
+        let claims: Claims = serde_json::from_value(verified.claims)
+            .map_err(|error| invalid(format!("the token's claims are malformed: {error}")))?;
+        let audiences = claims.aud.into_vec();
+        if !audiences.iter().any(|aud| self.resource.is_named_by(aud)) {
+            return Err(invalid(format!(
+                "the token is for {audiences:?}, not for this server ({}); ask the authorization server for a token with resource={}",
+                self.resource, self.resource
+            )));
+        }
+        let mut scopes = claims
+            .scope
+            .map(|scope| OneOrMany::One(scope).into_vec())
+            .unwrap_or_default();
+        scopes.extend(claims.scp.into_vec());
+        let mut principal = Principal::new(claims.iss, claims.sub, scopes);
+        principal.client_id = claims.client_id.or(claims.azp);
+        Ok(principal)
+    }
+}
+
+/// RFC 9068's `at+jwt` (or its media type form), a vendor's `…at+jwt`, or the generic `JWT`
+/// many issuers still write; any other type (an ID token's logout, a DPoP proof) is refused.
+fn is_access_token_type(typ: &str) -> bool {
+    let typ = typ.to_ascii_lowercase();
+    typ == "jwt" || typ.ends_with("at+jwt")
+}
+
+fn invalid(reason: impl Into<String>) -> TokenRefusal {
+    TokenRefusal::Invalid(reason.into())
+}
+
+fn describe(kind: &ErrorKind) -> String {
+    match kind {
+        ErrorKind::ExpiredSignature => "the token has expired; get a new one".into(),
+        ErrorKind::ImmatureSignature => "the token is not valid yet (nbf)".into(),
+        ErrorKind::InvalidSignature => "the token's signature does not verify".into(),
+        ErrorKind::InvalidIssuer => "the token's issuer does not match".into(),
+        ErrorKind::MissingRequiredClaim(claim) => format!("the token has no {claim} claim"),
+        ErrorKind::InvalidAlgorithm => "the token's algorithm does not match its key".into(),
+        other => format!("the token is not valid ({other:?})"),
+    }
+}
