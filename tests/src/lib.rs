@@ -6,6 +6,7 @@ pub mod backlog;
 pub mod children;
 pub mod http;
 pub mod inspector;
+pub mod issuer;
 pub mod mcp;
 pub mod report_api;
 pub mod server;
@@ -25,6 +26,9 @@ mod docs {
 
     #[doc = include_str!("../../docs/testing.md")]
     struct Testing;
+
+    #[doc = include_str!("../../docs/authorization.md")]
+    struct Authorization;
 
     /// Only the worked example of "Changing a task's code" runs: the Worker blocks are
     /// `ignore`d here and built by `deploying_recipe.rs` and the workerd tests.

@@ -137,6 +137,18 @@ impl WorkerProcess {
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
+        Self::start_on_port(dir, config, state, vars, port)
+    }
+
+    /// [`start_with_config`](Self::start_with_config) on `port` of 127.0.0.1, for a Worker
+    /// whose settings name its own URL (`DURABLE_MCP_OAUTH_RESOURCE`).
+    pub fn start_on_port(
+        dir: &Path,
+        config: &str,
+        state: &Path,
+        vars: &[(&str, &str)],
+        port: u16,
+    ) -> Self {
         let log = tempfile::NamedTempFile::new().expect("a file for wrangler's output");
         let output = || log.reopen().expect("wrangler's output file");
         let child = wrangler(dir)

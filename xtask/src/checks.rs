@@ -2,7 +2,7 @@
 //!
 //! It installs what the checks need first (the `wasm32-unknown-unknown` target, through
 //! rustup; the Worker tools, see `worker_tools`; the npm packages of the MCP clients, see
-//! `clients`), so the one command works on a fresh machine.
+//! `clients`, and of the authorization tests, `tests/oauth`), so the one command works on a fresh machine.
 
 use std::error::Error;
 use std::process::Command;
@@ -85,6 +85,8 @@ pub fn run() -> Result<()> {
     crate::worker_tools::ensure()?;
     // The upstream schemas the black-box suite validates wire messages against.
     let schemas = crate::wire_schemas::ensure()?;
+    // The authorization server and official OAuth clients of the MCP authorization tests.
+    crate::clients::npm_ci(&crate::clients::workspace_root(), "tests/oauth")?;
     cargo(
         &WORKSPACE_TESTS,
         &[("DURABLE_MCP_SCHEMAS", &schemas.to_string_lossy())],

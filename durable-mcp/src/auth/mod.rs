@@ -37,7 +37,6 @@ use std::time::Duration;
 pub(crate) use challenge::{Refusal, bearer_token};
 pub(crate) use metadata::metadata_response;
 pub use principal::{Principal, TokenRefusal, TokenValidator};
-pub use resource::METADATA_PATH;
 
 use introspection::{Credentials, Introspector};
 use issuer::Issuer;
@@ -59,7 +58,7 @@ pub const SCOPES_VAR: &str = "DURABLE_MCP_OAUTH_SCOPES";
 
 /// How far a token's `exp` and `nbf` may be off the server's clock: 30 seconds unless
 /// [`OAuth::leeway`] says otherwise.
-pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 
 /// A configuration refused by [`OAuth::new`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -225,7 +224,7 @@ impl OAuth {
     }
 
     /// Allows `leeway` between the server's clock and a token's `exp` and `nbf`
-    /// (default [`DEFAULT_LEEWAY`]).
+    /// (default 30 seconds).
     #[must_use]
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;

@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// The well-known path of Protected Resource Metadata (RFC 9728 §3).
-pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+pub(crate) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// An absolute `http` or `https` URL in canonical form: scheme and host lower-cased, the
 /// scheme's default port dropped, no trailing slash (unless the path is only `/`), no query or

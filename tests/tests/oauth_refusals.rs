@@ -1,0 +1,512 @@
+//! MCP authorization on the native host, black-box: the conformance fixture server with
+//! authorization turned on by its settings alone (`DURABLE_MCP_OAUTH_ISSUER`,
+//! `DURABLE_MCP_OAUTH_RESOURCE`, `DURABLE_MCP_OAUTH_SCOPES`), in front of a stand-in issuer
+//! whose keys the tests control. Every refusal is checked to change nothing; the full OAuth
+//! flow of an official client against a real authorization server is `oauth_flow.rs`.
+
+use std::net::TcpListener;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use durable_mcp_tests::http::{Connection, Response};
+use durable_mcp_tests::issuer::TestIssuer;
+use durable_mcp_tests::mcp::McpClient;
+use durable_mcp_tests::server::ServerProcess;
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+use serde_json::{Value, json};
+
+const SCOPE: &str = "mcp:tasks";
+
+/// A signing key and the JWK of its public half.
+struct Key {
+    kid: &'static str,
+    alg: Algorithm,
+    encoding: EncodingKey,
+}
+
+impl Key {
+    fn rsa(kid: &'static str, pem: &[u8]) -> Self {
+        let encoding = EncodingKey::from_rsa_pem(pem).expect("an RSA test key");
+        Key {
+            kid,
+            alg: Algorithm::RS256,
+            encoding,
+        }
+    }
+
+    fn ec(kid: &'static str, pem: &[u8]) -> Self {
+        let encoding = EncodingKey::from_ec_pem(pem).expect("an EC test key");
+        Key {
+            kid,
+            alg: Algorithm::ES256,
+            encoding,
+        }
+    }
+
+    fn jwk(&self) -> Value {
+        let mut jwk = Jwk::from_encoding_key(&self.encoding, self.alg).expect("a public JWK");
+        jwk.common.key_id = Some(self.kid.to_owned());
+        serde_json::to_value(jwk).unwrap()
+    }
+
+    /// `claims` signed with this key, as an RFC 9068 access token.
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(self.alg);
+        header.kid = Some(self.kid.to_owned());
+        header.typ = Some("at+jwt".to_owned());
+        encode(&header, claims, &self.encoding).expect("a signed token")
+    }
+}
+
+fn key_a() -> Key {
+    Key::rsa("a", include_bytes!("oauth_keys/rsa-a.pem"))
+}
+
+fn key_b() -> Key {
+    Key::rsa("b", include_bytes!("oauth_keys/rsa-b.pem"))
+}
+
+fn key_ec() -> Key {
+    Key::ec("ec", include_bytes!("oauth_keys/ec-a.pem"))
+}
+
+fn key_set(keys: &[&Key]) -> Value {
+    json!({ "keys": keys.iter().map(|key| key.jwk()).collect::<Vec<_>>() })
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// The fixture server with authorization on, and the issuer it trusts.
+struct Fixture {
+    issuer: TestIssuer,
+    server: ServerProcess,
+    client: McpClient,
+    resource: String,
+    _data: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn start(keys: Value) -> Self {
+        let issuer = TestIssuer::start(keys);
+        // The resource names the port, so it is chosen before the server starts.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        let data = tempfile::tempdir().unwrap();
+        let port = port.to_string();
+        let server = ServerProcess::start(
+            "conformance-server",
+            data.path(),
+            &[
+                ("PORT", port.as_str()),
+                ("DURABLE_MCP_OAUTH_ISSUER", issuer.url()),
+                ("DURABLE_MCP_OAUTH_RESOURCE", resource.as_str()),
+                ("DURABLE_MCP_OAUTH_SCOPES", SCOPE),
+                // One worker: each worker thread keeps its own key cache, and the rotation
+                // test counts fetches.
+                ("DURABLE_MCP_WORKERS", "1"),
+            ],
+        );
+        let client = McpClient::new(server.url());
+        Fixture {
+            issuer,
+            server,
+            client,
+            resource,
+            _data: data,
+        }
+    }
+
+    /// The claims of a token for `subject`, valid now, for this server, with `scope`.
+    fn claims(&self, subject: &str) -> Value {
+        json!({
+            "iss": self.issuer.url(),
+            "sub": subject,
+            "aud": self.resource,
+            "client_id": "test-client",
+            "scope": SCOPE,
+            "iat": now(),
+            "exp": now() + 300,
+            "jti": format!("{subject}-{}", now()),
+        })
+    }
+
+    fn token(&self, subject: &str) -> String {
+        key_a().sign(&self.claims(subject))
+    }
+
+    /// Sends `method` with `params` (declaring the Tasks extension) with `authorization`.
+    fn send(&self, method: &str, params: Value, authorization: Option<&str>) -> Response {
+        let (body, mut headers) = self.client.build(method, params, true);
+        if let Some(authorization) = authorization {
+            headers.push(("Authorization".to_owned(), authorization.to_owned()));
+        }
+        self.client.send_built(&body, &headers)
+    }
+
+    fn as_bearer(&self, method: &str, params: Value, token: &str) -> Response {
+        self.send(method, params, Some(&format!("Bearer {token}")))
+    }
+
+    fn get(&self, path: &str) -> Response {
+        Connection::open(self.client.address())
+            .and_then(|mut connection| connection.request("GET", path, &[], b""))
+            .expect("a GET of the server")
+    }
+
+    fn metadata_url(&self) -> String {
+        format!(
+            "http://{}/.well-known/oauth-protected-resource/mcp",
+            self.client.address()
+        )
+    }
+}
+
+fn challenge(response: &Response) -> &str {
+    response.header("www-authenticate").unwrap_or_else(|| {
+        panic!(
+            "no challenge with {}: {}",
+            response.status,
+            String::from_utf8_lossy(&response.body)
+        )
+    })
+}
+
+/// Asserts a 401 `invalid_token` refusal that names the metadata.
+fn assert_invalid_token(fixture: &Fixture, response: &Response, what: &str) {
+    assert_eq!(
+        response.status,
+        401,
+        "{what}: {}",
+        String::from_utf8_lossy(&response.body)
+    );
+    let challenge = challenge(response);
+    assert!(challenge.starts_with("Bearer "), "{what}: {challenge}");
+    assert!(
+        challenge.contains("error=\"invalid_token\""),
+        "{what}: {challenge}"
+    );
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{}\"", fixture.metadata_url())),
+        "{what}: {challenge}"
+    );
+    assert_eq!(response.json()["error"]["code"], -32001, "{what}");
+}
+
+#[test]
+fn the_metadata_names_the_resource_and_its_issuer_for_any_origin() {
+    let fixture = Fixture::start(key_set(&[&key_a()]));
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let response = fixture.get(path);
+        assert_eq!(response.status, 200, "{path}");
+        assert_eq!(
+            response.header("access-control-allow-origin"),
+            Some("*"),
+            "{path}"
+        );
+        assert_eq!(
+            response.json(),
+            json!({
+                "resource": fixture.resource,
+                "authorization_servers": [fixture.issuer.url()],
+                "bearer_methods_supported": ["header"],
+                "scopes_supported": [SCOPE],
+            }),
+            "{path}"
+        );
+    }
+    // The host started, and answers, without having asked its issuer anything.
+    assert_eq!(fixture.issuer.requests(), 0);
+}
+
+#[test]
+fn a_request_without_a_usable_token_is_challenged_and_the_issuer_is_not_asked() {
+    let fixture = Fixture::start(key_set(&[&key_a()]));
+    let response = fixture.send("tools/list", json!({}), None);
+    assert_eq!(response.status, 401);
+    assert_eq!(
+        challenge(&response),
+        format!(
+            "Bearer scope=\"{SCOPE}\", resource_metadata=\"{}\"",
+            fixture.metadata_url()
+        )
+    );
+    let message = response.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("Authorization: Bearer"), "{message}");
+
+    // Another scheme is no token either.
+    let response = fixture.send("tools/list", json!({}), Some("Basic dXNlcjpwYXNz"));
+    assert_eq!(response.status, 401);
+    assert!(!challenge(&response).contains("error="));
+
+    let unsigned = {
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"at+jwt"}"#);
+        let claims = URL_SAFE_NO_PAD.encode(fixture.claims("alice").to_string());
+        format!("{header}.{claims}.")
+    };
+    let hmac_with_public_key = {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some("a".to_owned());
+        let secret = EncodingKey::from_secret(include_bytes!("oauth_keys/rsa-a.pub.pem")).unwrap();
+        encode(&header, &fixture.claims("alice"), &secret).unwrap()
+    };
+    let foreign_issuer = {
+        let mut claims = fixture.claims("alice");
+        claims["iss"] = json!("https://login.other.example");
+        key_a().sign(&claims)
+    };
+    for (what, token) in [
+        ("malformed", "not-a-jwt".to_owned()),
+        ("two parts", "abc.def".to_owned()),
+        ("alg none", unsigned),
+        ("HMAC signed with the public key", hmac_with_public_key),
+        ("another issuer", foreign_issuer),
+    ] {
+        let response = fixture.as_bearer("tools/list", json!({}), &token);
+        assert_invalid_token(&fixture, &response, what);
+    }
+    assert_eq!(
+        fixture.issuer.requests(),
+        0,
+        "a token refused on its face reaches no issuer"
+    );
+
+    // A token in the query string is refused outright, even a valid one.
+    let token = fixture.token("alice");
+    let (body, headers) = fixture.client.build("tools/list", json!({}), true);
+    let headers = durable_mcp_tests::http::borrowed(&headers);
+    let response = Connection::open(fixture.client.address())
+        .and_then(|mut c| {
+            c.request(
+                "POST",
+                &format!("/mcp?access_token={token}"),
+                &headers,
+                body.to_string().as_bytes(),
+            )
+        })
+        .unwrap();
+    assert_eq!(response.status, 400);
+    assert!(challenge(&response).contains("error=\"invalid_request\""));
+}
+
+#[test]
+fn tokens_are_checked_for_signature_audience_time_and_scope() {
+    let fixture = Fixture::start(key_set(&[&key_a(), &key_ec()]));
+    let valid = fixture.token("alice");
+    assert_eq!(
+        fixture.as_bearer("tools/list", json!({}), &valid).status,
+        200
+    );
+    assert!(
+        fixture.issuer.requests() >= 1,
+        "the keys were fetched when first needed"
+    );
+
+    // The forms of the resource real clients send are the same audience.
+    for audience in [
+        format!("{}/", fixture.resource),
+        fixture.resource.replace("http://", "HTTP://"),
+    ] {
+        let mut claims = fixture.claims("alice");
+        claims["aud"] = json!([audience, "https://other.example"]);
+        let response = fixture.as_bearer("tools/list", json!({}), &key_a().sign(&claims));
+        assert_eq!(response.status, 200, "aud {audience}");
+    }
+    let es256 = key_ec().sign(&fixture.claims("alice"));
+    assert_eq!(
+        fixture.as_bearer("tools/list", json!({}), &es256).status,
+        200,
+        "ES256"
+    );
+
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut claims = fixture.claims("alice");
+        change(&mut claims);
+        key_a().sign(&claims)
+    };
+    let forged = Key {
+        kid: "a",
+        ..key_b()
+    }
+    .sign(&fixture.claims("alice"));
+    let refused = [
+        ("a wrong signature", forged),
+        (
+            "another audience",
+            with(&|c| c["aud"] = json!("http://127.0.0.1:1/mcp")),
+        ),
+        (
+            "no audience",
+            with(&|c| _ = c.as_object_mut().unwrap().remove("aud")),
+        ),
+        ("expired", with(&|c| c["exp"] = json!(now() - 120))),
+        ("not yet valid", with(&|c| c["nbf"] = json!(now() + 300))),
+        (
+            "no subject",
+            with(&|c| _ = c.as_object_mut().unwrap().remove("sub")),
+        ),
+    ];
+    for (what, token) in refused {
+        let response = fixture.as_bearer("tools/list", json!({}), &token);
+        assert_invalid_token(&fixture, &response, what);
+    }
+
+    let without_scope = with(&|c| c["scope"] = json!("profile"));
+    let response = fixture.as_bearer("tools/list", json!({}), &without_scope);
+    assert_eq!(response.status, 403);
+    assert_eq!(
+        challenge(&response),
+        format!(
+            "Bearer error=\"insufficient_scope\", error_description=\"this request needs the scopes {SCOPE}\", \
+             scope=\"{SCOPE}\", resource_metadata=\"{}\"",
+            fixture.metadata_url()
+        )
+    );
+    // Nothing was created by any refused call.
+    let created = fixture.as_bearer(
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": {} }),
+        &without_scope,
+    );
+    assert_eq!(created.status, 403);
+    assert!(
+        !fixture.server.log().contains("task created"),
+        "{}",
+        fixture.server.log()
+    );
+}
+
+#[test]
+fn a_task_is_reachable_by_its_user_with_a_fresh_token_and_by_nobody_else() {
+    let fixture = Fixture::start(key_set(&[&key_a()]));
+    let alice = fixture.token("alice");
+    let created = fixture.as_bearer(
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": { "seconds": 60 } }),
+        &alice,
+    );
+    let task_id = created.json()["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", created.json()))
+        .to_owned();
+
+    // Another token of the same user (a refresh) reaches it.
+    let mut refreshed = fixture.claims("alice");
+    refreshed["jti"] = json!("refreshed");
+    refreshed["client_id"] = json!("re-registered-client");
+    let alice_again = key_a().sign(&refreshed);
+    let got = fixture
+        .as_bearer("tasks/get", json!({ "taskId": task_id }), &alice_again)
+        .json();
+    assert_eq!(got["result"]["status"], "working", "{got}");
+
+    // Bob is told what he is told of a task that does not exist, whatever he tries.
+    let bob = fixture.token("bob");
+    let unknown = "0123456789abcdef0123456789abcdef";
+    for (method, params) in [
+        ("tasks/get", json!({})),
+        ("tasks/cancel", json!({})),
+        (
+            "tasks/update",
+            json!({ "inputResponses": { "confirm": { "action": "accept", "content": {} } } }),
+        ),
+    ] {
+        let answer = |id: &str| {
+            let mut params = params.clone();
+            params["taskId"] = json!(id);
+            let response = fixture.as_bearer(method, params, &bob);
+            (response.status, response.json()["error"].clone())
+        };
+        let (status, error) = answer(&task_id);
+        let (unknown_status, unknown_error) = answer(unknown);
+        assert_eq!(status, unknown_status, "{method}");
+        assert_eq!(error["code"], unknown_error["code"], "{method}");
+        assert_eq!(
+            error["message"].as_str().unwrap().replace(&task_id, "<id>"),
+            unknown_error["message"]
+                .as_str()
+                .unwrap()
+                .replace(unknown, "<id>"),
+            "{method}"
+        );
+    }
+    // The same user of another issuer is another user.
+    let got = fixture
+        .as_bearer("tasks/get", json!({ "taskId": task_id }), &alice)
+        .json();
+    assert_eq!(
+        got["result"]["status"], "working",
+        "bob changed nothing: {got}"
+    );
+}
+
+#[test]
+fn a_rotated_key_is_fetched_once_and_an_outage_is_503_never_a_pass() {
+    let fixture = Fixture::start(key_set(&[&key_a()]));
+    assert_eq!(
+        fixture
+            .as_bearer("tools/list", json!({}), &fixture.token("alice"))
+            .status,
+        200
+    );
+
+    // The issuer rotates to key b; a token signed with it names a kid the server has not seen.
+    fixture.issuer.publish(key_set(&[&key_a(), &key_b()]));
+    let rotated = key_b().sign(&fixture.claims("alice"));
+    // Refreshes are at most one per 5 s; wait that out so the first try is the one checked.
+    std::thread::sleep(Duration::from_millis(5_200));
+    let before = fixture.issuer.requests();
+    assert_eq!(
+        fixture.as_bearer("tools/list", json!({}), &rotated).status,
+        200,
+        "after the refresh"
+    );
+    assert_eq!(
+        fixture.issuer.requests(),
+        before + 1,
+        "one fetch of the key set"
+    );
+    assert_eq!(
+        fixture.as_bearer("tools/list", json!({}), &rotated).status,
+        200
+    );
+    assert_eq!(fixture.issuer.requests(), before + 1, "kept");
+
+    // The issuer goes down: known keys still verify, an unknown one is 503, not a pass.
+    fixture.issuer.set_down(true);
+    std::thread::sleep(Duration::from_millis(5_200));
+    let unknown_kid = Key {
+        kid: "c",
+        ..key_b()
+    }
+    .sign(&fixture.claims("alice"));
+    let response = fixture.as_bearer("tools/list", json!({}), &unknown_kid);
+    assert_eq!(
+        response.status,
+        503,
+        "{}",
+        String::from_utf8_lossy(&response.body)
+    );
+    assert!(response.header("retry-after").is_some());
+    assert_eq!(
+        fixture.as_bearer("tools/list", json!({}), &rotated).status,
+        200,
+        "cached keys still verify"
+    );
+}
