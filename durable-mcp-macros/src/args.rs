@@ -66,6 +66,8 @@ pub struct TaskArgs {
     pub optional: Word,
     /// Tool annotations.
     pub annotations: Option<AnnotationArgs>,
+    /// The OAuth scopes a call and the task's `tasks/*` requests need.
+    pub scopes: Option<Vec<syn::LitStr>>,
     /// The path of the durable-mcp crate (default `::durable_mcp`).
     #[darling(rename = "crate")]
     pub krate: Option<syn::Path>,
@@ -82,6 +84,8 @@ pub struct ToolArgs {
     pub description: Option<String>,
     /// Tool annotations.
     pub annotations: Option<AnnotationArgs>,
+    /// The OAuth scopes a call needs.
+    pub scopes: Option<Vec<syn::LitStr>>,
     /// The path of the durable-mcp crate (default `::durable_mcp`).
     #[darling(rename = "crate")]
     pub krate: Option<syn::Path>,

@@ -24,6 +24,7 @@ const TASK_OPTIONS: &[&str] = &[
     "required",
     "optional",
     "annotations",
+    "scopes",
     "crate",
 ];
 
@@ -254,6 +255,7 @@ fn task_tokens(task: &Task) -> TokenStream {
     let timeout = option(task.timeout.map(duration));
     let cleanup_timeout = option(task.cleanup_timeout.map(duration));
     let required = task.required;
+    let scopes = &task.scopes;
     let annotations = task
         .annotations
         .iter()
@@ -274,6 +276,7 @@ fn task_tokens(task: &Task) -> TokenStream {
                     cleanup_timeout: #cleanup_timeout,
                     required: #required,
                     annotations: &[#(#annotations),*],
+                    scopes: &[#(#scopes),*],
                 },
                 |#context, __input| {
                     ::std::boxed::Box::pin(async move {

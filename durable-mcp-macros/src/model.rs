@@ -61,6 +61,7 @@ pub struct Task {
     pub cleanup_timeout: Option<Millis>,
     pub required: bool,
     pub annotations: Vec<(&'static str, bool)>,
+    pub scopes: Vec<String>,
     /// Whether the fn takes the context first.
     pub takes_context: bool,
     /// The input type, as written.
@@ -171,6 +172,36 @@ fn retry(errors: &mut Errors, args: &RetryArgs) -> Retry {
         max_delay,
         jitter: args.jitter,
     }
+}
+
+/// The `scopes = [..]` option: each an OAuth scope token (RFC 6749 §3.3: printable ASCII
+/// without spaces, `"` or `\`), once.
+pub fn scopes(errors: &mut Errors, scopes: Option<&[syn::LitStr]>) -> Vec<String> {
+    let mut checked: Vec<String> = Vec::new();
+    for literal in scopes.unwrap_or_default() {
+        let scope = literal.value();
+        let valid = !scope.is_empty()
+            && scope
+                .bytes()
+                .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\');
+        if !valid {
+            errors.push(
+                literal.span(),
+                format!(
+                    "`scopes`: {scope:?} is not an OAuth scope (printable ASCII without spaces, \
+                     quotes or backslashes, as in `scopes = [\"reports:write\"]`)"
+                ),
+            );
+        } else if checked.contains(&scope) {
+            errors.push(
+                literal.span(),
+                format!("`scopes`: {scope:?} is listed twice"),
+            );
+        } else {
+            checked.push(scope);
+        }
+    }
+    checked
 }
 
 pub fn annotations(args: Option<&AnnotationArgs>) -> Vec<(&'static str, bool)> {
@@ -310,6 +341,7 @@ impl Task {
             .and_then(|timeout| positive(&mut errors, "cleanup_timeout", timeout));
         let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
         let tool_name = name(&mut errors, args.name.as_ref(), &item);
+        let scopes = scopes(&mut errors, args.scopes.as_deref());
         errors.finish()?;
         Ok(Task {
             krate: args.krate.unwrap_or_else(default_crate),
@@ -323,6 +355,7 @@ impl Task {
             cleanup_timeout,
             required: args.required.is_present(),
             annotations: annotations(args.annotations.as_ref()),
+            scopes,
             takes_context,
             input: input.expect("an input when there are no errors"),
             result_span: result_span(&item),

@@ -53,6 +53,7 @@ fn task_with_every_option() {
             cleanup_timeout = "2m",
             optional,
             annotations(read_only = false, destructive = false, idempotent = true, open_world = true),
+            scopes = ["reports:write", "mcp"],
             crate = ::my_framework::durable_mcp,
         },
         quote! {
@@ -162,6 +163,7 @@ fn tool_with_every_option() {
             title = "Is it prime?",
             description = "Tells whether a number is prime.",
             annotations(read_only, idempotent = true, open_world = false),
+            scopes = ["math"],
             crate = ::my_framework::durable_mcp,
         },
         quote! {
@@ -242,6 +244,49 @@ fn retries_without_its_list_says_what_to_write() {
                 .unwrap_or_default();
             assert!(message.contains("`retries` takes"), "{args}: {message}");
             assert!(message.contains(suggestion), "{args}: {message}");
+        }
+    }
+}
+
+#[test]
+fn a_scope_that_is_no_oauth_scope_is_refused_at_the_literal() {
+    for (args, said) in [
+        (quote!(scopes = ["two words"]), "is not an OAuth scope"),
+        (quote!(scopes = [""]), "is not an OAuth scope"),
+        (quote!(scopes = ["a", "a"]), "is listed twice"),
+    ] {
+        for expanded in [
+            expand::task(
+                args.clone(),
+                quote!(
+                    async fn work(input: Order) -> Result<String, TaskError> {
+                        todo!()
+                    }
+                ),
+            ),
+            crate::tool::expand(
+                args.clone(),
+                quote!(
+                    async fn add(input: Pair) -> Json<Sum> {
+                        todo!()
+                    }
+                ),
+            ),
+        ] {
+            let messages: Vec<String> = syn::parse2::<syn::File>(expanded)
+                .expect("a Rust file")
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    syn::Item::Macro(error) => error.mac.parse_body::<syn::LitStr>().ok(),
+                    _ => None,
+                })
+                .map(|message| message.value())
+                .collect();
+            assert!(
+                messages.iter().any(|message| message.contains(said)),
+                "{args}: {messages:?}"
+            );
         }
     }
 }

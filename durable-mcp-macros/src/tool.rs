@@ -10,11 +10,18 @@ use crate::args::ToolArgs;
 use crate::expand::{crate_path, inner_body, option, parse_options, respan, stand_in};
 use crate::model::{
     Errors, annotations, check_signature, default_crate, doc_comment, name, result_span,
-    result_types, typed_params,
+    result_types, scopes, typed_params,
 };
 
 /// The options `#[tool]` accepts.
-const OPTIONS: &[&str] = &["name", "title", "description", "annotations", "crate"];
+const OPTIONS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "annotations",
+    "scopes",
+    "crate",
+];
 
 /// The shapes a `#[tool]` fn may have, for the messages.
 const SHAPE: &str = "async fn name(call: &ToolCall, input: Input) -> Result<R, E>";
@@ -44,6 +51,7 @@ struct Tool {
     title: Option<String>,
     description: Option<String>,
     annotations: Vec<(&'static str, bool)>,
+    scopes: Vec<String>,
     /// Whether the fn takes the call first.
     takes_call: bool,
     /// The input type, if the fn takes one.
@@ -105,6 +113,7 @@ impl Tool {
             }
         };
         let tool_name = name(&mut errors, args.name.as_ref(), &item);
+        let scopes = scopes(&mut errors, args.scopes.as_deref());
         errors.finish()?;
         Ok(Tool {
             krate: args.krate.unwrap_or_else(default_crate),
@@ -112,6 +121,7 @@ impl Tool {
             title: args.title,
             description: args.description.or_else(|| doc_comment(&item)),
             annotations: annotations(args.annotations.as_ref()),
+            scopes,
             takes_call,
             input,
             output: output.expect("an output when there are no errors"),
@@ -151,6 +161,7 @@ fn tokens(tool: &Tool) -> TokenStream {
         .annotations
         .iter()
         .map(|(hint, value)| quote!((#hint, #value)));
+    let scopes = &tool.scopes;
     quote! {
         #(#attrs)*
         #vis fn #name() -> #krate::PlainTool {
@@ -161,6 +172,7 @@ fn tokens(tool: &Tool) -> TokenStream {
                     title: #title,
                     description: #description,
                     annotations: &[#(#annotations),*],
+                    scopes: &[#(#scopes),*],
                 },
                 |__call, __input| {
                     ::std::boxed::Box::pin(async move {

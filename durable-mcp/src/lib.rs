@@ -124,6 +124,7 @@ pub mod testing;
 /// | `optional` | flag | set | a client that did not declare the Tasks extension may call the tool: the task runs and the call waits for its result, asking its input as input rounds of the call ([`TaskTool::optional`]) |
 /// | `required` | flag | not set | such a client gets error -32021 instead ([`TaskTool::required`]) |
 /// | `annotations(..)` | `read_only`, `destructive`, `idempotent`, `open_world` = bool (a bare name is `true`) | none | the tool's `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` |
+/// | `scopes` | `["scope", ..]` | none | OAuth scopes a call of the tool, and every `tasks/*` request about its tasks, needs when the server checks tokens (see [`TaskTool::scopes`]) |
 /// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
 ///
 /// `retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "5m", jitter = true)`
@@ -267,6 +268,7 @@ pub use durable_mcp_macros::mcp_task;
 /// | `title` | string | none | the display title |
 /// | `description` | string | the doc comment | what the model reads about the tool |
 /// | `annotations(..)` | `read_only`, `destructive`, `idempotent`, `open_world` = bool (a bare name is `true`) | none | the tool's `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint` |
+/// | `scopes` | `["scope", ..]` | none | OAuth scopes a call of the tool needs when the server checks tokens (see [`PlainTool::scopes`]) |
 /// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
 ///
 /// # Example

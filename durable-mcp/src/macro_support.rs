@@ -42,6 +42,8 @@ pub struct TaskSpec {
     pub required: bool,
     /// Tool annotations (`readOnlyHint`, ...) and their values.
     pub annotations: &'static [(&'static str, bool)],
+    /// The OAuth scopes its calls and its tasks' requests need.
+    pub scopes: &'static [&'static str],
 }
 
 /// The bound a task's input type must meet, checked where the user wrote the type.
@@ -103,7 +105,7 @@ where
     if !spec.annotations.is_empty() {
         tool = tool.annotations(annotations(spec.annotations));
     }
-    tool
+    tool.scopes(spec.scopes.iter().copied())
 }
 
 fn apply_options(mut definition: TaskDefinition, spec: &TaskSpec) -> TaskDefinition {
@@ -310,6 +312,8 @@ pub struct ToolSpec {
     pub description: Option<&'static str>,
     /// Tool annotations (`readOnlyHint`, ...) and their values.
     pub annotations: &'static [(&'static str, bool)],
+    /// The OAuth scopes its calls need.
+    pub scopes: &'static [&'static str],
 }
 
 /// The bound a plain tool's input type must meet, checked where the user wrote the type.
@@ -443,6 +447,7 @@ where
         tool.annotations = Some(annotations(spec.annotations));
     }
     let handler = std::rc::Rc::new(handler);
+    let scopes = spec.scopes.iter().copied();
     PlainTool::new(tool, move |call: ToolCall| {
         let handler = std::rc::Rc::clone(&handler);
         async move {
@@ -456,6 +461,7 @@ where
             })
         }
     })
+    .scopes(scopes)
 }
 
 /// `schema`, after checking it describes an object.

@@ -501,3 +501,160 @@ fn other_origins_get_no_preflight_and_stay_forbidden() {
         assert_eq!(header(&answer, "access-control-allow-origin"), None);
     }
 }
+
+/// A server checking tokens with a validator of its own: a token `name.scope~scope` is `name`
+/// of `https://issuer.example` with those scopes. `purge` needs the scope `admin`.
+fn scoped_server() -> McpServer {
+    use durable_mcp::auth::{OAuth, Principal, TokenRefusal};
+    let purge = task("purge", |cx, _| {
+        Box::pin(async move {
+            cx.sleep("nap", "1h").await?;
+            Ok(reply(format!(
+                "purged by {}",
+                cx.principal().unwrap_or("nobody")
+            )))
+        })
+    });
+    let wait = task("wait", |cx, _| {
+        Box::pin(async move {
+            cx.sleep("nap", "1h").await?;
+            Ok(reply("woke"))
+        })
+    });
+    let oauth = OAuth::new("https://mcp.example/mcp", ["https://issuer.example"])
+        .unwrap()
+        .validator(|token: String| async move {
+            let (name, scopes) = token
+                .split_once('.')
+                .ok_or_else(|| TokenRefusal::Invalid("not name.scopes".to_owned()))?;
+            Ok(Principal::new(
+                "https://issuer.example",
+                name,
+                scopes.split('~').filter(|scope| !scope.is_empty()),
+            ))
+        });
+    McpServer::new("scoped", "0.0.0")
+        .task(TaskTool::new(purge, json!({ "type": "object" })).scopes(["admin"]))
+        .task(TaskTool::new(wait, json!({ "type": "object" })))
+        .oauth(oauth)
+}
+
+#[test]
+fn a_scoped_tool_needs_its_scopes_on_calls_and_on_every_request_about_its_tasks() {
+    let server = scoped_server();
+    let mut harness = Harness::new(server.task_registry());
+    let router = Router::new(server, harness.shared_engine());
+    let call = |token: Option<&str>, tool: &str| {
+        send(
+            &router,
+            token,
+            "tools/call",
+            json!({ "name": tool, "arguments": {} }),
+        )
+    };
+
+    // No token: the challenge names what the call needs.
+    let refused = call(None, "purge");
+    assert_eq!(refused.status, 401);
+    let challenge = header(&refused, "www-authenticate").expect("a challenge");
+    assert!(challenge.contains("scope=\"admin\""), "{challenge}");
+    assert!(
+        challenge.contains(
+            "resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource/mcp\""
+        ),
+        "{challenge}"
+    );
+
+    // A token without the scope calls what needs none, and is refused the rest with 403.
+    assert_eq!(call(Some("alice."), "wait").status, 200);
+    let refused = call(Some("alice."), "purge");
+    assert_eq!(refused.status, 403, "{}", refused.json_body());
+    let challenge = header(&refused, "www-authenticate").expect("a challenge");
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"admin\""), "{challenge}");
+
+    let created = call(Some("alice.admin"), "purge");
+    let id = created.json_body()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    harness.run_until_idle();
+    for (method, params) in [
+        ("tasks/get", json!({ "taskId": id })),
+        ("tasks/cancel", json!({ "taskId": id })),
+        (
+            "tasks/update",
+            json!({ "taskId": id, "inputResponses": {} }),
+        ),
+    ] {
+        let refused = send(&router, Some("alice."), method, params.clone());
+        assert_eq!(refused.status, 403, "{method}: {}", refused.json_body());
+        // Another user with the scope is told the task does not exist.
+        let foreign = send(&router, Some("bob.admin"), method, params);
+        assert_eq!(error_code(&foreign), -32602, "{method}");
+    }
+    let got = send(
+        &router,
+        Some("alice.admin"),
+        "tasks/get",
+        json!({ "taskId": id }),
+    );
+    assert_eq!(
+        got.json_body()["result"]["status"],
+        "working",
+        "nothing was cancelled"
+    );
+
+    // The body sees who started it: the issuer and subject, never the token.
+    harness.advance("1h");
+    harness.run_until_idle();
+    let done = send(
+        &router,
+        Some("alice.admin~other"),
+        "tasks/get",
+        json!({ "taskId": id }),
+    );
+    assert_eq!(
+        done.json_body()["result"]["result"]["content"][0]["text"],
+        "purged by https://issuer.example#alice"
+    );
+}
+
+#[test]
+fn the_metadata_lists_every_scope_and_is_served_only_at_its_paths() {
+    let server = scoped_server();
+    let harness = Harness::new(server.task_registry());
+    let router = Router::new(server, harness.shared_engine());
+    let metadata = router
+        .well_known("GET", "/.well-known/oauth-protected-resource/mcp")
+        .expect("the metadata");
+    assert_eq!(
+        metadata.json_body(),
+        json!({
+            "resource": "https://mcp.example/mcp",
+            "authorization_servers": ["https://issuer.example"],
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": ["admin"],
+        })
+    );
+    assert!(
+        router
+            .well_known("GET", "/.well-known/oauth-protected-resource")
+            .is_some()
+    );
+    assert!(
+        router
+            .well_known("GET", "/.well-known/oauth-protected-resource/other")
+            .is_none()
+    );
+    assert_eq!(
+        router
+            .well_known("POST", "/.well-known/oauth-protected-resource")
+            .unwrap()
+            .status,
+        405
+    );
+}

@@ -56,6 +56,7 @@ pub(crate) fn send_report() -> ::my_framework::durable_mcp::TaskTool {
                 ("idempotentHint", true),
                 ("openWorldHint", true),
             ],
+            scopes: &["reports:write", "mcp"],
         },
         |__cx, __input| {
             ::std::boxed::Box::pin(async move {

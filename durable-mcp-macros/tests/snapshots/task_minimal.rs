@@ -26,6 +26,7 @@ fn double_all() -> ::durable_mcp::TaskTool {
             cleanup_timeout: ::core::option::Option::None,
             required: false,
             annotations: &[],
+            scopes: &[],
         },
         |__cx, __input| {
             ::std::boxed::Box::pin(async move {

@@ -23,6 +23,7 @@ pub fn place_order() -> ::durable_mcp::TaskTool {
             cleanup_timeout: ::core::option::Option::None,
             required: true,
             annotations: &[],
+            scopes: &[],
         },
         |_, __input| {
             ::std::boxed::Box::pin(async move {

@@ -23,6 +23,7 @@ pub fn is_prime() -> ::my_framework::durable_mcp::PlainTool {
                 ("idempotentHint", true),
                 ("openWorldHint", false),
             ],
+            scopes: &["math"],
         },
         |__call, __input| {
             ::std::boxed::Box::pin(async move {

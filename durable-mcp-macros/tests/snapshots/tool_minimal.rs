@@ -14,6 +14,7 @@ fn add() -> ::durable_mcp::PlainTool {
             title: ::core::option::Option::None,
             description: ::core::option::Option::Some("Adds two numbers."),
             annotations: &[],
+            scopes: &[],
         },
         |__call, __input| {
             ::std::boxed::Box::pin(async move {
