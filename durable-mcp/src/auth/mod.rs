@@ -345,3 +345,6 @@ fn is_acceptable_issuer(issuer: &str) -> bool {
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
             })
 }
+
+#[cfg(test)]
+mod tests;
