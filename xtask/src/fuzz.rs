@@ -30,6 +30,8 @@ const SUITES: &[(&str, &[&str], &str)] = &[
             "fuzz_duration",
             "--test",
             "fuzz_store",
+            "--test",
+            "fuzz_auth",
         ],
         "",
     ),
