@@ -1,8 +1,9 @@
-//! MCP authorization on the native host, black-box: the conformance fixture server with
-//! authorization turned on by its settings alone (`DURABLE_MCP_OAUTH_ISSUER`,
-//! `DURABLE_MCP_OAUTH_RESOURCE`, `DURABLE_MCP_OAUTH_SCOPES`), in front of a stand-in issuer
-//! whose keys the tests control. Every refusal is checked to change nothing; the full OAuth
-//! flow of an official client against a real authorization server is `oauth_flow.rs`.
+//! MCP authorization on both hosts, black-box: the conformance fixture with authorization
+//! turned on by its settings alone (`DURABLE_MCP_OAUTH_ISSUER`, `DURABLE_MCP_OAUTH_RESOURCE`,
+//! `DURABLE_MCP_OAUTH_SCOPES`), natively and as a Worker under `wrangler dev` (where signatures
+//! are checked by WebCrypto rather than RustCrypto), in front of a stand-in issuer whose keys
+//! the tests control. Every refusal is checked to change nothing; the full OAuth flow of an
+//! official client against a real authorization server is `oauth_flow.rs`.
 
 use std::net::TcpListener;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -13,6 +14,7 @@ use durable_mcp_tests::http::{Connection, Response};
 use durable_mcp_tests::issuer::TestIssuer;
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::server::ServerProcess;
+use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use serde_json::{Value, json};
@@ -45,6 +47,15 @@ impl Key {
         }
     }
 
+    fn ed(kid: &'static str, pem: &[u8]) -> Self {
+        let encoding = EncodingKey::from_ed_pem(pem).expect("an Ed25519 test key");
+        Key {
+            kid,
+            alg: Algorithm::EdDSA,
+            encoding,
+        }
+    }
+
     fn jwk(&self) -> Value {
         let mut jwk = Jwk::from_encoding_key(&self.encoding, self.alg).expect("a public JWK");
         jwk.common.key_id = Some(self.kid.to_owned());
@@ -72,6 +83,19 @@ fn key_ec() -> Key {
     Key::ec("ec", include_bytes!("oauth_keys/ec-a.pem"))
 }
 
+fn key_ed() -> Key {
+    Key::ed("ed", include_bytes!("oauth_keys/ed-a.pem"))
+}
+
+/// Key b for RSA-PSS: a key names the one algorithm it signs with.
+fn key_pss() -> Key {
+    Key {
+        kid: "pss",
+        alg: Algorithm::PS256,
+        ..key_b()
+    }
+}
+
 fn key_set(keys: &[&Key]) -> Value {
     json!({ "keys": keys.iter().map(|key| key.jwk()).collect::<Vec<_>>() })
 }
@@ -83,17 +107,49 @@ fn now() -> i64 {
         .as_secs() as i64
 }
 
+/// The host under test.
+enum Host {
+    Native(ServerProcess),
+    Worker(WorkerProcess, std::sync::MutexGuard<'static, ()>),
+}
+
 /// The fixture server with authorization on, and the issuer it trusts.
 struct Fixture {
     issuer: TestIssuer,
-    server: ServerProcess,
+    host: Host,
     client: McpClient,
     resource: String,
     _data: tempfile::TempDir,
 }
 
 impl Fixture {
-    fn start(keys: Value) -> Self {
+    /// The native host, with one worker thread: each keeps its own key cache, and the rotation
+    /// check counts fetches.
+    fn native(keys: Value) -> Self {
+        Fixture::start(keys, |port, settings, data| {
+            let port = port.to_string();
+            let mut env = vec![("PORT", port.as_str()), ("DURABLE_MCP_WORKERS", "1")];
+            env.extend_from_slice(settings);
+            Host::Native(ServerProcess::start("conformance-server", data, &env))
+        })
+    }
+
+    /// The fixture as a Worker under `wrangler dev`.
+    fn worker(keys: Value) -> Self {
+        let dir = build_worker_once("examples/conformance");
+        let one = one_worker_at_a_time();
+        Fixture::start(keys, move |port, settings, data| {
+            Host::Worker(
+                WorkerProcess::start_on_port(&dir, "wrangler.toml", data, settings, port),
+                one,
+            )
+        })
+    }
+
+    fn start(
+        keys: Value,
+        host: impl FnOnce(u16, &[(&str, &str)], &std::path::Path) -> Host,
+    ) -> Self {
         let issuer = TestIssuer::start(keys);
         // The resource names the port, so it is chosen before the server starts.
         let port = TcpListener::bind("127.0.0.1:0")
@@ -103,27 +159,26 @@ impl Fixture {
             .port();
         let resource = format!("http://127.0.0.1:{port}/mcp");
         let data = tempfile::tempdir().unwrap();
-        let port = port.to_string();
-        let server = ServerProcess::start(
-            "conformance-server",
-            data.path(),
-            &[
-                ("PORT", port.as_str()),
-                ("DURABLE_MCP_OAUTH_ISSUER", issuer.url()),
-                ("DURABLE_MCP_OAUTH_RESOURCE", resource.as_str()),
-                ("DURABLE_MCP_OAUTH_SCOPES", SCOPE),
-                // One worker: each worker thread keeps its own key cache, and the rotation
-                // test counts fetches.
-                ("DURABLE_MCP_WORKERS", "1"),
-            ],
-        );
-        let client = McpClient::new(server.url());
+        let settings = [
+            ("DURABLE_MCP_OAUTH_ISSUER", issuer.url()),
+            ("DURABLE_MCP_OAUTH_RESOURCE", resource.as_str()),
+            ("DURABLE_MCP_OAUTH_SCOPES", SCOPE),
+        ];
+        let host = host(port, &settings, data.path());
+        let client = McpClient::new(&resource);
         Fixture {
             issuer,
-            server,
+            host,
             client,
             resource,
             _data: data,
+        }
+    }
+
+    fn log(&self) -> String {
+        match &self.host {
+            Host::Native(server) => server.log(),
+            Host::Worker(worker, _) => worker.log(),
         }
     }
 
@@ -205,7 +260,12 @@ fn assert_invalid_token(fixture: &Fixture, response: &Response, what: &str) {
 
 #[test]
 fn the_metadata_names_the_resource_and_its_issuer_for_any_origin() {
-    let fixture = Fixture::start(key_set(&[&key_a()]));
+    metadata_names_the_resource_and_its_issuer_for_any_origin(&Fixture::native(key_set(&[
+        &key_a(),
+    ])));
+}
+
+fn metadata_names_the_resource_and_its_issuer_for_any_origin(fixture: &Fixture) {
     for path in [
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
@@ -234,7 +294,10 @@ fn the_metadata_names_the_resource_and_its_issuer_for_any_origin() {
 
 #[test]
 fn a_request_without_a_usable_token_is_challenged_and_the_issuer_is_not_asked() {
-    let fixture = Fixture::start(key_set(&[&key_a()]));
+    request_without_a_usable_token_is_challenged(&Fixture::native(key_set(&[&key_a()])));
+}
+
+fn request_without_a_usable_token_is_challenged(fixture: &Fixture) {
     let response = fixture.send("tools/list", json!({}), None);
     assert_eq!(response.status, 401);
     assert_eq!(
@@ -307,7 +370,15 @@ fn a_request_without_a_usable_token_is_challenged_and_the_issuer_is_not_asked() 
 
 #[test]
 fn tokens_are_checked_for_signature_audience_time_and_scope() {
-    let fixture = Fixture::start(key_set(&[&key_a(), &key_ec()]));
+    tokens_are_checked(&Fixture::native(key_set(&[
+        &key_a(),
+        &key_ec(),
+        &key_ed(),
+        &key_pss(),
+    ])));
+}
+
+fn tokens_are_checked(fixture: &Fixture) {
     let valid = fixture.token("alice");
     assert_eq!(
         fixture.as_bearer("tools/list", json!({}), &valid).status,
@@ -328,12 +399,17 @@ fn tokens_are_checked_for_signature_audience_time_and_scope() {
         let response = fixture.as_bearer("tools/list", json!({}), &key_a().sign(&claims));
         assert_eq!(response.status, 200, "aud {audience}");
     }
-    let es256 = key_ec().sign(&fixture.claims("alice"));
-    assert_eq!(
-        fixture.as_bearer("tools/list", json!({}), &es256).status,
-        200,
-        "ES256"
-    );
+    for key in [key_ec(), key_ed(), key_pss()] {
+        let token = key.sign(&fixture.claims("alice"));
+        let response = fixture.as_bearer("tools/list", json!({}), &token);
+        assert_eq!(
+            response.status,
+            200,
+            "{:?}: {}",
+            key.alg,
+            String::from_utf8_lossy(&response.body)
+        );
+    }
 
     let with = |change: &dyn Fn(&mut Value)| {
         let mut claims = fixture.claims("alice");
@@ -345,8 +421,15 @@ fn tokens_are_checked_for_signature_audience_time_and_scope() {
         ..key_b()
     }
     .sign(&fixture.claims("alice"));
+    let mismatched = Key {
+        kid: "a",
+        alg: Algorithm::PS256,
+        ..key_a()
+    }
+    .sign(&fixture.claims("alice"));
     let refused = [
         ("a wrong signature", forged),
+        ("an algorithm the key does not name", mismatched),
         (
             "another audience",
             with(&|c| c["aud"] = json!("http://127.0.0.1:1/mcp")),
@@ -385,16 +468,15 @@ fn tokens_are_checked_for_signature_audience_time_and_scope() {
         &without_scope,
     );
     assert_eq!(created.status, 403);
-    assert!(
-        !fixture.server.log().contains("task created"),
-        "{}",
-        fixture.server.log()
-    );
+    assert!(!fixture.log().contains("task created"), "{}", fixture.log());
 }
 
 #[test]
 fn a_task_is_reachable_by_its_user_with_a_fresh_token_and_by_nobody_else() {
-    let fixture = Fixture::start(key_set(&[&key_a()]));
+    task_is_reachable_by_its_user_only(&Fixture::native(key_set(&[&key_a()])));
+}
+
+fn task_is_reachable_by_its_user_only(fixture: &Fixture) {
     let alice = fixture.token("alice");
     let created = fixture.as_bearer(
         "tools/call",
@@ -458,7 +540,21 @@ fn a_task_is_reachable_by_its_user_with_a_fresh_token_and_by_nobody_else() {
 
 #[test]
 fn a_rotated_key_is_fetched_once_and_an_outage_is_503_never_a_pass() {
-    let fixture = Fixture::start(key_set(&[&key_a()]));
+    rotated_key_and_outage(&Fixture::native(key_set(&[&key_a()])));
+}
+
+#[test]
+fn the_worker_refuses_and_accepts_as_the_native_host_does() {
+    let fixture = Fixture::worker(key_set(&[&key_a(), &key_ec(), &key_ed(), &key_pss()]));
+    metadata_names_the_resource_and_its_issuer_for_any_origin(&fixture);
+    request_without_a_usable_token_is_challenged(&fixture);
+    tokens_are_checked(&fixture);
+    task_is_reachable_by_its_user_only(&fixture);
+    fixture.issuer.publish(key_set(&[&key_a()]));
+    rotated_key_and_outage(&fixture);
+}
+
+fn rotated_key_and_outage(fixture: &Fixture) {
     assert_eq!(
         fixture
             .as_bearer("tools/list", json!({}), &fixture.token("alice"))

@@ -29,6 +29,7 @@ mod metadata;
 pub(crate) mod outbound;
 mod principal;
 mod resource;
+mod signature;
 
 use std::fmt;
 use std::rc::Rc;
