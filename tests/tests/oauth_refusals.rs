@@ -110,7 +110,11 @@ fn now() -> i64 {
 /// The host under test.
 enum Host {
     Native(ServerProcess),
-    Worker(WorkerProcess, std::sync::MutexGuard<'static, ()>),
+    /// With the guard that keeps other tests' Workers from starting meanwhile.
+    Worker {
+        worker: WorkerProcess,
+        _one: std::sync::MutexGuard<'static, ()>,
+    },
 }
 
 /// The fixture server with authorization on, and the issuer it trusts.
@@ -138,11 +142,9 @@ impl Fixture {
     fn worker(keys: Value) -> Self {
         let dir = build_worker_once("examples/conformance");
         let one = one_worker_at_a_time();
-        Fixture::start(keys, move |port, settings, data| {
-            Host::Worker(
-                WorkerProcess::start_on_port(&dir, "wrangler.toml", data, settings, port),
-                one,
-            )
+        Fixture::start(keys, move |port, settings, data| Host::Worker {
+            worker: WorkerProcess::start_on_port(&dir, "wrangler.toml", data, settings, port),
+            _one: one,
         })
     }
 
@@ -178,7 +180,7 @@ impl Fixture {
     fn log(&self) -> String {
         match &self.host {
             Host::Native(server) => server.log(),
-            Host::Worker(worker, _) => worker.log(),
+            Host::Worker { worker, .. } => worker.log(),
         }
     }
 
@@ -342,7 +344,7 @@ fn request_without_a_usable_token_is_challenged(fixture: &Fixture) {
         ("another issuer", foreign_issuer),
     ] {
         let response = fixture.as_bearer("tools/list", json!({}), &token);
-        assert_invalid_token(&fixture, &response, what);
+        assert_invalid_token(fixture, &response, what);
     }
     assert_eq!(
         fixture.issuer.requests(),
@@ -447,7 +449,7 @@ fn tokens_are_checked(fixture: &Fixture) {
     ];
     for (what, token) in refused {
         let response = fixture.as_bearer("tools/list", json!({}), &token);
-        assert_invalid_token(&fixture, &response, what);
+        assert_invalid_token(fixture, &response, what);
     }
 
     let without_scope = with(&|c| c["scope"] = json!("profile"));
