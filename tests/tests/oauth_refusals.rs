@@ -6,106 +6,21 @@
 //! official client against a real authorization server is `oauth_flow.rs`.
 
 use std::net::TcpListener;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use durable_mcp_tests::http::{Connection, Response};
-use durable_mcp_tests::issuer::TestIssuer;
+use durable_mcp_tests::issuer::{
+    Key, TestIssuer, access_claims, key_a, key_b, key_ec, key_ed, key_pss, key_set, now,
+};
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::server::ServerProcess;
 use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
-use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use serde_json::{Value, json};
 
 const SCOPE: &str = "mcp:tasks";
-
-/// A signing key and the JWK of its public half.
-struct Key {
-    kid: &'static str,
-    alg: Algorithm,
-    encoding: EncodingKey,
-}
-
-impl Key {
-    fn rsa(kid: &'static str, pem: &[u8]) -> Self {
-        let encoding = EncodingKey::from_rsa_pem(pem).expect("an RSA test key");
-        Key {
-            kid,
-            alg: Algorithm::RS256,
-            encoding,
-        }
-    }
-
-    fn ec(kid: &'static str, pem: &[u8]) -> Self {
-        let encoding = EncodingKey::from_ec_pem(pem).expect("an EC test key");
-        Key {
-            kid,
-            alg: Algorithm::ES256,
-            encoding,
-        }
-    }
-
-    fn ed(kid: &'static str, pem: &[u8]) -> Self {
-        let encoding = EncodingKey::from_ed_pem(pem).expect("an Ed25519 test key");
-        Key {
-            kid,
-            alg: Algorithm::EdDSA,
-            encoding,
-        }
-    }
-
-    fn jwk(&self) -> Value {
-        let mut jwk = Jwk::from_encoding_key(&self.encoding, self.alg).expect("a public JWK");
-        jwk.common.key_id = Some(self.kid.to_owned());
-        serde_json::to_value(jwk).unwrap()
-    }
-
-    /// `claims` signed with this key, as an RFC 9068 access token.
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(self.alg);
-        header.kid = Some(self.kid.to_owned());
-        header.typ = Some("at+jwt".to_owned());
-        encode(&header, claims, &self.encoding).expect("a signed token")
-    }
-}
-
-fn key_a() -> Key {
-    Key::rsa("a", include_bytes!("oauth_keys/rsa-a.pem"))
-}
-
-fn key_b() -> Key {
-    Key::rsa("b", include_bytes!("oauth_keys/rsa-b.pem"))
-}
-
-fn key_ec() -> Key {
-    Key::ec("ec", include_bytes!("oauth_keys/ec-a.pem"))
-}
-
-fn key_ed() -> Key {
-    Key::ed("ed", include_bytes!("oauth_keys/ed-a.pem"))
-}
-
-/// Key b for RSA-PSS: a key names the one algorithm it signs with.
-fn key_pss() -> Key {
-    Key {
-        kid: "pss",
-        alg: Algorithm::PS256,
-        ..key_b()
-    }
-}
-
-fn key_set(keys: &[&Key]) -> Value {
-    json!({ "keys": keys.iter().map(|key| key.jwk()).collect::<Vec<_>>() })
-}
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64
-}
 
 /// The host under test.
 enum Host {
@@ -186,16 +101,7 @@ impl Fixture {
 
     /// The claims of a token for `subject`, valid now, for this server, with `scope`.
     fn claims(&self, subject: &str) -> Value {
-        json!({
-            "iss": self.issuer.url(),
-            "sub": subject,
-            "aud": self.resource,
-            "client_id": "test-client",
-            "scope": SCOPE,
-            "iat": now(),
-            "exp": now() + 300,
-            "jti": format!("{subject}-{}", now()),
-        })
+        access_claims(self.issuer.url(), subject, &self.resource, SCOPE)
     }
 
     fn token(&self, subject: &str) -> String {

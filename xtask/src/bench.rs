@@ -28,6 +28,8 @@
 //! time to its first answer, `tasks/get` latency while the backlog drains, the drain time and
 //! exactly-once; a third table.
 //!
+//! Last, what MCP authorization adds to a poll on both hosts (see the `auth_bench` module).
+//!
 //! `bench --smoke` runs every part with tiny counts (and the debug builds the test command
 //! already made), to show that the command still works: its tables say that no target is
 //! judged. `cargo xtask test` runs it (see the `smoke` module).
@@ -192,7 +194,8 @@ pub fn run(scale: Scale) -> Result<()> {
     crate::tick_reads::run()?;
     crate::http_bench::run(&exe, scale)?;
     crate::backlog_bench::run(scale)?;
-    crate::worker_bench::run(scale)
+    crate::worker_bench::run(scale)?;
+    crate::auth_bench::run(&exe, scale)
 }
 
 /// Runs one measurement of `steps` in a child process and parses its result line.

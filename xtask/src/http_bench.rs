@@ -240,7 +240,7 @@ fn creation_run(binary: &Path, plan: &Plan, workers: usize) -> Result<CreationSa
 
 /// Builds the server in release and returns its path, next to this executable (which cargo
 /// built into the same `target/release`).
-fn build_server(exe: &Path) -> Result<PathBuf> {
+pub(crate) fn build_server(exe: &Path) -> Result<PathBuf> {
     eprintln!("bench: building {SERVER} (release)");
     // Inside `cargo xtask`, CARGO names the cargo that runs us: use the same toolchain.
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
@@ -262,11 +262,11 @@ fn build_server(exe: &Path) -> Result<PathBuf> {
 
 /// The server, running as a child process with its state in a temporary directory; killed
 /// when dropped.
-struct Server {
+pub(crate) struct Server {
     /// The server process.
     child: Child,
     /// The MCP endpoint's URL, as the server printed it.
-    url: String,
+    pub(crate) url: String,
     /// The endpoint's socket address.
     address: SocketAddr,
     /// The endpoint's path.
@@ -279,6 +279,15 @@ impl Server {
     /// Starts `binary` on a free port with a fresh state directory, with `workers` worker
     /// threads (the host's default when `None`), and waits until it prints the URL it serves.
     fn start(binary: &Path, workers: Option<usize>) -> Result<Server> {
+        Server::start_with(binary, workers, &[])
+    }
+
+    /// [`start`](Self::start) with the environment variables `env` set as well.
+    pub(crate) fn start_with(
+        binary: &Path,
+        workers: Option<usize>,
+        env: &[(&str, &str)],
+    ) -> Result<Server> {
         let dir = tempfile::tempdir()?;
         let mut command = Command::new(binary);
         if let Some(workers) = workers {
@@ -289,6 +298,8 @@ impl Server {
             .env("DURABLE_MCP_DATA", dir.path())
             // Ten thousand tasks: their events would drown the tables (and cost the host).
             .env("RUST_LOG", "warn")
+            // Given last, so that `env` may set `PORT` too.
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

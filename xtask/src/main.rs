@@ -41,6 +41,7 @@
 //!   listing (`--bless` rewrites it). See the `public_api` module.
 //! - `help`: prints the usage.
 
+mod auth_bench;
 mod backlog_bench;
 mod bench;
 mod browser;
@@ -80,7 +81,8 @@ commands:
            and with one per core, host memory with 10,000 parked tasks (`bench native` runs
            only that part); the host killed and restarted under a backlog of 10,000 and
            50,000 slow tasks (`bench backlog` runs only that part); then the Cloudflare host
-           under workerd (`bench worker` runs only that part);
+           under workerd (`bench worker` runs only that part); last, what MCP authorization
+           adds to a poll on both hosts (`bench auth` runs only that part);
            `--smoke`: tiny counts and debug builds, no target judged
   browser  run the story-demo page in headless Chromium against the example's native host
            and its Worker; screenshots in target/browser/
@@ -115,6 +117,8 @@ fn main() -> ExitCode {
             bench::Scale::parse("bench backlog", args).and_then(backlog_bench::run)
         }
         ["bench", "reads"] => tick_reads::run(),
+        ["bench", "auth", args @ ..] => bench::Scale::parse("bench auth", args)
+            .and_then(|scale| auth_bench::run(&std::env::current_exe()?, scale)),
         ["bench", "native", args @ ..] => bench::Scale::parse("bench native", args)
             .and_then(|scale| http_bench::run(&std::env::current_exe()?, scale)),
         ["bench", args @ ..] => bench::Scale::parse("bench", args).and_then(bench::run),
