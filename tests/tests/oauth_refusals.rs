@@ -436,7 +436,30 @@ fn task_is_reachable_by_its_user_only(fixture: &Fixture) {
             "{method}"
         );
     }
-    // The same user of another issuer is another user.
+    // Nor can he answer it through an inline round of a call (a client without the Tasks
+    // extension sends the round's requestState back).
+    let (mut body, mut headers) = fixture.client.build(
+        "tools/call",
+        json!({
+            "name": "slow_compute",
+            "arguments": {},
+            "requestState": format!("durable-mcp/task/{task_id}"),
+            "inputResponses": { "confirm": { "action": "accept", "content": {} } },
+        }),
+        false,
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] =
+        json!({});
+    headers.push(("Authorization".to_owned(), format!("Bearer {bob}")));
+    let round = fixture.client.send_built(&body, &headers).json();
+    assert_eq!(round["error"]["code"], -32602, "{round}");
+    assert!(
+        round["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not found"),
+        "{round}"
+    );
     let got = fixture
         .as_bearer("tasks/get", json!({ "taskId": task_id }), &alice)
         .json();

@@ -5,11 +5,12 @@
 //! `DURABLE_MCP_OAUTH_RESOURCE`) in front of a stand-in issuer on 127.0.0.1
 //! (`durable_mcp_tests::issuer`), whose keys are fetched once and then cached. Each copy gets
 //! one parked task; then rounds of [`POLLS`] sequential `tasks/get` of it over one keep-alive
-//! connection: without a token on the first copy, with an RS256 token and with an ES256 token
-//! on the second. The rounds alternate between the three, so that a slow patch of the machine
-//! touches each alike, and the table shows the median of the rounds' p50 latencies, the
-//! difference (what checking the token adds to a poll: parsing, the signature, the claims) and
-//! the ratio to the poll without authorization.
+//! connection: without a token on the first copy; on the second, with one RS256 token (what a
+//! polling client sends: the server remembers a token it accepted), and with a new token on
+//! every poll, RS256 and ES256 (each checked in full: parsing, the signature, the claims). The
+//! rounds alternate between the four, so that a slow patch of the machine touches each alike,
+//! and the table shows the median of the rounds' p50 latencies, the difference to the poll
+//! without authorization, and the ratio to it.
 //!
 //! The native host runs its release build (one worker thread); the Worker runs under
 //! `wrangler dev` as built for deployment (worker-build with wasm-opt), where the signature is
@@ -49,17 +50,34 @@ const SCOPE: &str = "mcp";
 /// What a round polls with.
 #[derive(Clone, Copy)]
 enum Poll {
+    /// No token, on the copy without authorization.
     Plain,
-    Rs256,
-    Es256,
+    /// One RS256 token for every poll.
+    SameRs256,
+    /// A new RS256 token for every poll.
+    FreshRs256,
+    /// A new ES256 token for every poll.
+    FreshEs256,
 }
 
 impl Poll {
-    const ALL: [Poll; 3] = [Poll::Plain, Poll::Rs256, Poll::Es256];
+    const ALL: [Poll; 4] = [
+        Poll::Plain,
+        Poll::SameRs256,
+        Poll::FreshRs256,
+        Poll::FreshEs256,
+    ];
+
+    const LABELS: [&str; 4] = [
+        "without authorization",
+        "one RS256 token (remembered)",
+        "a new RS256 token each poll",
+        "a new ES256 token each poll",
+    ];
 }
 
 /// The medians of the rounds' p50 latency of each kind of poll, in [`Poll::ALL`]'s order.
-type Figures = [Duration; 3];
+type Figures = [Duration; 4];
 
 /// One copy of the fixture on a host: its endpoint, and the task it polls.
 struct Endpoint {
@@ -85,11 +103,13 @@ impl Endpoint {
         })
     }
 
-    /// The p50 latency of `polls` sequential `tasks/get` with `token`.
-    fn round(&mut self, polls: usize, token: Option<&str>) -> Result<Duration> {
+    /// The p50 latency of `polls` sequential `tasks/get`, the `n`th with the `n`th of
+    /// `tokens` (taken in turn; none when empty).
+    fn round(&mut self, polls: usize, tokens: &[String]) -> Result<Duration> {
         let mut latencies = Vec::with_capacity(polls);
-        for _ in 0..polls {
+        for n in 0..polls {
             let params = json!({ "taskId": self.task_id });
+            let token = (!tokens.is_empty()).then(|| tokens[n % tokens.len()].as_str());
             let started = Instant::now();
             let got = send(
                 &self.client,
@@ -137,32 +157,59 @@ fn send(
 fn measure(
     plain: &mut Endpoint,
     checked: &mut Endpoint,
-    tokens: &[String; 2],
+    tokens: &Tokens,
     scale: Scale,
 ) -> Result<Figures> {
-    let (rounds, polls) = match scale {
-        Scale::Full => (ROUNDS, POLLS),
-        Scale::Smoke => (1, 5),
-    };
-    // One round of each first, unmeasured: the keys are fetched, and code paths warmed.
-    plain.round(polls.min(20), None)?;
-    for token in tokens {
-        checked.round(polls.min(20), Some(token))?;
-    }
-    let mut p50s: [Vec<Duration>; 3] = Default::default();
-    for _ in 0..rounds {
+    let (rounds, polls) = counts(scale);
+    // A round of each first, unmeasured: the keys are fetched, and code paths warmed.
+    plain.round(polls.min(20), &[])?;
+    checked.round(polls.min(20), std::slice::from_ref(&tokens.same))?;
+    let mut p50s: [Vec<Duration>; 4] = Default::default();
+    for round in 0..rounds {
         for (kind, samples) in Poll::ALL.iter().zip(&mut p50s) {
             samples.push(match kind {
-                Poll::Plain => plain.round(polls, None)?,
-                Poll::Rs256 => checked.round(polls, Some(&tokens[0]))?,
-                Poll::Es256 => checked.round(polls, Some(&tokens[1]))?,
+                Poll::Plain => plain.round(polls, &[])?,
+                Poll::SameRs256 => checked.round(polls, std::slice::from_ref(&tokens.same))?,
+                Poll::FreshRs256 => checked.round(polls, &tokens.rs256[round])?,
+                Poll::FreshEs256 => checked.round(polls, &tokens.es256[round])?,
             });
         }
     }
-    let median =
-        |samples: Vec<Duration>| Ranked::lowest_first(samples).median().unwrap_or_default();
-    let [a, b, c] = p50s;
-    Ok([median(a), median(b), median(c)])
+    Ok(p50s.map(|samples| Ranked::lowest_first(samples).median().unwrap_or_default()))
+}
+
+/// Rounds of each kind of poll, and polls per round.
+fn counts(scale: Scale) -> (usize, usize) {
+    match scale {
+        Scale::Full => (ROUNDS, POLLS),
+        Scale::Smoke => (1, 5),
+    }
+}
+
+/// The tokens polled with: one to send every time, and a new one for each poll of each round.
+struct Tokens {
+    same: String,
+    rs256: Vec<Vec<String>>,
+    es256: Vec<Vec<String>>,
+}
+
+impl Tokens {
+    fn sign(issuer: &TestIssuer, resource: &str, scale: Scale) -> Tokens {
+        let (rounds, polls) = counts(scale);
+        let sign = |key: &Key, n: usize| {
+            let mut claims = access_claims(issuer.url(), "bench", resource, SCOPE);
+            claims["jti"] = json!(format!("bench-{n}"));
+            key.sign(&claims)
+        };
+        let (rs, es) = (key_a(), key_ec());
+        let fresh =
+            |key: &Key, round: usize| (0..polls).map(|n| sign(key, round * polls + n)).collect();
+        Tokens {
+            same: sign(&rs, usize::MAX),
+            rs256: (0..rounds).map(|round| fresh(&rs, round)).collect(),
+            es256: (0..rounds).map(|round| fresh(&es, round)).collect(),
+        }
+    }
 }
 
 fn free_port() -> Result<u16> {
@@ -177,11 +224,6 @@ fn settings<'a>(issuer: &'a TestIssuer, resource: &'a str) -> [(&'static str, &'
     ]
 }
 
-fn tokens(issuer: &TestIssuer, resource: &str) -> [String; 2] {
-    let claims = |key: Key| key.sign(&access_claims(issuer.url(), "bench", resource, SCOPE));
-    [claims(key_a()), claims(key_ec())]
-}
-
 fn native(exe: &Path, issuer: &TestIssuer, scale: Scale) -> Result<Figures> {
     let binary = match scale {
         Scale::Full => build_server(exe)?,
@@ -194,9 +236,9 @@ fn native(exe: &Path, issuer: &TestIssuer, scale: Scale) -> Result<Figures> {
     env.extend(settings(issuer, &resource));
     let plain_server = Server::start_with(&binary, Some(1), &[])?;
     let checked_server = Server::start_with(&binary, Some(1), &env)?;
-    let tokens = tokens(issuer, &resource);
+    let tokens = Tokens::sign(issuer, &resource, scale);
     let mut plain = Endpoint::new(&plain_server.url, None)?;
-    let mut checked = Endpoint::new(&checked_server.url, Some(&tokens[0]))?;
+    let mut checked = Endpoint::new(&checked_server.url, Some(&tokens.same))?;
     measure(&mut plain, &mut checked, &tokens, scale)
 }
 
@@ -218,9 +260,9 @@ fn worker(issuer: &TestIssuer, scale: Scale) -> Result<Figures> {
         &settings(issuer, &resource),
         port,
     );
-    let tokens = tokens(issuer, &resource);
+    let tokens = Tokens::sign(issuer, &resource, scale);
     let mut plain = Endpoint::new(&plain_worker.mcp_url(), None)?;
-    let mut checked = Endpoint::new(&checked_worker.mcp_url(), Some(&tokens[0]))?;
+    let mut checked = Endpoint::new(&checked_worker.mcp_url(), Some(&tokens.same))?;
     measure(&mut plain, &mut checked, &tokens, scale)
 }
 
@@ -232,40 +274,36 @@ pub fn run(exe: &Path, scale: Scale) -> Result<()> {
     eprintln!("bench: authorization's cost per poll, in a Worker under wrangler dev");
     let worker = worker(&issuer, scale)?;
     println!();
-    let (rounds, polls) = match scale {
-        Scale::Full => (ROUNDS, POLLS),
-        Scale::Smoke => (1, 5),
-    };
+    let (rounds, polls) = counts(scale);
     println!(
         "MCP authorization: tasks/get p50, sequential, one connection (median of {rounds} rounds of {polls}; keys cached)"
     );
     print_row("", "native", "Worker", "", "");
-    let row = |what: &str, index: usize| {
-        print_row(what, &micros(native[index]), &micros(worker[index]), "", "");
-    };
-    row("without authorization", 0);
-    row("with an RS256 token", 1);
-    row("with an ES256 token", 2);
-    for (what, index) in [
-        ("RS256 check (difference)", 1),
-        ("ES256 check (difference)", 2),
-    ] {
+    for (index, label) in Poll::LABELS.iter().enumerate() {
         print_row(
-            what,
-            &micros(native[index].saturating_sub(native[0])),
-            &micros(worker[index].saturating_sub(worker[0])),
+            label,
+            &micros(native[index]),
+            &micros(worker[index]),
             "",
             "",
         );
     }
-    for (what, index) in [
-        ("RS256 poll / poll without", 1),
-        ("ES256 poll / poll without", 2),
-    ] {
+    for (index, label) in Poll::LABELS.iter().enumerate().skip(1) {
+        let added = |figures: &Figures| micros(figures[index].saturating_sub(figures[0]));
         print_row(
-            what,
-            &format!("{:.2}", ratio(native[index], native[0])),
-            &format!("{:.2}", ratio(worker[index], worker[0])),
+            &format!("  added: {label}"),
+            &added(&native),
+            &added(&worker),
+            "",
+            "",
+        );
+    }
+    for (index, label) in Poll::LABELS.iter().enumerate().skip(1) {
+        let times = |figures: &Figures| format!("{:.2}", ratio(figures[index], figures[0]));
+        print_row(
+            &format!("  x: {label}"),
+            &times(&native),
+            &times(&worker),
             "",
             "",
         );

@@ -1,27 +1,17 @@
 //! Opaque access tokens, checked by asking the authorization server (RFC 7662), with each
 //! answer kept for a short while so that a polling client costs one introspection a minute.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
-use std::time::Duration;
 
 use base64::Engine as _;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
 use super::issuer::Issuer;
 use super::outbound::Outbound;
 use super::resource::CanonicalUrl;
+use super::verdicts::Verdicts;
 use super::{Principal, TokenRefusal};
 use crate::core::Timestamp;
-
-/// The longest an introspection answer is reused.
-pub(crate) const CACHE_FOR: Duration = Duration::from_secs(60);
-
-/// The most answers kept; past it the cache is emptied (a flood of distinct tokens must not
-/// grow memory).
-const CACHE_SIZE: usize = 4096;
 
 /// How the server authenticates itself to the introspection endpoint.
 #[derive(Clone)]
@@ -44,12 +34,9 @@ pub(crate) struct Introspector {
     pub(crate) issuer: Rc<Issuer>,
     pub(crate) credentials: Credentials,
     pub(crate) resource: CanonicalUrl,
-    /// Answers by the SHA-256 of the token (the token itself is never kept).
-    cache: RefCell<HashMap<[u8; 32], Cached>>,
+    /// Answers, refusals included.
+    answers: Verdicts,
 }
-
-/// An answer, and until when it is reused.
-type Cached = (Result<Principal, TokenRefusal>, Timestamp);
 
 #[derive(Deserialize)]
 struct Answer {
@@ -75,7 +62,7 @@ impl Introspector {
             issuer,
             credentials,
             resource,
-            cache: RefCell::default(),
+            answers: Verdicts::default(),
         }
     }
 
@@ -85,28 +72,19 @@ impl Introspector {
         outbound: &dyn Outbound,
     ) -> Result<Principal, TokenRefusal> {
         let now = outbound.now();
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some((answer, until)) = self.cache.borrow().get(&digest)
-            && now < *until
-        {
-            return answer.clone();
+        if let Some(answer) = self.answers.get(token, now) {
+            return answer;
         }
         let answer = self.introspect(token, outbound).await;
         let until = match &answer {
             // Never past the token's own expiry; a refusal is kept for the full minute.
-            Ok((_, Some(exp))) => {
-                Timestamp(exp.saturating_mul(1000)).min(now.saturating_add(CACHE_FOR))
-            }
-            Ok((_, None)) | Err(TokenRefusal::Invalid(_)) => now.saturating_add(CACHE_FOR),
+            Ok((_, Some(exp))) => Timestamp(exp.saturating_mul(1000)),
+            Ok((_, None)) | Err(TokenRefusal::Invalid(_)) => Timestamp::MAX,
             // An outage is asked again on the next request.
             Err(_) => now,
         };
         let answer = answer.map(|(principal, _)| principal);
-        let mut cache = self.cache.borrow_mut();
-        if cache.len() >= CACHE_SIZE {
-            cache.clear();
-        }
-        cache.insert(digest, (answer.clone(), until));
+        self.answers.keep(token, answer.clone(), now, until);
         answer
     }
 

@@ -16,6 +16,7 @@ use super::outbound::Outbound;
 use super::resource::CanonicalUrl;
 use super::signature;
 use super::{Principal, TokenRefusal};
+use crate::core::Timestamp;
 
 /// Signature algorithms accepted: public-key ones only. A symmetric algorithm would let
 /// anyone who has the issuer's public key (everyone) sign tokens with it.
@@ -91,11 +92,13 @@ impl JwtValidator<'_> {
         parts.len() == 3 && parts[..2].iter().all(|part| !part.is_empty())
     }
 
+    /// The caller `token` speaks for, and until when the token holds (its `exp`, with the
+    /// leeway).
     pub(crate) async fn validate(
         &self,
         token: &str,
         outbound: &dyn Outbound,
-    ) -> Result<Principal, TokenRefusal> {
+    ) -> Result<(Principal, Timestamp), TokenRefusal> {
         let header =
             decode_header(token).map_err(|_| invalid("the token is not a well-formed JWT"))?;
         if !ACCEPTED.contains(&header.alg) {
@@ -140,7 +143,12 @@ impl JwtValidator<'_> {
 
     /// The rules of RFC 9068 §4 over claims whose signature verified, at `now` (milliseconds
     /// since the epoch).
-    fn check(&self, claims: Claims, issuer: &str, now: u64) -> Result<Principal, TokenRefusal> {
+    fn check(
+        &self,
+        claims: Claims,
+        issuer: &str,
+        now: u64,
+    ) -> Result<(Principal, Timestamp), TokenRefusal> {
         if claims.iss != issuer {
             return Err(invalid("the token's issuer does not match"));
         }
@@ -150,13 +158,15 @@ impl JwtValidator<'_> {
         #[allow(clippy::cast_precision_loss)] // milliseconds since the epoch fit an f64 exactly
         let now = now as f64 / 1000.0;
         let leeway = self.leeway.as_secs_f64();
-        match claims.exp {
+        let expires = match claims.exp {
             None => return Err(invalid("the token has no exp claim")),
             Some(exp) if exp + leeway <= now => {
                 return Err(invalid("the token has expired; get a new one"));
             }
-            Some(_) => {}
-        }
+            // Whole milliseconds, at most the latest time there is.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Some(exp) => Timestamp::from_millis(((exp + leeway) * 1000.0) as u64),
+        };
         if claims.nbf.is_some_and(|nbf| nbf - leeway > now) {
             return Err(invalid("the token is not valid yet (nbf)"));
         }
@@ -174,7 +184,7 @@ impl JwtValidator<'_> {
         scopes.extend(claims.scp.into_vec());
         let mut principal = Principal::new(claims.iss, subject, scopes);
         principal.client_id = claims.client_id.or(claims.azp);
-        Ok(principal)
+        Ok((principal, expires))
     }
 }
 

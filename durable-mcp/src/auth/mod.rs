@@ -30,6 +30,7 @@ pub(crate) mod outbound;
 mod principal;
 mod resource;
 mod signature;
+mod verdicts;
 
 use std::fmt;
 use std::rc::Rc;
@@ -44,6 +45,7 @@ use issuer::Issuer;
 use jwt::JwtValidator;
 use outbound::Outbound;
 use resource::CanonicalUrl;
+use verdicts::Verdicts;
 
 /// The setting naming the trusted authorization servers (issuer URLs, separated by commas),
 /// read by both hosts: an environment variable natively, a Worker variable on Cloudflare.
@@ -104,6 +106,8 @@ pub struct OAuth {
     introspector: Option<Rc<Introspector>>,
     validator: Option<Rc<dyn TokenValidator>>,
     outbound: Option<Rc<dyn Outbound>>,
+    /// The JWTs accepted lately.
+    accepted: Rc<Verdicts>,
 }
 
 impl fmt::Debug for OAuth {
@@ -156,6 +160,7 @@ impl OAuth {
             introspector: None,
             validator: None,
             outbound: None,
+            accepted: Rc::default(),
         })
     }
 
@@ -320,12 +325,19 @@ impl OAuth {
         match &self.introspector {
             Some(introspector) if !is_jwt => introspector.validate(token, outbound).await,
             _ => {
+                let now = outbound.now();
+                if let Some(accepted) = self.accepted.get(token, now) {
+                    return accepted;
+                }
                 let jwt = JwtValidator {
                     issuers: &self.issuers,
                     resource: &self.resource,
                     leeway: self.leeway,
                 };
-                jwt.validate(token, outbound).await
+                let (principal, expires) = jwt.validate(token, outbound).await?;
+                self.accepted
+                    .keep(token, Ok(principal.clone()), now, expires);
+                Ok(principal)
             }
         }
     }

@@ -59,7 +59,12 @@ impl CorsPolicy {
         if let Some(origin) = origin {
             response.headers.extend([
                 ("access-control-allow-origin", origin),
-                ("access-control-expose-headers", "mcp-session-id".to_owned()),
+                // A browser client reads the authorization challenge (RFC 9728 §5.1) to find
+                // the authorization server.
+                (
+                    "access-control-expose-headers",
+                    "mcp-session-id, www-authenticate".to_owned(),
+                ),
                 ("vary", "origin".to_owned()),
             ]);
         }
