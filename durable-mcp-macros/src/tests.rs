@@ -232,15 +232,9 @@ fn retries_without_its_list_says_what_to_write() {
                 ),
             ),
         ] {
-            let message = syn::parse2::<syn::File>(expanded)
-                .expect("a Rust file")
-                .items
-                .iter()
-                .find_map(|item| match item {
-                    syn::Item::Macro(error) => error.mac.parse_body::<syn::LitStr>().ok(),
-                    _ => None,
-                })
-                .map(|message| message.value())
+            let message = error_messages(expanded)
+                .into_iter()
+                .next()
                 .unwrap_or_default();
             assert!(message.contains("`retries` takes"), "{args}: {message}");
             assert!(message.contains(suggestion), "{args}: {message}");
@@ -273,20 +267,25 @@ fn a_scope_that_is_no_oauth_scope_is_refused_at_the_literal() {
                 ),
             ),
         ] {
-            let messages: Vec<String> = syn::parse2::<syn::File>(expanded)
-                .expect("a Rust file")
-                .items
-                .iter()
-                .filter_map(|item| match item {
-                    syn::Item::Macro(error) => error.mac.parse_body::<syn::LitStr>().ok(),
-                    _ => None,
-                })
-                .map(|message| message.value())
-                .collect();
+            let messages = error_messages(expanded);
             assert!(
                 messages.iter().any(|message| message.contains(said)),
                 "{args}: {messages:?}"
             );
         }
     }
+}
+
+/// The messages of the `compile_error!`s an expansion holds, in order.
+fn error_messages(expanded: TokenStream) -> Vec<String> {
+    syn::parse2::<syn::File>(expanded)
+        .expect("a Rust file")
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Macro(error) => error.mac.parse_body::<syn::LitStr>().ok(),
+            _ => None,
+        })
+        .map(|message| message.value())
+        .collect()
 }
