@@ -658,3 +658,82 @@ fn the_metadata_lists_every_scope_and_is_served_only_at_its_paths() {
         405
     );
 }
+
+/// A 2025-era request (with a session, when given) carrying `token`.
+fn send_2025(
+    router: &Router,
+    token: &str,
+    session: Option<&str>,
+    method: &str,
+    params: Value,
+) -> HttpResponse {
+    let mut headers = vec![
+        ("content-type".to_owned(), "application/json".to_owned()),
+        (
+            "accept".to_owned(),
+            "application/json, text/event-stream".to_owned(),
+        ),
+        ("authorization".to_owned(), format!("Bearer {token}")),
+    ];
+    if let Some(session) = session {
+        headers.push(("mcp-session-id".to_owned(), session.to_owned()));
+        headers.push(("mcp-protocol-version".to_owned(), "2025-11-25".to_owned()));
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    block_on_ready(router.handle(HttpRequest {
+        method: "POST".to_owned(),
+        headers: Headers::new(headers),
+        body: body.to_string().into_bytes(),
+    }))
+}
+
+#[test]
+fn the_2025_task_list_leaves_out_tasks_whose_tool_needs_scopes_the_token_lacks() {
+    let server = scoped_server();
+    let mut harness = Harness::new(server.task_registry());
+    let router = Router::new(server, harness.shared_engine());
+    let initialized = send_2025(
+        &router,
+        "alice.admin",
+        None,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "test", "version": "1" } }),
+    );
+    let session = header(&initialized, "mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    let mut created = Vec::new();
+    for tool in ["purge", "wait"] {
+        let params = json!({ "name": tool, "arguments": {}, "task": {} });
+        let answer =
+            send_2025(&router, "alice.admin", Some(&session), "tools/call", params).json_body();
+        created.push(
+            answer["result"]["task"]["taskId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{answer}"))
+                .to_owned(),
+        );
+    }
+    harness.run_until_idle();
+    let listed = |token: &str| -> Vec<String> {
+        let answer = send_2025(&router, token, Some(&session), "tasks/list", json!({})).json_body();
+        let tasks = answer["result"]["tasks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer}"));
+        tasks
+            .iter()
+            .map(|task| task["taskId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(listed("alice.admin"), created);
+    assert_eq!(
+        listed("alice."),
+        [created[1].clone()],
+        "purge's task needs admin"
+    );
+    assert!(
+        listed("bob.admin").is_empty(),
+        "another user's tasks are not listed"
+    );
+}
