@@ -420,12 +420,15 @@ impl Call<'_> {
     /// Refuses a change to a task whose tool needs scopes the caller lacks; the task is read
     /// first only when some tool needs scopes.
     async fn check_task_scopes(&self, task_id: &str) -> Result<(), RpcError> {
-        if self.granted.is_none() || !self.server.has_scoped_tools() {
-            return Ok(());
-        }
-        let snapshot = self.tasks.get(task_id, self.principal.as_deref()).await?;
-        self.server
-            .check_scopes(self.granted.as_deref(), &snapshot.tool_name)
+        let (principal, granted) = (self.principal.as_deref(), self.granted.as_deref());
+        check_task_scopes(
+            self.server,
+            self.tasks.as_ref(),
+            task_id,
+            principal,
+            granted,
+        )
+        .await
     }
 
     async fn cancel_task(&self) -> Result<Value, RpcError> {
@@ -506,6 +509,23 @@ pub(crate) fn input_required(input: InputRequiredResult) -> Value {
 
 /// An error a user handler returned, sent as the call's JSON-RPC error: with HTTP 400 when it
 /// is one of the transport-level codes the revision sends that way, else 200.
+/// Refuses a change to the task `task_id` whose tool needs scopes `granted` lacks. The task is
+/// read first (as `principal`) only when some tool needs scopes; `granted` is `None` when the
+/// server checks no tokens.
+pub(crate) async fn check_task_scopes(
+    server: &McpServer,
+    tasks: &dyn TaskService,
+    task_id: &str,
+    principal: Option<&str>,
+    granted: Option<&[String]>,
+) -> Result<(), RpcError> {
+    if granted.is_none() || !server.has_scoped_tools() {
+        return Ok(());
+    }
+    let snapshot = tasks.get(task_id, principal).await?;
+    server.check_scopes(granted, &snapshot.tool_name)
+}
+
 fn called(error: crate::wire::ErrorObject) -> RpcError {
     let transport = [
         crate::wire::code::HEADER_MISMATCH,

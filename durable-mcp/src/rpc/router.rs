@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use futures_util::stream::{self, LocalBoxStream};
 
 use super::cors::CorsPolicy;
-use super::dispatch::{Call, Method, Reply, requested_log_level};
+use super::dispatch::{Call, Method, Reply, check_task_scopes, requested_log_level};
 use super::error::RpcError;
 use super::follow::{Emit, answer_id};
 use super::headers::{
@@ -233,9 +233,15 @@ impl Router {
             return HttpResponse::empty(202);
         };
         let principal = caller.principal.as_deref();
-        if let Err(error) = self
-            .check_task_scopes(task_id, principal, caller.scopes.as_deref())
-            .await
+        let granted = caller.scopes.as_deref();
+        if let Err(error) = check_task_scopes(
+            &self.server,
+            self.tasks.as_ref(),
+            task_id,
+            principal,
+            granted,
+        )
+        .await
         {
             return respond(None, Err(error));
         }
@@ -292,21 +298,6 @@ impl Router {
             principal: Some(principal.binding()),
             scopes: Some(principal.scopes),
         })
-    }
-
-    /// Refuses an answer to a task whose tool needs scopes the caller lacks (learning the
-    /// task's tool first only when some tool needs scopes).
-    async fn check_task_scopes(
-        &self,
-        task_id: &str,
-        principal: Option<&str>,
-        granted: Option<&[String]>,
-    ) -> Result<(), RpcError> {
-        if granted.is_none() || !self.server.has_scoped_tools() {
-            return Ok(());
-        }
-        let snapshot = self.tasks.get(task_id, principal).await?;
-        self.server.check_scopes(granted, &snapshot.tool_name)
     }
 
     /// Tells the error hook of an internal error answered at once.
