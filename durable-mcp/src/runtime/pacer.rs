@@ -16,9 +16,11 @@ use crate::core::Timestamp;
 
 /// The time one batch of writes and its yield should take.
 pub(crate) const CYCLE: Duration = Duration::from_millis(10);
-/// The first batch: about one cycle of no-op steps in a Durable Object under workerd (where
-/// a step costs under 10 us). Every yield also commits the object's writes, about 1 ms: starting
-/// at 64 and doubling put four yields into a 1,000-step run, as much time again as its steps.
+/// The first batch: large, because a step that awaits nothing costs little next to the commit
+/// of the object's writes that every yield in a Durable Object also makes: starting small and
+/// doubling put several yields into a short run, and they took as long as its steps.
+/// `cargo xtask bench worker` measures a step's cost in an object and the slowest `tasks/get`
+/// during a long run of steps.
 const FIRST_BATCH: u32 = 1024;
 /// The smallest batch, for steps that take milliseconds without awaiting anything.
 const MIN_BATCH: u32 = 16;
