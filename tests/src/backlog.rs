@@ -284,17 +284,14 @@ fn usage_line(pid: u32) -> String {
 
 /// Waits until the service has closed every connection.
 fn wait_closed(service: &FakeReportService) -> Result<(), String> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while service.open_connections() > 0 {
-        if Instant::now() > deadline {
-            return Err(format!(
-                "the report service still has {} connections open a minute after the kill",
-                service.open_connections()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(())
+    let closed = || (service.open_connections() == 0).then_some(());
+    crate::wait::within(crate::wait::LIMIT, crate::wait::INTERVAL, closed).ok_or_else(|| {
+        format!(
+            "the report service still has {} connections open {:?} after the kill",
+            service.open_connections(),
+            crate::wait::LIMIT
+        )
+    })
 }
 
 /// Runs the scenario with its state in `data_dir` (fresh, removed by the caller).

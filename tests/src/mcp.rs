@@ -135,31 +135,25 @@ impl McpClient {
         self.raw("POST", &headers, body.to_string().as_bytes())
     }
 
-    /// Calls the task tool `tool` with no arguments and follows its task to `completed`
-    /// (within 30 s): the text of its result.
+    /// Calls the task tool `tool` with no arguments and follows its task to `completed`:
+    /// the text of its result.
     pub fn run_task(&self, tool: &str) -> String {
         let created = self.result("tools/call", json!({ "name": tool, "arguments": {} }));
         assert_eq!(created["resultType"], "task", "{tool}: {created}");
         let id = created["taskId"].as_str().expect("taskId").to_owned();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let got = self.result("tasks/get", json!({ "taskId": id }));
-            match got["status"].as_str() {
-                Some("completed") => {
-                    return got["result"]["content"][0]["text"]
-                        .as_str()
-                        .unwrap_or_else(|| panic!("{tool}: no text: {got}"))
-                        .to_owned();
-                }
-                Some("working") => {}
+        let done = crate::wait::until(
+            &format!("{tool}: task {id} to complete"),
+            || self.result("tasks/get", json!({ "taskId": id })),
+            |got| match got["status"].as_str() {
+                Some("completed") => true,
+                Some("working") => false,
                 _ => panic!("{tool}: task {id} did not complete: {got}"),
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{tool}: task {id} still {got}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+            },
+        );
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{tool}: no text: {done}"))
+            .to_owned()
     }
 
     /// Sends `tools/call` with `params` as a 2026-07-28 client that did not declare the Tasks

@@ -146,14 +146,9 @@ impl ServerProcess {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
-        let deadline = std::time::Instant::now() + limit;
-        while std::time::Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        crate::wait::within(limit, crate::wait::INTERVAL, || {
+            self.child.try_wait().ok().flatten()
+        })
     }
 
     /// Kills the server with SIGKILL (no shutdown code runs) and waits for it to exit.

@@ -6,7 +6,6 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use crate::http::Connection;
 
@@ -186,20 +185,12 @@ impl WorkerProcess {
     }
 
     fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let ready = Connection::open(([127, 0, 0, 1], self.port).into())
+        let answers = || {
+            Connection::open(([127, 0, 0, 1], self.port).into())
                 .and_then(|mut connection| connection.request("GET", "/", &[], b""))
-                .is_ok_and(|response| response.status < 500);
-            if ready {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "wrangler dev did not answer within 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+                .is_ok_and(|response| response.status < 500)
+        };
+        crate::wait::until_true(&format!("wrangler dev to answer on {}", self.url), answers);
     }
 
     /// What wrangler has printed so far: its own messages and the Worker's console output.

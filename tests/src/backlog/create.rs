@@ -63,9 +63,13 @@ pub(super) fn create_all(
             })
         })
         .collect();
+    // Until every creator has finished (no limit: each of their requests has its own time
+    // limit), with a progress line now and then; the joins below collect what they made.
     let (started, mut printed) = (Instant::now(), Instant::now());
-    while threads.iter().any(|thread| !thread.is_finished()) {
-        std::thread::sleep(Duration::from_millis(50));
+    crate::wait::within(Duration::MAX, crate::wait::INTERVAL, || {
+        if threads.iter().all(|thread| thread.is_finished()) {
+            return Some(());
+        }
         if let Some(extra) = progress
             && printed.elapsed() >= PROGRESS_EVERY
         {
@@ -77,7 +81,8 @@ pub(super) fn create_all(
                 extra()
             );
         }
-    }
+        None
+    });
     let mut ids = vec![String::new(); count];
     let mut refused = 0;
     for thread in threads {

@@ -130,12 +130,14 @@ pub(super) fn drain(
         let board = Arc::clone(&board);
         std::thread::spawn(move || pace(address, &board, pacing))
     };
+    // Until every task has ended or the time is up: the pollers stop either way, and the
+    // figures count the tasks left.
     let mut printed = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
+    let time_left = limit.saturating_sub(since.elapsed());
+    crate::wait::within(time_left, Duration::from_millis(100), || {
         let left = board.pending.lock().unwrap().left.len();
-        if left == 0 || since.elapsed() > limit {
-            break;
+        if left == 0 {
+            return Some(());
         }
         if let Some(extra) = progress
             && printed.elapsed() >= PROGRESS_EVERY
@@ -154,7 +156,8 @@ pub(super) fn drain(
                 extra()
             );
         }
-    }
+        None
+    });
     board.stop.store(true, Ordering::Relaxed);
     let mut drained = Drained::default();
     for thread in threads {
