@@ -13,4 +13,6 @@ pub use crate::rpc::{
     CORS_ORIGINS_VAR, CorsPolicy, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR,
     METHOD_HEADER, NAME_HEADER, OriginPolicy, PROTOCOL_VERSION_HEADER, Router,
 };
-pub use crate::runtime::{Clock, CreateTask, Engine, Host, Scheduler, Timer};
+pub use crate::runtime::{
+    Clock, CreateTask, Engine, Host, RouteError, Scheduler, TaskRoute, Timer,
+};

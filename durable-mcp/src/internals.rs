@@ -5,7 +5,7 @@
 
 pub use crate::core::child::child_task_id;
 pub use crate::core::{NewTask, control, schedule, schema, step_failure};
-pub use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor, encode_cursor, sse};
+pub use crate::rpc::{RpcError, decode_cursor, encode_cursor, sse};
 pub use crate::runtime::{DEFAULT_LEASE, current_context, new_task_id, tool_error_result};
 
 #[cfg(all(feature = "native", not(target_arch = "wasm32")))]

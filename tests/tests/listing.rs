@@ -1,15 +1,15 @@
-//! Listing a caller's tasks through the engine and its task service (`tasks/list` below the
-//! router), on virtual time, on every store.
+//! Listing a caller's tasks through the engine, with the router's cursors (`tasks/list` below
+//! the router), on virtual time, on every store.
 
 mod common;
 
 use std::time::Duration;
 
-use common::{Setup, block_on_ready, reply, task};
+use common::{Setup, reply, task};
 
-use durable_mcp::__internals::{TaskPage, TaskService, decode_cursor};
+use durable_mcp::__internals::{decode_cursor, encode_cursor};
 use durable_mcp::TaskStatus;
-use durable_mcp::http::CreateTask;
+use durable_mcp::http::{CreateTask, TaskSnapshot};
 use durable_mcp::store::ListPosition;
 use durable_mcp::wire::code;
 use serde_json::json;
@@ -37,12 +37,29 @@ fn create(env: &mut common::Env, scope: Option<&str>) -> String {
     id
 }
 
-fn ids(page: &TaskPage) -> Vec<String> {
+/// One page of a listing, with the cursor of the next as the router sends it.
+#[derive(Debug, PartialEq)]
+struct Page {
+    tasks: Vec<TaskSnapshot>,
+    next_cursor: Option<String>,
+}
+
+fn ids(page: &Page) -> Vec<String> {
     page.tasks.iter().map(|task| task.task_id.clone()).collect()
 }
 
-fn list(env: &common::Env, scope: &str, cursor: Option<&str>, limit: usize) -> TaskPage {
-    block_on_ready(TaskService::list(env.engine(), scope, cursor, limit)).expect("list")
+/// The page after `cursor`, as `tasks/list` reads it: the cursor decoded, the engine's page,
+/// the next position encoded.
+fn list(env: &common::Env, scope: &str, cursor: Option<&str>, limit: usize) -> Page {
+    let after = cursor.map(|cursor| decode_cursor(cursor).expect("a cursor of this server"));
+    let page = env
+        .engine()
+        .list(scope, after.as_ref(), limit)
+        .expect("list");
+    Page {
+        tasks: page.items,
+        next_cursor: page.next.as_ref().map(encode_cursor),
+    }
 }
 
 /// Every page of `scope`, following the cursors, as ids.
@@ -193,8 +210,7 @@ fn a_bad_cursor_is_invalid_params(setup: Setup) {
     let mut env = setup(waiting_task());
     create(&mut env, Some(ADA));
     for cursor in ["", "garbage", "MTo", "%%%"] {
-        let error = block_on_ready(TaskService::list(env.engine(), ADA, Some(cursor), 10))
-            .expect_err(cursor);
+        let error = decode_cursor(cursor).expect_err(cursor);
         assert_eq!(error.error.code, code::INVALID_PARAMS, "{cursor:?}");
         assert!(
             error

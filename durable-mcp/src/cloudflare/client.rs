@@ -22,9 +22,7 @@ use super::protocol::{Candidate, ObjectCall, ObjectReply};
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
 use crate::inspector::{InspectedTasks, TaskFilter};
-use crate::rpc::{RpcError, TaskPage, TaskService, decode_cursor};
-use crate::runtime::Clock;
-use crate::runtime::{CreateTask, LocalBoxFuture, new_task_id};
+use crate::runtime::{Clock, CreateTask, LocalBoxFuture, RouteError, TaskRoute, new_task_id};
 
 /// How many times an internal call is sent when the platform says the failure is retryable.
 const CALL_ATTEMPTS: u32 = 3;
@@ -68,7 +66,7 @@ impl ObjectClient {
         &self,
         name: &str,
         call: &C,
-    ) -> Result<R, RpcError> {
+    ) -> Result<R, RouteError> {
         let body = serde_json::to_string(call).map_err(|e| internal("encoding a call", &e))?;
         let mut pause = Duration::from_millis(20);
         let mut attempt = 1;
@@ -143,12 +141,12 @@ impl std::fmt::Display for CallError {
     }
 }
 
-/// An internal error: `what` failed because of `error`.
-pub(crate) fn internal(what: &str, error: &dyn std::fmt::Display) -> RpcError {
-    RpcError::internal(format!("{what}: {error}"))
+/// A failure of the host: `what` failed because of `error`.
+pub(crate) fn internal(what: &str, error: &dyn std::fmt::Display) -> RouteError {
+    RouteError::Failed(format!("{what}: {error}"))
 }
 
-/// The task service of the Worker: every task operation goes to the task's own TaskRunner
+/// The task route of the Worker: every task operation goes to the task's own TaskRunner
 /// object, named by the task id, and listings to the TaskIndex object of their scope. This is
 /// what [`serve`](super::serve) hands the router; a Worker with routes of its own can use it
 /// directly.
@@ -175,14 +173,14 @@ thread_local! {
 }
 
 impl ObjectTasks {
-    /// The task service over the Worker's [`TASK_RUNNER_BINDING`](super::TASK_RUNNER_BINDING)
+    /// The task route over the Worker's [`TASK_RUNNER_BINDING`](super::TASK_RUNNER_BINDING)
     /// and, if bound, [`TASK_INDEX_BINDING`](super::TASK_INDEX_BINDING). Fails only without a
     /// TaskRunner binding.
     pub fn from_env(env: &Env) -> worker::Result<Self> {
         Self::from_bindings(env, Bindings::DEFAULT)
     }
 
-    /// The task service over the TaskRunner namespace bound as `bindings.runner()` and, if
+    /// The task route over the TaskRunner namespace bound as `bindings.runner()` and, if
     /// bound, the TaskIndex namespace `bindings.index()`. Fails only without the runner
     /// binding.
     pub fn from_bindings(env: &Env, bindings: Bindings) -> worker::Result<Self> {
@@ -206,10 +204,10 @@ impl ObjectTasks {
     }
 
     /// The index, or the error that says how to add it.
-    fn index(&self) -> Result<&ObjectClient, RpcError> {
+    fn index(&self) -> Result<&ObjectClient, RouteError> {
         self.bound_index().ok_or_else(|| {
             let binding = self.bindings.index();
-            RpcError::internal(format!(
+            RouteError::Failed(format!(
                 "tasks/list needs the Durable Object binding {binding}, which this \
                  Worker lacks: add to wrangler.toml a [[durable_objects.bindings]] with name = \
                  \"{binding}\" and class_name = \"TaskIndex\", and a [[migrations]] \
@@ -220,7 +218,7 @@ impl ObjectTasks {
 
     /// Records a new task in its scope's index before it is created: a crash in between
     /// leaves at most an id whose task does not exist, which listing skips and forgets.
-    async fn register(&self, scope: &str, task_id: &str) -> Result<(), RpcError> {
+    async fn register(&self, scope: &str, task_id: &str) -> Result<(), RouteError> {
         let Some(index) = self.bound_index() else {
             if !WARNED_UNLISTED.replace(true) {
                 tracing::error!(
@@ -237,7 +235,7 @@ impl ObjectTasks {
 
     /// Runs the alarm handler of the task's object at once, as if its alarm had fired: what
     /// an operator's wake request asks for.
-    pub(super) async fn wake(&self, task_id: &str) -> Result<(), RpcError> {
+    pub(super) async fn wake(&self, task_id: &str) -> Result<(), RouteError> {
         let call = ObjectCall::Wake {
             task_id: task_id.to_owned(),
         };
@@ -264,7 +262,7 @@ impl InspectedTasks for ObjectTasks {
         filter: &'a TaskFilter,
         after: Option<&'a ListPosition>,
         limit: usize,
-    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RouteError>> {
         Box::pin(async move {
             let index = self.index()?;
             let candidate = |entry| listing::inspected(&self.runners, filter, entry);
@@ -272,7 +270,10 @@ impl InspectedTasks for ObjectTasks {
         })
     }
 
-    fn task<'a>(&'a self, task_id: &'a str) -> LocalBoxFuture<'a, Result<Option<Value>, RpcError>> {
+    fn task<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<Value>, RouteError>> {
         Box::pin(async move {
             let call = ObjectCall::Inspect {
                 task_id: task_id.to_owned(),
@@ -291,7 +292,7 @@ impl InspectedTasks for ObjectTasks {
         &'a self,
         task_id: &'a str,
         operation: Operation,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
             let call = ObjectCall::Operate {
                 task_id: task_id.to_owned(),
@@ -305,12 +306,12 @@ impl InspectedTasks for ObjectTasks {
     }
 }
 
-impl TaskService for ObjectTasks {
-    fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
+impl TaskRoute for ObjectTasks {
+    fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RouteError>> {
         Box::pin(async move {
             let task_id = match request.task_id {
                 Some(id) => id,
-                None => new_task_id().map_err(RpcError::from_engine)?,
+                None => new_task_id()?,
             };
             if let Some(scope) = &request.list_scope {
                 self.register(scope, &task_id).await?;
@@ -337,7 +338,7 @@ impl TaskService for ObjectTasks {
         &'a self,
         task_id: &'a str,
         caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RouteError>> {
         Box::pin(async move {
             let call = ObjectCall::Get {
                 task_id: task_id.to_owned(),
@@ -355,7 +356,7 @@ impl TaskService for ObjectTasks {
         task_id: &'a str,
         responses: &'a Value,
         caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
             let call = ObjectCall::Update {
                 task_id: task_id.to_owned(),
@@ -373,7 +374,7 @@ impl TaskService for ObjectTasks {
         &'a self,
         task_id: &'a str,
         caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
             let call = ObjectCall::Cancel {
                 task_id: task_id.to_owned(),
@@ -389,14 +390,12 @@ impl TaskService for ObjectTasks {
     fn list<'a>(
         &'a self,
         scope: &'a str,
-        cursor: Option<&'a str>,
+        after: Option<&'a ListPosition>,
         limit: usize,
-    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<ListPage<TaskSnapshot>, RouteError>> {
         Box::pin(async move {
             let index = self.index()?;
-            let after = cursor.map(decode_cursor).transpose()?;
-            let page = listing::page(index, &self.runners, scope, after, limit).await?;
-            Ok(TaskPage::from(page))
+            listing::page(index, &self.runners, scope, after.cloned(), limit).await
         })
     }
 
@@ -405,7 +404,7 @@ impl TaskService for ObjectTasks {
         parent_id: &'a str,
         key: &'a str,
         outcome: &'a ChildOutcome,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
             let call = ObjectCall::ChildEnded {
                 task_id: parent_id.to_owned(),

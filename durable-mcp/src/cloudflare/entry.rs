@@ -422,7 +422,7 @@ async fn wake(
     let tasks = ObjectTasks::from_bindings(env, endpoint.bindings)?;
     match tasks.wake(task_id).await {
         Ok(()) => Response::ok(format!("woke {task_id}")),
-        Err(error) => Response::error(error.error.message, 500),
+        Err(error) => Response::error(error.to_string(), 500),
     }
 }
 

@@ -15,7 +15,7 @@ use super::protocol::{Candidate, IndexCall, IndexReply, ObjectCall, ObjectReply}
 use crate::core::TaskSnapshot;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder};
 use crate::inspector::TaskFilter;
-use crate::rpc::RpcError;
+use crate::runtime::RouteError;
 
 /// The index scope that holds every task's id, whatever its own scope, while the inspector is
 /// on: what the inspector lists. (Task scopes start with `principal:` or `session:`.)
@@ -30,7 +30,7 @@ pub(crate) async fn register(
     index: &ObjectClient,
     scope: &str,
     task_id: &str,
-) -> Result<(), RpcError> {
+) -> Result<(), RouteError> {
     let call = IndexCall::Add {
         task_id: task_id.to_owned(),
     };
@@ -42,7 +42,7 @@ pub(crate) async fn forget(
     index: &ObjectClient,
     scope: &str,
     task_ids: Vec<String>,
-) -> Result<(), RpcError> {
+) -> Result<(), RouteError> {
     let call = IndexCall::Remove { task_ids };
     index.call::<_, IndexReply>(scope, &call).await?.into_done()
 }
@@ -54,7 +54,7 @@ pub(crate) async fn page(
     scope: &str,
     after: Option<ListPosition>,
     limit: usize,
-) -> Result<ListPage<TaskSnapshot>, RpcError> {
+) -> Result<ListPage<TaskSnapshot>, RouteError> {
     page_of(index, scope, after, limit, |entry| {
         listed(runners, scope, entry)
     })
@@ -69,10 +69,10 @@ pub(crate) async fn page_of<T, F, Fut>(
     after: Option<ListPosition>,
     limit: usize,
     candidate: F,
-) -> Result<ListPage<T>, RpcError>
+) -> Result<ListPage<T>, RouteError>
 where
     F: Fn(ListPosition) -> Fut,
-    Fut: Future<Output = Result<Candidate<T>, RpcError>>,
+    Fut: Future<Output = Result<Candidate<T>, RouteError>>,
 {
     let mut page = PageBuilder::new(limit);
     let mut after = after;
@@ -106,7 +106,7 @@ where
                 tracing::error!(
                     target: crate::core::trace::TARGET,
                     "forgetting gone tasks: {}",
-                    error.error.message
+                    error
                 );
             }
         }
@@ -124,7 +124,7 @@ async fn listed(
     runners: &ObjectClient,
     scope: &str,
     entry: ListPosition,
-) -> Result<Candidate<TaskSnapshot>, RpcError> {
+) -> Result<Candidate<TaskSnapshot>, RouteError> {
     let call = ObjectCall::Listed {
         task_id: entry.task_id.clone(),
         scope: scope.to_owned(),
@@ -142,7 +142,7 @@ pub(crate) async fn inspected(
     runners: &ObjectClient,
     filter: &TaskFilter,
     entry: ListPosition,
-) -> Result<Candidate, RpcError> {
+) -> Result<Candidate, RouteError> {
     let call = ObjectCall::Inspect {
         task_id: entry.task_id.clone(),
         whole: false,

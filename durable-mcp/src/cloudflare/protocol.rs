@@ -13,8 +13,7 @@ use worker::{Request, Response};
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPosition, ParentLink, TaskSnapshot};
 use crate::inspector::TaskFilter;
-use crate::rpc::RpcError;
-use crate::wire::ErrorObject;
+use crate::runtime::RouteError;
 
 /// What the Worker asks a task's object.
 #[derive(Debug, Serialize, Deserialize)]
@@ -87,8 +86,8 @@ pub(crate) enum ObjectReply {
     /// The task is not shown in the listing asked about: it does not exist (any more), was
     /// created in another scope, or is past its purge time.
     Gone,
-    /// The error the client is to see, with its HTTP status.
-    Refused { status: u16, error: ErrorObject },
+    /// The operation did not happen, and why.
+    Refused(Refusal),
     /// The inspector's view of the task.
     View(Value),
     /// The task exists, and the inspector's filter leaves it out.
@@ -158,18 +157,63 @@ pub(crate) fn js_error(message: &str) -> JsValue {
     worker::js_sys::Error::new(message).into()
 }
 
-impl From<RpcError> for ObjectReply {
-    fn from(error: RpcError) -> Self {
-        ObjectReply::Refused {
-            status: error.status,
-            error: error.error,
+/// A [`RouteError`] as the objects send it to the Worker.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Refusal {
+    NotFound {
+        message: String,
+    },
+    Refused {
+        message: String,
+    },
+    Busy {
+        message: String,
+        retry_after_ms: u64,
+    },
+    Failed {
+        message: String,
+    },
+}
+
+impl From<RouteError> for ObjectReply {
+    fn from(error: RouteError) -> Self {
+        let refusal = match error {
+            RouteError::NotFound(message) => Refusal::NotFound { message },
+            RouteError::Refused(message) => Refusal::Refused { message },
+            RouteError::Busy {
+                message,
+                retry_after,
+            } => Refusal::Busy {
+                message,
+                retry_after_ms: u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX),
+            },
+            RouteError::Failed(message) => Refusal::Failed { message },
+        };
+        ObjectReply::Refused(refusal)
+    }
+}
+
+impl From<Refusal> for RouteError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::NotFound { message } => RouteError::NotFound(message),
+            Refusal::Refused { message } => RouteError::Refused(message),
+            Refusal::Busy {
+                message,
+                retry_after_ms,
+            } => RouteError::Busy {
+                message,
+                retry_after: std::time::Duration::from_millis(retry_after_ms),
+            },
+            Refusal::Failed { message } => RouteError::Failed(message),
         }
     }
 }
 
 impl ObjectReply {
     /// The snapshot, or the refusal as the router's error.
-    pub(crate) fn into_snapshot(self) -> Result<TaskSnapshot, RpcError> {
+    pub(crate) fn into_snapshot(self) -> Result<TaskSnapshot, RouteError> {
         match self {
             ObjectReply::Snapshot(snapshot) => Ok(snapshot),
             other => Err(other.into_refusal("a task snapshot")),
@@ -177,7 +221,7 @@ impl ObjectReply {
     }
 
     /// The snapshot (`Some`), `None` for `Gone`, or the refusal as the router's error.
-    pub(crate) fn into_listed(self) -> Result<Option<TaskSnapshot>, RpcError> {
+    pub(crate) fn into_listed(self) -> Result<Option<TaskSnapshot>, RouteError> {
         match self {
             ObjectReply::Snapshot(snapshot) => Ok(Some(snapshot)),
             ObjectReply::Gone => Ok(None),
@@ -186,7 +230,7 @@ impl ObjectReply {
     }
 
     /// What the inspector shows of the task: the view, `Skipped`, or `Gone`.
-    pub(crate) fn into_view(self) -> Result<Candidate, RpcError> {
+    pub(crate) fn into_view(self) -> Result<Candidate, RouteError> {
         match self {
             ObjectReply::View(view) => Ok(Candidate::Shown(view)),
             ObjectReply::Skipped => Ok(Candidate::Skipped),
@@ -196,17 +240,17 @@ impl ObjectReply {
     }
 
     /// `Ok` for `Done`, or the refusal as the router's error.
-    pub(crate) fn into_done(self) -> Result<(), RpcError> {
+    pub(crate) fn into_done(self) -> Result<(), RouteError> {
         match self {
             ObjectReply::Done => Ok(()),
             other => Err(other.into_refusal("an acknowledgement")),
         }
     }
 
-    fn into_refusal(self, expected: &str) -> RpcError {
+    fn into_refusal(self, expected: &str) -> RouteError {
         match self {
-            ObjectReply::Refused { status, error } => RpcError::with_status(status, error),
-            other => RpcError::internal(format!(
+            ObjectReply::Refused(refusal) => refusal.into(),
+            other => RouteError::Failed(format!(
                 "the task's Durable Object answered {other:?} where {expected} was expected \
                  (are the Worker and the object from the same deploy?)"
             )),
@@ -227,7 +271,7 @@ pub(crate) enum Candidate<T = Value> {
 
 impl IndexReply {
     /// The entries of a page.
-    pub(crate) fn into_entries(self) -> Result<Vec<ListPosition>, RpcError> {
+    pub(crate) fn into_entries(self) -> Result<Vec<ListPosition>, RouteError> {
         match self {
             IndexReply::Entries(entries) => Ok(entries),
             other => Err(unexpected_index_reply(&other, "a page of entries")),
@@ -235,7 +279,7 @@ impl IndexReply {
     }
 
     /// `Ok` for `Done`.
-    pub(crate) fn into_done(self) -> Result<(), RpcError> {
+    pub(crate) fn into_done(self) -> Result<(), RouteError> {
         match self {
             IndexReply::Done => Ok(()),
             other => Err(unexpected_index_reply(&other, "an acknowledgement")),
@@ -243,8 +287,8 @@ impl IndexReply {
     }
 }
 
-fn unexpected_index_reply(reply: &IndexReply, expected: &str) -> RpcError {
-    RpcError::internal(format!(
+fn unexpected_index_reply(reply: &IndexReply, expected: &str) -> RouteError {
+    RouteError::Failed(format!(
         "the task index answered {reply:?} where {expected} was expected (are the Worker and \
          the index from the same deploy?)"
     ))

@@ -22,9 +22,9 @@ use super::settings::Settings;
 use super::sql_store::DurableObjectStore;
 use crate::core::EngineError;
 use crate::inspector::{self, TaskFilter};
-use crate::rpc::{McpServer, RpcError, TaskService};
+use crate::rpc::McpServer;
 use crate::runtime::engine::TickEnd;
-use crate::runtime::{Clock, CreateTask, Engine, Host, Store, TaskRegistry};
+use crate::runtime::{Clock, CreateTask, Engine, Host, RouteError, Store, TaskRegistry, TaskRoute};
 
 /// The body of a user's TaskRunner Durable Object. [`task_runner!`](crate::task_runner)
 /// declares the object: a `#[durable_object]` struct wrapping this, whose `alarm` calls
@@ -55,7 +55,7 @@ struct Runner {
         dead_code,
         reason = "held for the engine, which keeps only a weak reference"
     )]
-    tasks: Option<Rc<dyn TaskService>>,
+    tasks: Option<Rc<dyn TaskRoute>>,
 }
 
 impl std::fmt::Debug for TaskRunner {
@@ -116,7 +116,7 @@ impl TaskRunner {
         check_rpc_target(class);
         let tasks = ObjectTasks::from_bindings(env, bindings)
             .ok()
-            .map(|tasks| Rc::new(tasks) as Rc<dyn TaskService>);
+            .map(|tasks| Rc::new(tasks) as Rc<dyn TaskRoute>);
         if let Some(tasks) = &tasks {
             engine.reach_tasks_through(Rc::downgrade(tasks));
         }
@@ -181,33 +181,31 @@ impl Runner {
                 request.principal = principal;
                 request.list_scope = list_scope;
                 request.parent = parent;
-                TaskService::create(&self.engine, request)
-                    .await
-                    .map(ObjectReply::Snapshot)
+                self.engine.create_task(request).map(ObjectReply::Snapshot)
             }
-            ObjectCall::Get { task_id, caller } => {
-                TaskService::get(&self.engine, &task_id, caller.as_deref())
-                    .await
-                    .map(ObjectReply::Snapshot)
-            }
+            ObjectCall::Get { task_id, caller } => self
+                .engine
+                .get(&task_id, caller.as_deref())
+                .map(ObjectReply::Snapshot),
             ObjectCall::Update {
                 task_id,
                 responses,
                 caller,
-            } => TaskService::update(&self.engine, &task_id, &responses, caller.as_deref())
-                .await
+            } => self
+                .engine
+                .update(&task_id, &responses, caller.as_deref())
                 .map(|()| ObjectReply::Done),
-            ObjectCall::Cancel { task_id, caller } => {
-                TaskService::cancel(&self.engine, &task_id, caller.as_deref())
-                    .await
-                    .map(|()| ObjectReply::Done)
-            }
+            ObjectCall::Cancel { task_id, caller } => self
+                .engine
+                .cancel(&task_id, caller.as_deref())
+                .map(|()| ObjectReply::Done),
             ObjectCall::ChildEnded {
                 task_id,
                 key,
                 outcome,
-            } => TaskService::child_ended(&self.engine, &task_id, &key, &outcome)
-                .await
+            } => self
+                .engine
+                .child_ended(&task_id, &key, &outcome)
                 .map(|()| ObjectReply::Done),
             ObjectCall::Wake { .. } => {
                 // The alarm handler never fails; what it could not do, its backstop retries.
@@ -217,8 +215,7 @@ impl Runner {
             ObjectCall::Listed { task_id, scope } => self
                 .engine
                 .listed(&task_id, &scope)
-                .map(|shown| shown.map_or(ObjectReply::Gone, ObjectReply::Snapshot))
-                .map_err(RpcError::from_engine),
+                .map(|shown| shown.map_or(ObjectReply::Gone, ObjectReply::Snapshot)),
             ObjectCall::Inspect {
                 task_id,
                 whole,
@@ -227,10 +224,9 @@ impl Runner {
             ObjectCall::Operate { task_id, operation } => self
                 .engine
                 .operate(&task_id, &operation)
-                .map(|()| ObjectReply::Done)
-                .map_err(RpcError::from_engine),
+                .map(|()| ObjectReply::Done),
         };
-        outcome.unwrap_or_else(ObjectReply::from)
+        outcome.unwrap_or_else(|error| RouteError::from(error).into())
     }
 
     async fn alarm(&self) -> worker::Result<Response> {
@@ -292,20 +288,14 @@ impl Runner {
         task_id: &str,
         whole: bool,
         filter: Option<&TaskFilter>,
-    ) -> Result<ObjectReply, RpcError> {
+    ) -> Result<ObjectReply, EngineError> {
         if whole {
-            let state = self
-                .engine
-                .journal(task_id)
-                .map_err(RpcError::from_engine)?;
+            let state = self.engine.journal(task_id)?;
             return Ok(state.map_or(ObjectReply::Gone, |state| {
                 ObjectReply::View(inspector::detail(&state))
             }));
         }
-        let task = self
-            .engine
-            .task_record(task_id)
-            .map_err(RpcError::from_engine)?;
+        let task = self.engine.task_record(task_id)?;
         Ok(match task {
             None => ObjectReply::Gone,
             Some(task) if filter.is_none_or(|filter| filter.keeps(&task)) => {
@@ -323,7 +313,7 @@ impl Runner {
             tracing::error!(
                 target: crate::core::trace::TARGET,
                 "telling the task index that {task_id} is purged: {}",
-                error.error.message
+                error
             );
         }
     }

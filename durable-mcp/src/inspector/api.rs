@@ -7,8 +7,8 @@ use super::{InspectedTasks, error};
 use crate::core::control::Operation;
 use crate::rpc::cursor::encode_cursor;
 use crate::rpc::headers::same_secret;
-use crate::rpc::{Headers, HttpResponse, RpcError};
-use crate::wire::code;
+use crate::rpc::{Headers, HttpResponse};
+use crate::runtime::RouteError;
 
 /// The longest task id the inspector takes (ids are 32 hex digits).
 const MAX_TASK_ID: usize = 256;
@@ -167,11 +167,11 @@ fn not_found(task_id: &str) -> HttpResponse {
 }
 
 /// The answer for an error of the host: a refused parameter is the client's (400).
-fn refused(failure: &RpcError) -> HttpResponse {
-    let status = match failure.error.code {
-        code::INVALID_PARAMS => 400,
-        _ if failure.status >= 400 => failure.status,
+fn refused(failure: &RouteError) -> HttpResponse {
+    let status = match failure {
+        RouteError::NotFound(_) | RouteError::Refused(_) => 400,
+        RouteError::Busy { .. } => 503,
         _ => 500,
     };
-    error(status, failure.error.message.clone())
+    error(status, failure.to_string())
 }

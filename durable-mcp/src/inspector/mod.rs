@@ -27,8 +27,8 @@ use serde_json::Value;
 
 use crate::core::control::Operation;
 use crate::core::{ListPage, ListPosition, Timestamp};
-use crate::rpc::{HttpResponse, RpcError};
-use crate::runtime::LocalBoxFuture;
+use crate::rpc::HttpResponse;
+use crate::runtime::{LocalBoxFuture, RouteError};
 
 pub(crate) use api::{Request, handle};
 pub(crate) use query::TaskFilter;
@@ -51,17 +51,20 @@ pub(crate) trait InspectedTasks {
         filter: &'a TaskFilter,
         after: Option<&'a ListPosition>,
         limit: usize,
-    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RpcError>>;
+    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RouteError>>;
 
     /// The task as [`detail`] shows it; `None` if there is no such task.
-    fn task<'a>(&'a self, task_id: &'a str) -> LocalBoxFuture<'a, Result<Option<Value>, RpcError>>;
+    fn task<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<Value>, RouteError>>;
 
     /// Carries out `operation` on the task.
     fn operate<'a>(
         &'a self,
         task_id: &'a str,
         operation: Operation,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>>;
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>>;
 }
 
 /// An error answer: `{"error": message}` with `status`.

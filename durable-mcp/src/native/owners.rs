@@ -18,8 +18,7 @@ use super::activations::Activations;
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
 use crate::inspector::{self, InspectedTasks, TaskFilter};
-use crate::rpc::{RpcError, TaskPage, TaskService};
-use crate::runtime::{CreateTask, Engine, LocalBoxFuture, new_task_id};
+use crate::runtime::{CreateTask, Engine, LocalBoxFuture, RouteError, TaskRoute, new_task_id};
 
 /// The worker that owns `task_id` among `workers`: FNV-1a of the id, so that every thread
 /// agrees without talking.
@@ -34,12 +33,15 @@ pub(super) fn owner(task_id: &str, workers: usize) -> usize {
 
 /// A write sent to the worker that owns the task, with where to send its answer.
 pub(super) enum Control {
-    Create(CreateTask, oneshot::Sender<Result<TaskSnapshot, RpcError>>),
+    Create(
+        CreateTask,
+        oneshot::Sender<Result<TaskSnapshot, RouteError>>,
+    ),
     Write {
         task_id: String,
         write: TaskWrite,
         caller: Option<String>,
-        reply: oneshot::Sender<Result<(), RpcError>>,
+        reply: oneshot::Sender<Result<(), RouteError>>,
     },
 }
 
@@ -82,10 +84,11 @@ impl WorkerTasks {
     async fn at_owner<T>(
         &self,
         owner: usize,
-        control: impl FnOnce(oneshot::Sender<Result<T, RpcError>>) -> Control,
-    ) -> Result<T, RpcError> {
+        control: impl FnOnce(oneshot::Sender<Result<T, RouteError>>) -> Control,
+    ) -> Result<T, RouteError> {
         let (reply, answer) = oneshot::channel();
-        let stopped = || RpcError::internal("the worker that owns this task has stopped");
+        let stopped =
+            || RouteError::Failed("the worker that owns this task has stopped".to_owned());
         self.inboxes[owner]
             .send(control(reply))
             .map_err(|_| stopped())?;
@@ -93,15 +96,13 @@ impl WorkerTasks {
     }
 
     /// Creates the task here, unless too many tasks wait already.
-    fn create_here(&self, request: CreateTask) -> Result<TaskSnapshot, RpcError> {
+    fn create_here(&self, request: CreateTask) -> Result<TaskSnapshot, RouteError> {
         let now = self.engine.host().clock.now();
         let waiting = self.activations.waiting(now);
         if waiting >= self.max_waiting {
             return Err(busy(waiting));
         }
-        self.engine
-            .create_task(request)
-            .map_err(RpcError::from_engine)
+        self.engine.create_task(request).map_err(RouteError::from)
     }
 
     /// Carries out `write` here, and moves the task it woke ahead of the waiting ones.
@@ -110,7 +111,7 @@ impl WorkerTasks {
         task_id: &str,
         write: &TaskWrite,
         caller: Option<&str>,
-    ) -> Result<(), RpcError> {
+    ) -> Result<(), RouteError> {
         match write {
             TaskWrite::Update(responses) => self.engine.update(task_id, responses, caller),
             TaskWrite::Cancel => self.engine.cancel(task_id, caller),
@@ -119,7 +120,7 @@ impl WorkerTasks {
                 self.engine.child_ended(task_id, key, outcome)
             }
         }
-        .map_err(RpcError::from_engine)?;
+        .map_err(RouteError::from)?;
         self.activations
             .requested(task_id, self.engine.host().clock.now());
         Ok(())
@@ -131,7 +132,7 @@ impl WorkerTasks {
         task_id: &str,
         write: TaskWrite,
         caller: Option<&str>,
-    ) -> Result<(), RpcError> {
+    ) -> Result<(), RouteError> {
         let owner = self.owner_of(task_id);
         if owner == self.index {
             return self.write_here(task_id, &write, caller);
@@ -166,26 +167,27 @@ impl WorkerTasks {
     }
 }
 
-/// HTTP 503 for a creation refused because `waiting` tasks wait for a slot already: the
-/// client is to try again after its `Retry-After`.
-fn busy(waiting: usize) -> RpcError {
-    RpcError::unavailable(
-        format!(
+/// A creation refused because `waiting` tasks wait for a slot already: the client is to try
+/// again after [`BUSY_RETRY_AFTER`].
+fn busy(waiting: usize) -> RouteError {
+    RouteError::Busy {
+        message: format!(
             "the server is busy: {waiting} tasks wait to run before a new one; nothing was \
-             created; try again in {BUSY_RETRY_AFTER_SECONDS} s"
+             created; try again in {} s",
+            BUSY_RETRY_AFTER.as_secs()
         ),
-        BUSY_RETRY_AFTER_SECONDS,
-    )
+        retry_after: BUSY_RETRY_AFTER,
+    }
 }
 
-/// The `Retry-After` of a creation refused for a full queue.
-const BUSY_RETRY_AFTER_SECONDS: u64 = 1;
+/// When to try again a creation refused for a full queue.
+const BUSY_RETRY_AFTER: Duration = Duration::from_secs(1);
 
-impl TaskService for WorkerTasks {
+impl TaskRoute for WorkerTasks {
     fn create(
         &self,
         mut request: CreateTask,
-    ) -> LocalBoxFuture<'_, Result<TaskSnapshot, RpcError>> {
+    ) -> LocalBoxFuture<'_, Result<TaskSnapshot, RouteError>> {
         Box::pin(async move {
             // The id decides the owner, so it is chosen here rather than by the engine: one
             // this worker owns, so that a creation does not cross to another thread (a few
@@ -193,7 +195,7 @@ impl TaskService for WorkerTasks {
             let task_id = match &request.task_id {
                 Some(id) => id.clone(),
                 None => loop {
-                    let id = new_task_id().map_err(RpcError::from_engine)?;
+                    let id = new_task_id().map_err(RouteError::from)?;
                     if self.owner_of(&id) == self.index {
                         break id;
                     }
@@ -213,8 +215,9 @@ impl TaskService for WorkerTasks {
         &'a self,
         task_id: &'a str,
         caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RpcError>> {
-        TaskService::get(self.engine.as_ref(), task_id, caller)
+    ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RouteError>> {
+        let snapshot = self.engine.get(task_id, caller).map_err(RouteError::from);
+        Box::pin(std::future::ready(snapshot))
     }
 
     fn update<'a>(
@@ -222,7 +225,7 @@ impl TaskService for WorkerTasks {
         task_id: &'a str,
         responses: &'a Value,
         caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         let update = TaskWrite::Update(responses.clone());
         Box::pin(self.write(task_id, update, caller))
     }
@@ -231,17 +234,21 @@ impl TaskService for WorkerTasks {
         &'a self,
         task_id: &'a str,
         caller: Option<&'a str>,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(self.write(task_id, TaskWrite::Cancel, caller))
     }
 
     fn list<'a>(
         &'a self,
         scope: &'a str,
-        cursor: Option<&'a str>,
+        after: Option<&'a ListPosition>,
         limit: usize,
-    ) -> LocalBoxFuture<'a, Result<TaskPage, RpcError>> {
-        TaskService::list(self.engine.as_ref(), scope, cursor, limit)
+    ) -> LocalBoxFuture<'a, Result<ListPage<TaskSnapshot>, RouteError>> {
+        let page = self
+            .engine
+            .list(scope, after, limit)
+            .map_err(RouteError::from);
+        Box::pin(std::future::ready(page))
     }
 
     fn child_ended<'a>(
@@ -249,7 +256,7 @@ impl TaskService for WorkerTasks {
         parent_id: &'a str,
         key: &'a str,
         outcome: &'a ChildOutcome,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         let write = TaskWrite::ChildEnded {
             key: key.to_owned(),
             outcome: outcome.clone(),
@@ -258,7 +265,7 @@ impl TaskService for WorkerTasks {
     }
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
-        TaskService::pause(self.engine.as_ref(), duration)
+        self.engine.host().timer.delay(duration)
     }
 }
 
@@ -272,17 +279,20 @@ impl InspectedTasks for WorkerTasks {
         filter: &'a TaskFilter,
         after: Option<&'a ListPosition>,
         limit: usize,
-    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<ListPage<Value>, RouteError>> {
         let page = self
             .engine
             .every_task(after, limit, |task| filter.keeps(task))
             .map(|page| page.map(|task| inspector::summary(&task)))
-            .map_err(RpcError::from_engine);
+            .map_err(RouteError::from);
         Box::pin(std::future::ready(page))
     }
 
-    fn task<'a>(&'a self, task_id: &'a str) -> LocalBoxFuture<'a, Result<Option<Value>, RpcError>> {
-        let task = self.engine.journal(task_id).map_err(RpcError::from_engine);
+    fn task<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<Value>, RouteError>> {
+        let task = self.engine.journal(task_id).map_err(RouteError::from);
         Box::pin(std::future::ready(
             task.map(|state| state.as_ref().map(inspector::detail)),
         ))
@@ -292,7 +302,7 @@ impl InspectedTasks for WorkerTasks {
         &'a self,
         task_id: &'a str,
         operation: Operation,
-    ) -> LocalBoxFuture<'a, Result<(), RpcError>> {
+    ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(self.write(task_id, TaskWrite::Operate(operation), None))
     }
 }

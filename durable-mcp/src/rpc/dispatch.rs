@@ -17,9 +17,9 @@ use super::notify::{LogLevel, Notifier};
 use super::prompts::CompletionCall;
 use super::request::{Outcome, ToolCall};
 use super::server::{McpServer, Preparation, ResourceListing, TaskTool, ToolEntry};
-use super::service::TaskService;
 use crate::core::TaskSnapshot;
 use crate::runtime::CreateTask;
+use crate::runtime::TaskRoute;
 use crate::wire::envelope::{META_LOG_LEVEL, SUPPORTED_VERSIONS, TASKS_EXTENSION};
 use crate::wire::params::{
     CallToolParams, CancelTaskParams, GetTaskParams, ReadResourceParams, UpdateTaskParams,
@@ -94,7 +94,7 @@ impl Method {
 pub(crate) struct Call<'a> {
     pub(crate) server: &'a McpServer,
     /// Shared, since a followed task's stream outlives the request's handler.
-    pub(crate) tasks: &'a Rc<dyn TaskService>,
+    pub(crate) tasks: &'a Rc<dyn TaskRoute>,
     /// Where the tasks this request creates are listed (`tasks/list`), if anywhere.
     pub(crate) list_scope: Option<String>,
     /// The lowest level of the log messages the client wants from a tool, if any.
@@ -514,7 +514,7 @@ pub(crate) fn input_required(input: InputRequiredResult) -> Value {
 /// server checks no tokens.
 pub(crate) async fn check_task_scopes(
     server: &McpServer,
-    tasks: &dyn TaskService,
+    tasks: &dyn TaskRoute,
     task_id: &str,
     principal: Option<&str>,
     granted: Option<&[String]>,

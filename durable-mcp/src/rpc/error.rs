@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use crate::core::EngineError;
+use crate::runtime::RouteError;
 use crate::wire::{ClientCapabilities, ErrorObject, SUPPORTED_VERSIONS, code};
 
 /// A refusal: what the client is told, and with which HTTP status.
@@ -146,15 +147,27 @@ impl RpcError {
         Self::new(500, code::INTERNAL_ERROR, message)
     }
 
-    /// An engine error on a task request: unknown tasks and bad payloads are the caller's
-    /// problem (-32602); store failures are the server's (-32603).
+    /// An engine error on a task request, as [`RouteError`] sorts it.
     pub fn from_engine(error: EngineError) -> Self {
+        RpcError::from(RouteError::from(error))
+    }
+}
+
+impl From<RouteError> for RpcError {
+    /// A task operation that did not happen: unknown tasks and bad payloads are the caller's
+    /// problem (-32602); a busy host says when to try again (HTTP 503); a failed one is the
+    /// server's (-32603).
+    fn from(error: RouteError) -> Self {
         match error {
-            EngineError::NotFound { .. } | EngineError::Expired { .. } => {
-                Self::invalid_params(format!("Failed to retrieve task: {error}"))
+            RouteError::NotFound(message) => {
+                Self::invalid_params(format!("Failed to retrieve task: {message}"))
             }
-            EngineError::Store(_) => Self::internal(error.to_string()),
-            other => Self::invalid_params(other.to_string()),
+            RouteError::Refused(message) => Self::invalid_params(message),
+            RouteError::Busy {
+                message,
+                retry_after,
+            } => Self::unavailable(message, retry_after.as_secs().max(1)),
+            RouteError::Failed(message) => Self::internal(message),
         }
     }
 }

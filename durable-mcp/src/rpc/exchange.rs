@@ -19,7 +19,7 @@ use super::error::RpcError;
 use super::follow::Emit;
 use super::relay::{Awaited, CALL_REQUEST_PREFIX};
 use super::request::{Handler, Outcome, Request};
-use super::service::TaskService;
+use crate::runtime::TaskRoute;
 use crate::runtime::{LocalBoxFuture, new_task_id};
 use crate::wire::{ClientCapabilities, ErrorObject, InputRequiredResult, code};
 
@@ -55,7 +55,7 @@ pub(crate) struct Exchange<A, T> {
     /// Ask the client for input over the stream (2025); else input required is the answer.
     pub(crate) ask_client: bool,
     /// For the deadline on the client's answers.
-    pub(crate) tasks: Rc<dyn TaskService>,
+    pub(crate) tasks: Rc<dyn TaskRoute>,
 }
 
 /// What a request answers: its outcome at once, or a stream.

@@ -12,8 +12,8 @@ use futures_util::stream::{self, LocalBoxStream};
 use serde_json::{Value, json};
 
 use super::error::RpcError;
-use super::service::TaskService;
 use crate::core::{TaskSnapshot, TaskStatus};
+use crate::runtime::TaskRoute;
 use crate::wire::jsonrpc::{ErrorObject, code};
 use crate::wire::tools::elicitation_request;
 
@@ -78,7 +78,7 @@ pub(crate) enum Outcome {
 
 /// How to follow one task.
 pub(crate) struct Follow {
-    pub(crate) tasks: Rc<dyn TaskService>,
+    pub(crate) tasks: Rc<dyn TaskRoute>,
     pub(crate) task_id: String,
     pub(crate) principal: Option<String>,
     /// The `progressToken` of the call: each new status message is a progress notification.
@@ -190,7 +190,7 @@ impl Follower {
                         self.refuse(refusal).await;
                     }
                 }
-                Err(error) => self.queued.push_back(Emit::Done(Err(error))),
+                Err(error) => self.queued.push_back(Emit::Done(Err(error.into()))),
             }
             if !self.queued.is_empty() {
                 self.silent_for = Duration::ZERO;

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::error::RpcError;
 use super::request::ToolCall;
-use super::service::TaskService;
 use crate::core::TaskSnapshot;
+use crate::runtime::TaskRoute;
 use crate::wire::InputRequiredResult;
 use crate::wire::tools::elicitation_request;
 
@@ -43,7 +43,7 @@ pub(crate) fn input_round(task_id: &str, requests: &[(String, Value)]) -> InputR
 /// client-held, so the task is read with the caller's identity like any `tasks/get`, and must
 /// be a task of the tool called.
 pub(crate) async fn resume(
-    tasks: &dyn TaskService,
+    tasks: &dyn TaskRoute,
     tool: &str,
     task_id: &str,
     call: &ToolCall,
@@ -53,7 +53,7 @@ pub(crate) async fn resume(
         RpcError::invalid_params(format!(
             "requestState names the task {task_id}, which this server cannot continue ({}); \
              call the tool again without requestState to start over",
-            error.error.message
+            RpcError::from(error).error.message
         ))
     })?;
     if task.tool_name != tool {

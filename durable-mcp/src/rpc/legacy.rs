@@ -17,6 +17,7 @@ use futures_util::stream::{self, LocalBoxStream};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::cursor::{decode_cursor, encode_cursor};
 use super::dispatch::{Call, Method, Reply, Started, progress_token, read_params};
 use super::error::RpcError;
 use super::exchange::{Answered, Exchange, Shape};
@@ -25,10 +26,10 @@ use super::http::Headers;
 use super::notify::LogLevel;
 use super::request::{Handler, Outcome as RequestOutcome, ToolCall};
 use super::server::{McpServer, Preparation, TaskTool, ToolEntry};
-use super::service::TaskService;
 use super::session::{LegacySession, SESSION_HEADER};
 use crate::core::TaskSnapshot;
 use crate::runtime::CreateTask;
+use crate::runtime::TaskRoute;
 use crate::wire::CallToolResult;
 use crate::wire::envelope::RequestMeta;
 use crate::wire::legacy::{
@@ -61,7 +62,7 @@ struct Session {
 /// One 2025-era request.
 pub(crate) struct LegacyCall<'a> {
     pub(crate) server: &'a McpServer,
-    pub(crate) tasks: &'a Rc<dyn TaskService>,
+    pub(crate) tasks: &'a Rc<dyn TaskRoute>,
     pub(crate) headers: &'a Headers,
     pub(crate) method: &'a str,
     pub(crate) params: &'a Map<String, Value>,
@@ -294,7 +295,10 @@ impl LegacyCall<'_> {
                         Preparation::Answer(result) => Ok(RequestOutcome::Complete(json!(result))),
                         Preparation::Start(input) => {
                             create.input = input;
-                            let snapshot = tasks.create(create).await.map_err(|e| e.error)?;
+                            let snapshot = tasks
+                                .create(create)
+                                .await
+                                .map_err(|e| RpcError::from(e).error)?;
                             *created.borrow_mut() = Some(snapshot);
                             Ok(RequestOutcome::Complete(Value::Null))
                         }
@@ -384,9 +388,10 @@ impl LegacyCall<'_> {
             // An anonymous caller without a session has no tasks of its own to list.
             return Ok(json!({ "tasks": [] }));
         };
+        let after = cursor.map(decode_cursor).transpose()?;
         let page = self
             .tasks
-            .list(&scope, cursor, LIST_PAGE)
+            .list(&scope, after.as_ref(), LIST_PAGE)
             .await
             .map_err(at_200)?;
         // A task whose tool needs scopes the token lacks is left out, as it could not be read.
@@ -397,14 +402,14 @@ impl LegacyCall<'_> {
             .is_ok()
         };
         let tasks: Vec<LegacyTask> = page
-            .tasks
+            .items
             .iter()
             .filter(readable)
             .map(LegacyTask::of)
             .collect();
         let mut result = json!({ "tasks": tasks });
-        if let Some(next) = page.next_cursor {
-            result["nextCursor"] = json!(next);
+        if let Some(next) = &page.next {
+            result["nextCursor"] = json!(encode_cursor(next));
         }
         Ok(result)
     }
@@ -523,7 +528,8 @@ fn task_id(params: &Map<String, Value>) -> Result<&str, RpcError> {
 /// The error with HTTP 200, as 2025 clients read JSON-RPC errors only from a 2xx; but an
 /// authentication failure keeps its 401 or 403, and a busy server its 503 and `Retry-After`,
 /// which HTTP clients act on.
-fn at_200(mut error: RpcError) -> RpcError {
+fn at_200(error: impl Into<RpcError>) -> RpcError {
+    let mut error = error.into();
     if !matches!(error.status, 401 | 403 | 503) {
         error.status = 200;
     }

@@ -22,7 +22,6 @@ mod relay;
 mod request;
 mod router;
 mod server;
-mod service;
 mod session;
 pub mod sse;
 
@@ -39,4 +38,3 @@ pub use server::{
     INLINE_DEADLINE_VAR, IntoPlainTool, IntoTaskTool, McpServer, OriginPolicy, PlainTool,
     Preparation, TaskTool,
 };
-pub use service::{TaskPage, TaskService};

@@ -21,21 +21,21 @@ use super::http::{Headers, HttpRequest, HttpResponse};
 use super::legacy::{LegacyCall, LegacyReply, list_scope};
 use super::relay::{self, CALL_REQUEST_PREFIX};
 use super::server::McpServer;
-use super::service::TaskService;
 use super::session::SESSION_HEADER;
 use super::sse::{self, EventStream};
 use crate::auth::{Refusal, bearer_token};
 use crate::runtime::Engine;
+use crate::runtime::TaskRoute;
 use crate::runtime::new_task_id;
 use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
 use crate::wire::jsonrpc::{failure, success, success_text};
 use crate::wire::legacy::{LEGACY_VERSIONS, strip_modern_fields};
 use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 
-/// The MCP endpoint of one host: a [`McpServer`] over the service that runs its tasks.
+/// The MCP endpoint of one host: a [`McpServer`] over the route to its tasks.
 pub struct Router {
     server: Rc<McpServer>,
-    tasks: Rc<dyn TaskService>,
+    tasks: Rc<dyn TaskRoute>,
 }
 
 impl std::fmt::Debug for Router {
@@ -50,16 +50,15 @@ impl Router {
     /// The endpoint serving `server`, with its tasks run by `engine` in this process (built
     /// from [`McpServer::task_registry`]). The engine reaches the tasks it starts as children
     /// through itself.
-    pub fn new(server: McpServer, engine: Rc<Engine>) -> Self {
-        let tasks = Rc::downgrade(&engine);
-        engine.reach_tasks_through(tasks);
-        Router::with_tasks(server, engine)
+    pub fn new(server: impl Into<Rc<McpServer>>, engine: Rc<Engine>) -> Self {
+        Router::with_tasks(server, engine.reach_own_tasks())
     }
 
-    /// The endpoint serving `server`, with task creation and the `tasks/*` methods sent to
-    /// `tasks` (the Cloudflare host sends them to each task's Durable Object).
+    /// The endpoint serving `server`, with task creation and the `tasks/*` methods sent
+    /// through `tasks` (the Cloudflare host's [`TaskRoute`] sends them to each task's Durable
+    /// Object).
     /// The server may be shared between routers (a Worker builds one router per request).
-    pub fn with_tasks(server: impl Into<Rc<McpServer>>, tasks: Rc<dyn TaskService>) -> Self {
+    pub fn with_tasks(server: impl Into<Rc<McpServer>>, tasks: Rc<dyn TaskRoute>) -> Self {
         Router {
             server: server.into(),
             tasks,
@@ -251,7 +250,7 @@ impl Router {
         let responses = json!({ key: response });
         match self.tasks.update(task_id, &responses, principal).await {
             Ok(()) => HttpResponse::empty(202),
-            Err(error) => respond(None, Err(error)),
+            Err(error) => respond(None, Err(error.into())),
         }
     }
 

@@ -14,7 +14,7 @@ use super::http::Headers;
 use super::prompts::{CompletionCall, CompletionHandler, PromptEntry};
 use super::request::{Handler, PromptCall, PromptOutcome, ToolCall, ToolOutcome, boxed};
 use crate::auth::{OAuth, Refusal};
-use crate::runtime::{LocalBoxFuture, TaskDefinition, TaskRegistry};
+use crate::runtime::{ChildTool, LocalBoxFuture, TaskDefinition, TaskRegistry};
 use crate::wire::{
     CallToolResult, Completion, ErrorObject, Implementation, InputRequiredResult, Prompt, Resource,
     ResourceContents, ResourceTemplate, Tool,
@@ -158,6 +158,14 @@ impl IntoTaskTool for TaskTool {
 impl<F: FnOnce() -> TaskTool> IntoTaskTool for F {
     fn into_task_tool(self) -> TaskTool {
         self()
+    }
+}
+
+/// The fn of an `#[mcp_task]` names the child task it starts
+/// ([`TaskContext::start_child`](crate::TaskContext::start_child)).
+impl<F: FnOnce() -> TaskTool> ChildTool for F {
+    fn tool_name(self) -> String {
+        self().definition.name().to_owned()
     }
 }
 

@@ -31,6 +31,7 @@ use super::error::{ElicitOutcome, StepError, TaskError};
 use super::host::Host;
 use super::pacer::Pacer;
 use super::ports::{LocalBoxFuture, StoreError};
+use super::route::TaskRoute;
 use super::step;
 use crate::core::activation::draws;
 use crate::core::activation::{
@@ -40,7 +41,6 @@ use crate::core::activation::{
 use crate::core::step_failure::StepFailure;
 use crate::core::trace;
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
-use crate::rpc::TaskService;
 
 pub use children::{ChildTask, ChildTool};
 
@@ -106,7 +106,7 @@ pub struct TaskContext {
     /// The compensations this run registered, in call order, under their keys.
     compensations: RefCell<Vec<(Decision<String>, Compensation)>>,
     /// How the host reaches other tasks (children), if it does.
-    tasks: Option<Rc<dyn TaskService>>,
+    tasks: Option<Rc<dyn TaskRoute>>,
     /// The task's principal and listing, which its children share.
     principal: Option<String>,
     list_scope: Option<String>,
@@ -132,7 +132,7 @@ impl std::fmt::Debug for TaskContext {
 pub(crate) struct ContextParts {
     pub journal: TaskState,
     pub host: Host,
-    pub tasks: Option<Rc<dyn TaskService>>,
+    pub tasks: Option<Rc<dyn TaskRoute>>,
     pub retry: RetryPolicy,
     pub step_timeout: Duration,
     pub limits: Limits,

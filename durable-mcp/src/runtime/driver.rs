@@ -14,16 +14,16 @@ use super::current::while_current;
 use super::error::TaskError;
 use super::host::Host;
 use super::registry::TaskDefinition;
+use super::route::TaskRoute;
 use super::step::panic_message;
 use crate::core::activation::{End, Suspension};
 use crate::core::tick::BodyOutcome;
 use crate::core::{EngineError, Limits, TaskFailure, TaskState, Timestamp};
-use crate::rpc::TaskService;
 
 /// Runs the body of a claimed task until it returns or stops at a suspension point.
 pub(crate) async fn run_body(
     host: &Host,
-    tasks: Option<Rc<dyn TaskService>>,
+    tasks: Option<Rc<dyn TaskRoute>>,
     definition: &TaskDefinition,
     journal: TaskState,
     limits: Limits,

@@ -14,6 +14,7 @@ use super::host::Host;
 use super::in_flight::{InFlightMark, InFlightRegistry};
 use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
+use super::route::TaskRoute;
 use crate::core::activation::{End, Suspension};
 use crate::core::child::{self, ChildOutcome};
 use crate::core::control::{self, NewTask, TaskSnapshot};
@@ -26,7 +27,6 @@ use crate::core::{
     Applied, EngineError, Guard, Limits, LoadScope, ParentLink, TaskRecord, TaskState, TaskStatus,
     Timestamp, Write,
 };
-use crate::rpc::TaskService;
 
 /// What [`Engine::create_task`] creates.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,8 +91,8 @@ pub struct Engine {
     /// The claims this engine made and has not seen settle: task id to the claim's generation.
     claims: RefCell<HashMap<String, u64>>,
     /// How this engine reaches other tasks (a child to start or cancel, a parent to tell):
-    /// the host's task service, held weakly since it usually holds this engine.
-    tasks: RefCell<Option<Weak<dyn TaskService>>>,
+    /// the host's task route, held weakly since it usually holds this engine.
+    tasks: RefCell<Option<Weak<dyn TaskRoute>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -169,16 +169,15 @@ impl Engine {
     }
 
     /// Reaches other tasks (children to start and cancel, parents to tell that a child
-    /// ended) through `tasks`: the host's task service, which routes each operation to the
+    /// ended) through `tasks`: the host's task route, which sends each operation to the
     /// task's owner. Held weakly; a host keeps it alive as long as the engine.
-    /// [`Router::new`](crate::http::Router::new) sets the engine itself, which reaches every
-    /// task in its own store.
-    pub(crate) fn reach_tasks_through(&self, tasks: Weak<dyn TaskService>) {
+    /// [`reach_own_tasks`](Self::reach_own_tasks) sets a route to the engine's own store.
+    pub(crate) fn reach_tasks_through(&self, tasks: Weak<dyn TaskRoute>) {
         *self.tasks.borrow_mut() = Some(tasks);
     }
 
-    /// The task service other tasks are reached through, if the host set one.
-    pub(crate) fn tasks(&self) -> Option<Rc<dyn TaskService>> {
+    /// The route other tasks are reached through, if the host set one.
+    pub(crate) fn tasks(&self) -> Option<Rc<dyn TaskRoute>> {
         self.tasks.borrow().as_ref().and_then(Weak::upgrade)
     }
 

@@ -18,6 +18,7 @@ mod in_flight;
 mod pacer;
 pub(crate) mod ports;
 mod registry;
+mod route;
 mod step;
 
 pub use crate::core::step_failure::StepFailureKind;
@@ -29,5 +30,6 @@ pub use error::{ElicitOutcome, StepError, TaskError};
 pub use host::Host;
 pub use ports::{Clock, LocalBoxFuture, Scheduler, Store, StoreError, Timer};
 pub use registry::{TaskDefinition, TaskHandler, TaskOptions, TaskRegistry};
+pub use route::{RouteError, TaskRoute};
 #[cfg(feature = "testing")]
 pub(crate) use step::panic_message as panic_text;

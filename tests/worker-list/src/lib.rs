@@ -1,5 +1,5 @@
-//! A test Worker: durable-mcp's Worker task service ([`ObjectTasks`], what the router calls)
-//! driven directly, so that `tests/tests/workerd_list.rs` can check task listings under
+//! A test Worker: durable-mcp's Worker task route ([`ObjectTasks`], what the router calls)
+//! driven directly, its errors and cursors as the router sends them, so that `tests/tests/workerd_list.rs` can check task listings under
 //! workerd. Every answer is JSON; a refusal is HTTP 200 with `{"error": {code, message}}`.
 //!
 //! - `POST /create?tool=<name>[&scope=<scope>][&id=<task id>]`: creates a task,
@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use durable_mcp::http::CreateTask;
 use durable_mcp::http::TaskSnapshot;
-use durable_mcp::__internals::{RpcError, TaskService};
+use durable_mcp::__internals::{RpcError, decode_cursor, encode_cursor};
+use durable_mcp::http::TaskRoute;
 use durable_mcp::cloudflare::ObjectTasks;
 use durable_mcp::{McpServer, TaskDefinition, TaskTool};
 use serde_json::{Value, json};
@@ -58,23 +59,27 @@ async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
             let mut create = CreateTask::new(param("tool").unwrap_or_default(), json!({}));
             create.list_scope = param("scope");
             create.task_id = param("id");
-            tasks.create(create).await.map(|task| brief(&task))
+            tasks.create(create).await.map(|task| brief(&task)).map_err(RpcError::from)
         }
         "/list" => {
             let scope = param("scope").unwrap_or_default();
             let limit = param("limit").and_then(|n| n.parse().ok()).unwrap_or(10);
-            let cursor = param("cursor");
-            tasks
-                .list(&scope, cursor.as_deref(), limit)
-                .await
-                .map(|page| {
-                    let listed: Vec<Value> = page.tasks.iter().map(brief).collect();
-                    json!({ "tasks": listed, "nextCursor": page.next_cursor })
-                })
+            match param("cursor").as_deref().map(decode_cursor).transpose() {
+                Err(error) => Err(error),
+                Ok(after) => tasks
+                    .list(&scope, after.as_ref(), limit)
+                    .await
+                    .map(|page| {
+                        let listed: Vec<Value> = page.items.iter().map(brief).collect();
+                        let next = page.next.as_ref().map(encode_cursor);
+                        json!({ "tasks": listed, "nextCursor": next })
+                    })
+                    .map_err(RpcError::from),
+            }
         }
         "/get" => {
             let id = param("id").unwrap_or_default();
-            tasks.get(&id, None).await.map(|task| brief(&task))
+            tasks.get(&id, None).await.map(|task| brief(&task)).map_err(RpcError::from)
         }
         _ => return Response::error("not found", 404),
     };

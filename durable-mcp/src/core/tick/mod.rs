@@ -81,9 +81,8 @@ pub enum Command {
     /// Run the body of this claimed journal (the task and all its rows, as the store holds
     /// them) and answer [`Event::Ran`].
     Run(TaskState),
-    /// Tell the parent task of this ended child how it ended (the host's task service,
-    /// [`child_ended`](crate::__internals::TaskService::child_ended)) and answer
-    /// [`Event::Notified`].
+    /// Tell the parent task of this ended child how it ended (through the host's task route,
+    /// `TaskRoute::child_ended`) and answer [`Event::Notified`].
     Notify {
         /// The parent, and the key it started the child under.
         parent: ParentLink,

@@ -8,10 +8,10 @@ use serde_json::Value;
 use super::{ErasedSerialize, TaskContext};
 use crate::core::activation::ChildStart;
 use crate::core::{ChildOutcome, EngineError, ParentLink, TaskStatus};
-use crate::rpc::{RpcError, TaskService, TaskTool};
 use crate::runtime::CreateTask;
 use crate::runtime::error::TaskError;
 use crate::runtime::ports::{LocalBoxFuture, StoreError};
+use crate::runtime::route::TaskRoute;
 
 /// The registered tool a child task runs: its name (`"resize"`), or the fn of an
 /// [`#[mcp_task]`](crate::mcp_task) (`resize`), which names it for you. The fn is called to
@@ -31,12 +31,6 @@ impl ChildTool for &str {
 impl ChildTool for String {
     fn tool_name(self) -> String {
         self
-    }
-}
-
-impl<F: FnOnce() -> TaskTool> ChildTool for F {
-    fn tool_name(self) -> String {
-        self().definition.name().to_owned()
     }
 }
 
@@ -199,12 +193,12 @@ impl TaskContext {
                 self.with(|m| m.child_created(key, now));
                 Ok(())
             }
-            Err(error) if is_transient(&error) => {
-                let message = format!("starting child task {key:?}: {}", error.error.message);
+            Err(error) if error.may_pass_later() => {
+                let message = format!("starting child task {key:?}: {error}");
                 self.store_failed(StoreError(message)).await
             }
             Err(error) => {
-                let message = error.error.message;
+                let message = error.to_string();
                 self.act(|m, now| m.child_refused(key, message.clone(), now))
                     .await;
                 Err(TaskError::ChildFailed {
@@ -234,8 +228,8 @@ impl TaskContext {
         for (key, child_id) in children {
             match tasks.cancel(&child_id, self.principal.as_deref()).await {
                 // Refused (gone, never created): nothing is left to stop.
-                Err(error) if is_transient(&error) => {
-                    let message = format!("cancelling child task {key:?}: {}", error.error.message);
+                Err(error) if error.may_pass_later() => {
+                    let message = format!("cancelling child task {key:?}: {error}");
                     return self.store_failed(StoreError(message)).await;
                 }
                 _ => self.act(|m, now| m.child_cancelled(&key, now)).await,
@@ -244,18 +238,12 @@ impl TaskContext {
     }
 
     /// The host's way to other tasks, or the task fails here with the reason.
-    async fn other_tasks(&self) -> std::rc::Rc<dyn TaskService> {
+    async fn other_tasks(&self) -> std::rc::Rc<dyn TaskRoute> {
         match &self.tasks {
             Some(tasks) => std::rc::Rc::clone(tasks),
             None => self.fail(EngineError::NoTaskRoute).await,
         }
     }
-}
-
-/// Whether a refusal may pass if tried again (the host is busy or failed), rather than say
-/// that the request itself is wrong.
-fn is_transient(error: &RpcError) -> bool {
-    error.status >= 500
 }
 
 fn is_tool_error(result: &Value) -> bool {
