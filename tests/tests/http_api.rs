@@ -420,6 +420,8 @@ fn answers_racing_a_running_attempt_are_all_kept() {
         let second = answer("colour", json!({ "colour": "teal" }));
         std::thread::scope(|scope| {
             scope.spawn(first);
+            // Not synchronisation: a stagger that varies the interleaving from run to run.
+            // The test holds for every interleaving, and awaits its outcome below.
             std::thread::sleep(std::time::Duration::from_millis(delay_ms));
             scope.spawn(second);
         });

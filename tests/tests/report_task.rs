@@ -10,11 +10,12 @@
 
 use std::path::Path;
 use std::sync::MutexGuard;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::report_api::{FakeReportService, GARBLED, SendCall, report_for};
 use durable_mcp_tests::server::ServerProcess;
+use durable_mcp_tests::wait;
 use durable_mcp_tests::workerd::{
     WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root,
 };
@@ -22,8 +23,6 @@ use serde_json::{Value, json};
 
 /// The example's binary.
 const BINARY: &str = "report-task";
-/// The longest any test waits for something to happen (only against hanging).
-const TIMEOUT: Duration = Duration::from_secs(30);
 /// The recipient most tests send to.
 const ADA: &str = "ada@example.org";
 
@@ -144,18 +143,21 @@ impl ReportServer {
 
     /// Polls `tasks/get` until `ready` holds; fails at once if the task ends otherwise.
     fn wait_for(&self, id: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
-        eventually(what, || {
-            let task = self.get(id);
-            if ready(&task) {
-                return Some(task);
-            }
-            let status = task["status"].as_str().unwrap_or_default();
-            assert!(
-                !["completed", "failed", "cancelled"].contains(&status),
-                "task {id} ended before {what}: {task}"
-            );
-            None
-        })
+        wait::until(
+            &format!("task {id}: {what}"),
+            || self.get(id),
+            |task| {
+                if ready(task) {
+                    return true;
+                }
+                let status = task["status"].as_str().unwrap_or_default();
+                assert!(
+                    !["completed", "failed", "cancelled"].contains(&status),
+                    "task {id} ended before {what}: {task}"
+                );
+                false
+            },
+        )
     }
 
     fn wait_for_status(&self, id: &str, status: &str) -> Value {
@@ -171,18 +173,6 @@ impl ReportServer {
             json!({ "taskId": id, "inputResponses": { key: response } }),
         );
         assert_eq!(ack["resultType"], "complete", "{ack}");
-    }
-}
-
-/// Polls `probe` until it yields a value; panics after [`TIMEOUT`] naming `what`.
-fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -214,7 +204,9 @@ fn assert_fetched_then_sent_once(service: &FakeReportService, id: &str, cool_off
     assert_eq!(sends.len(), 1, "send runs once: {sends:?}");
     assert_eq!(sends[0].status, 200);
     assert_sends_carry_the_key(&sends, id, ADA);
-    // The cool-off lies between the two calls (a lower bound; 50 ms for clock rounding).
+    // The cool-off lies between the two calls (a lower bound; 50 ms for clock rounding). This
+    // is the task's own rule, a sleep it must not cut short (across a restart too), not a
+    // bound on speed: both instants are the fake's, and load can only lengthen the gap.
     let waited = sends[0].at.duration_since(fetches[0]);
     assert!(
         waited + Duration::from_millis(50) >= cool_off,
@@ -458,9 +450,7 @@ fn a_task_killed_while_its_send_retries_finishes_after_a_restart(host: Host) {
     let (id, _) = server.create("send_report", json!({ "to": ADA }));
     // Two failed attempts: the step is waiting out its backoff (at least 0.5 s before the
     // third attempt, which fails too, and 1 s more before the fourth).
-    eventually("two failed sends", || {
-        (service.sends(ADA).len() >= 2).then_some(())
-    });
+    wait::until_true("two failed sends", || service.sends(ADA).len() >= 2);
     server.kill();
     let before = service.sends(ADA);
     assert!(
@@ -504,6 +494,7 @@ fn the_alarm_handler_run_again_runs_no_step_twice(host: Host) {
             scope.spawn(|| {
                 while !finished.load(std::sync::atomic::Ordering::Relaxed) {
                     wake(worker, &id);
+                    // Paces the hammering; what the test awaits is the status below.
                     std::thread::sleep(Duration::from_millis(5));
                 }
             });

@@ -9,13 +9,13 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::rc::Rc;
-use std::time::{Duration, Instant};
 
 use common::{reply, task};
 use durable_mcp::TaskRegistry;
 use durable_mcp::TaskStatus;
 use durable_mcp::native::SqliteStore;
 use durable_mcp::testing::Harness;
+use durable_mcp_tests::wait;
 use serde_json::json;
 
 const CHILD_ENV: &str = "DURABLE_MCP_CRASH_CHILD_DIR";
@@ -54,11 +54,11 @@ fn registry(dir: &Path) -> TaskRegistry {
             let d2 = dir.clone();
             cx.step("second", || async move {
                 record(&d2, "second");
-                // In the child, wait here to be killed: the first step is journaled, the
+                // In the child, block here until killed: the first step is journaled, the
                 // second has started but not finished.
                 if std::env::var_os(CHILD_ENV).is_some() {
                     loop {
-                        std::thread::sleep(Duration::from_millis(10));
+                        std::thread::park();
                     }
                 }
                 Ok(())
@@ -98,20 +98,20 @@ fn a_killed_process_resumes_after_the_last_journaled_step() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn child");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while events(dir.path()) != ["first", "second"] {
-        assert!(
-            Instant::now() < deadline,
-            "the child never reached the second step"
-        );
-        assert!(
-            child.try_wait().expect("child").is_none(),
-            "the child exited early"
-        );
-        std::thread::sleep(Duration::from_millis(10));
+    // Until the second step is under way, or the child has exited without getting there.
+    let reached = wait::within(wait::LIMIT, wait::INTERVAL, || {
+        if events(dir.path()) == ["first", "second"] {
+            return Some(Ok(()));
+        }
+        child.try_wait().expect("child").map(Err)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    match reached {
+        Some(Ok(())) => {}
+        Some(Err(status)) => panic!("the child exited early ({status})"),
+        None => panic!("the child never reached the second step"),
     }
-    child.kill().expect("SIGKILL the child");
-    child.wait().expect("reap the child");
 
     let id = std::fs::read_to_string(dir.path().join("task-id")).expect("task id");
     let store = SqliteStore::open(dir.path().join("tasks.db")).expect("reopen after the kill");

@@ -4,8 +4,6 @@
 //! negotiated `MCP-Protocol-Version`; answers read as JSON or as server-sent events, read
 //! whole or as they arrive; and the client's own JSON-RPC responses to the server's requests.
 
-use std::time::{Duration, Instant};
-
 use durable_mcp_tests::http::{Response, Streaming};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
@@ -199,20 +197,14 @@ impl Session2025 {
         self.result("tasks/get", json!({ "taskId": task_id }))
     }
 
-    /// Polls `tasks/get` until the status is `status` (60 s at most: a Worker polls too).
+    /// Polls `tasks/get` until the status is `status`.
     pub fn wait_for(&self, task_id: &str, status: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let task = self.get(task_id);
-            if task["status"] == status {
-                return task;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "task {task_id} never became {status}; last seen: {task}"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        let awaited = format!("task {task_id} to become {status}");
+        durable_mcp_tests::wait::until(
+            &awaited,
+            || self.get(task_id),
+            |task| task["status"] == status,
+        )
     }
 
     /// Every task `tasks/list` shows this caller, following `nextCursor`; and how many pages

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 
 use durable_mcp_tests::http::Response;
+use durable_mcp_tests::wait;
 use serde_json::{Value, json};
 
 use super::client_2025::{
@@ -800,20 +801,18 @@ fn an_inline_run_goes_on_when_the_client_goes_away() {
     drop(stream);
 
     // The session's listing shows the task the call started, and it completes.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (tasks, _) = session.list_all();
-        assert_eq!(tasks.len(), 1, "{tasks:?}");
-        if tasks[0]["status"] == "completed" {
-            break;
-        }
-        assert_eq!(tasks[0]["status"], "working", "{tasks:?}");
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never completed: {tasks:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait::until(
+        "the session's task to complete",
+        || Value::from(session.list_all().0),
+        |tasks| {
+            assert_eq!(tasks.as_array().map(Vec::len), Some(1), "{tasks}");
+            if tasks[0]["status"] == "completed" {
+                return true;
+            }
+            assert_eq!(tasks[0]["status"], "working", "{tasks}");
+            false
+        },
+    );
 }
 
 #[test]
@@ -951,19 +950,14 @@ fn an_inline_call_needing_input_is_a_tool_error_without_elicitation() {
     );
 
     // The task that would have waited forever was cancelled.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let (tasks, _) = session.list_all();
-        assert_eq!(tasks.len(), 1, "{tasks:?}");
-        if tasks[0]["status"] == "cancelled" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not cancelled: {tasks:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait::until(
+        "the session's task to be cancelled",
+        || Value::from(session.list_all().0),
+        |tasks| {
+            assert_eq!(tasks.as_array().map(Vec::len), Some(1), "{tasks}");
+            tasks[0]["status"] == "cancelled"
+        },
+    );
 }
 
 // ---- input asked before a task exists ----

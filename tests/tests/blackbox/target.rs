@@ -1,8 +1,6 @@
 //! The server a black-box test talks to: the one at `DURABLE_MCP_TEST_URL` when set (so the
 //! same suite runs against the Worker), else a fresh `conformance-server` child process.
 
-use std::time::{Duration, Instant};
-
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::server::ServerProcess;
 use serde_json::{Value, json};
@@ -49,25 +47,15 @@ impl Target {
             .result("tasks/get", json!({ "taskId": task_id }))
     }
 
-    /// Polls `tasks/get` until the status is `status` (30 s at most).
+    /// Polls `tasks/get` until the status is `status`.
     pub fn wait_for(&self, task_id: &str, status: &str) -> Value {
         self.wait_until(task_id, status, |task| task["status"] == status)
     }
 
-    /// Polls the task until `ready` holds for it (30 s at most; `what` names the wait in the
-    /// failure message), and returns it.
+    /// Polls the task until `ready` holds for it (`what` names the wait in the failure
+    /// message), and returns it.
     pub fn wait_until(&self, task_id: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let task = self.get(task_id);
-            if ready(&task) {
-                return task;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "task {task_id} never became {what}; last seen: {task}"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        let awaited = format!("task {task_id} to become {what}");
+        durable_mcp_tests::wait::until(&awaited, || self.get(task_id), ready)
     }
 }
