@@ -4,14 +4,15 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use durable_mcp::McpServer;
 use durable_mcp::native::NativeHost;
+use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::mcp::McpClient;
 
 /// The longest any read waits (only against hanging).
-const TIMEOUT: Duration = Duration::from_secs(10);
+const TIMEOUT: Duration = durable_mcp_tests::wait::LIMIT;
 
 /// Starts a host configured by `configure` on a free port in a thread of its own (it serves
 /// until the test process ends) and returns its address.
@@ -45,9 +46,13 @@ fn connect(address: SocketAddr) -> TcpStream {
     stream
 }
 
-/// Everything the server sends until it closes the connection, and how long that took.
-fn read_to_close(mut stream: TcpStream) -> (String, Duration) {
-    let started = Instant::now();
+/// Everything the server sends until it closes the connection; fails if it does not close it
+/// within [`TIMEOUT`].
+///
+/// How long the server took is not asserted: the server's timer starts before this reader's
+/// clock could, so a lower bound races a loaded machine, and an upper bound is a speed figure.
+/// Each test checks what the timeout makes the server do instead.
+fn read_to_close(mut stream: TcpStream) -> String {
     let mut received = Vec::new();
     match stream.read_to_end(&mut received) {
         Ok(_) => {}
@@ -55,10 +60,7 @@ fn read_to_close(mut stream: TcpStream) -> (String, Duration) {
         Err(error) if error.kind() == ErrorKind::ConnectionReset => {}
         Err(error) => panic!("the server did not close the connection: {error}"),
     }
-    (
-        String::from_utf8_lossy(&received).into_owned(),
-        started.elapsed(),
-    )
+    String::from_utf8_lossy(&received).into_owned()
 }
 
 /// A complete `server/discover` request, as a conforming client sends it.
@@ -77,9 +79,8 @@ fn discover_request(address: SocketAddr) -> Vec<u8> {
 #[test]
 fn a_connection_that_sends_nothing_is_closed_after_the_header_read_timeout() {
     let address = start(|host| host.header_read_timeout(Duration::from_millis(300)));
-    let (received, took) = read_to_close(connect(address));
+    let received = read_to_close(connect(address));
     assert!(!received.contains("200 OK"), "{received}");
-    assert!(took >= Duration::from_millis(250), "closed after {took:?}");
 }
 
 #[test]
@@ -89,9 +90,8 @@ fn a_half_sent_head_is_closed_after_the_header_read_timeout() {
     stream
         .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
         .unwrap();
-    let (received, took) = read_to_close(stream);
+    let received = read_to_close(stream);
     assert!(!received.contains("200 OK"), "{received}");
-    assert!(took >= Duration::from_millis(250), "closed after {took:?}");
 }
 
 #[test]
@@ -99,10 +99,9 @@ fn a_connection_kept_alive_idle_is_closed_after_the_header_read_timeout() {
     let address = start(|host| host.header_read_timeout(Duration::from_millis(300)));
     let mut stream = connect(address);
     stream.write_all(&discover_request(address)).unwrap();
-    let (received, took) = read_to_close(stream);
+    let received = read_to_close(stream);
     // The request is answered, then the idle connection is let go.
     assert!(received.starts_with("HTTP/1.1 200"), "{received}");
-    assert!(took >= Duration::from_millis(250), "closed after {took:?}");
 }
 
 #[test]
@@ -114,24 +113,39 @@ fn a_stalled_body_gets_408_and_the_connection_is_closed() {
          Content-Length: 100\r\n\r\n{{\"jsonrpc\""
     );
     stream.write_all(head.as_bytes()).unwrap();
-    let (received, took) = read_to_close(stream);
+    let received = read_to_close(stream);
     assert!(received.starts_with("HTTP/1.1 408"), "{received}");
     assert!(
         received.contains("did not arrive within 300 ms"),
         "{received}"
     );
-    assert!(took < TIMEOUT, "took {took:?}");
 }
 
 #[test]
 fn the_connection_cap_holds_and_the_next_client_is_served_once_one_closes() {
-    let address = start(|host| host.max_connections(2));
-    let idle = [connect(address), connect(address)];
-    // Both idle connections are taken before the next client comes.
-    std::thread::sleep(Duration::from_millis(200));
+    // Idle connections stay open as long as the test needs them.
+    let address = start(|host| {
+        host.max_connections(2)
+            .header_read_timeout(Duration::from_secs(3600))
+    });
+    // Two clients take both slots: each is served, so the host has accepted it, and stays
+    // connected.
+    let served = || {
+        let mut connection = Connection::open(address).expect("connect");
+        let client = McpClient::new(&format!("http://{address}/mcp"));
+        let (body, headers) = client.build("server/discover", serde_json::json!({}), false);
+        let headers = durable_mcp_tests::http::borrowed(&headers);
+        let answer = connection
+            .request("POST", "/mcp", &headers, body.to_string().as_bytes())
+            .expect("served below the cap");
+        assert_eq!(answer.status, 200, "{answer:?}");
+        connection
+    };
+    let slots = [served(), served()];
 
     let mut waiting = connect(address);
     waiting.write_all(&discover_request(address)).unwrap();
+    // Nothing answers within half a second (a window: a slow host cannot fail this).
     waiting
         .set_read_timeout(Some(Duration::from_millis(500)))
         .unwrap();
@@ -144,7 +158,7 @@ fn the_connection_cap_holds_and_the_next_client_is_served_once_one_closes() {
         "{refused}"
     );
 
-    drop(idle);
+    drop(slots);
     waiting.set_read_timeout(Some(TIMEOUT)).unwrap();
     let mut answer = [0u8; 12];
     waiting
