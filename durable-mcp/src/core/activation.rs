@@ -49,56 +49,11 @@ use super::journal::{
     TaskState, Write, is_own_key,
 };
 use super::limits::Limits;
+use super::outcome::{End, Suspension};
 use super::retry::{RetryPolicy, jitter_fraction};
 use super::step_failure::{StepFailure, StepFailureKind};
 use super::time::{DurationError, Timestamp};
 use super::trace;
-
-/// Why an activation stops before its body returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Suspension {
-    /// Waiting for time or input; the schedule holds the next wake.
-    Wait,
-    /// A cancellation was observed at a step boundary.
-    Cancelled,
-    /// A newer activation or a terminal status owns the task; this one must not write.
-    Stale,
-    /// The store failed; the redelivery anchor runs the body again later.
-    StoreUnavailable(String),
-    /// An engine failure: the task fails.
-    Fail(EngineError),
-    /// The activation ran past the host's hand-off time; another runs the body on at once.
-    HandOff,
-}
-
-impl Suspension {
-    /// Whether step attempts already running finish and are recorded before the activation
-    /// ends. Only waits do: after a cancel, a failure or a lost lease their results could not
-    /// change what happens to the task.
-    fn drains(&self) -> bool {
-        matches!(self, Suspension::Wait | Suspension::HandOff)
-    }
-
-    /// Whether other branches of the body may still break new ground: only while one branch
-    /// waits. A hand-off starts nothing new, and the other reasons end the activation at once.
-    fn lets_branches_go_on(&self) -> bool {
-        matches!(self, Suspension::Wait)
-    }
-
-    /// Which of two reasons stands: the one that decides more about the task. A lost lease
-    /// writes nothing at all; a failed store settles nothing; a failure or a cancellation ends
-    /// the task whatever else waits; a hand-off runs the body again sooner than a wait.
-    fn weight(&self) -> u8 {
-        match self {
-            Suspension::Wait => 0,
-            Suspension::HandOff => 1,
-            Suspension::Cancelled => 2,
-            Suspension::Fail(_) => 3,
-            Suspension::StoreUnavailable(_) => 4,
-            Suspension::Stale => 5,
-        }
-    }
-}
 
 /// The decision that the body stops here: its future stays pending and is dropped when the
 /// activation ends. The machine has recorded why.
@@ -110,17 +65,6 @@ pub type Decision<T> = Result<T, Stop>;
 
 /// A value the body handed over, as the runtime serialised it (or why it could not).
 pub type Serialised = Result<serde_json::Value, serde_json::Error>;
-
-/// How an activation ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct End {
-    /// Why the body stopped.
-    pub suspension: Suspension,
-    /// A step attempt that was still running when the body stopped finished and recorded a
-    /// result meanwhile: the body should run again at once to see it, instead of waiting for
-    /// the wake the suspension asked for.
-    pub rerun: bool,
-}
 
 /// What an activation decides with besides the journal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,21 +13,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::journal::{StepKind, StepRow, StepStatus, TaskState, Write};
-use super::task::{TaskFailure, TaskRecord, TaskStatus};
+use super::task::{ParentLink, TaskFailure, TaskRecord, TaskStatus};
 use super::time::Timestamp;
-
-/// Where a child task reports when it ends: its parent and the key the parent started it under.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ParentLink {
-    /// The parent task's id.
-    pub task_id: String,
-    /// The journal key of the start in the parent's body.
-    pub key: String,
-    /// The parent has taken the child's outcome; nothing is left to deliver.
-    #[serde(default)]
-    pub notified: bool,
-}
 
 /// How a child task ended, as its parent's journal records it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

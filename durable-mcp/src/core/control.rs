@@ -9,6 +9,7 @@ use super::error::EngineError;
 use super::journal::{StepKind, StepStatus, TaskState, Write};
 use super::limits::Limits;
 use super::task::{TaskFailure, TaskRecord, TaskStatus};
+use super::terminal::settle_cancel;
 use super::time::{Timestamp, cap_duration};
 
 /// What a new task is created with.
@@ -31,7 +32,7 @@ pub struct NewTask {
     /// The code version it is created under.
     pub code_version: Option<String>,
     /// The task that starts it as its child, if one does.
-    pub parent: Option<super::child::ParentLink>,
+    pub parent: Option<super::task::ParentLink>,
 }
 
 /// The row of a freshly created task: working, due to run at once. Its retention and poll
@@ -311,7 +312,7 @@ pub fn plan_cancel(state: &TaskState, now: Timestamp, settle: bool) -> Vec<Write
         return Vec::new();
     }
     if settle {
-        return vec![super::tick::settle_cancel(state, now)];
+        return vec![settle_cancel(state, now)];
     }
     task.cancel_requested = true;
     task.last_updated_at = now;
@@ -362,20 +363,6 @@ pub fn plan_wake(state: &TaskState, now: Timestamp) -> Vec<Write> {
         writes.push(Write::PutTask(task));
     }
     writes
-}
-
-/// A terminal transition made by the control plane. It also moves the lease on, so that an
-/// activation still running somewhere can no longer write.
-pub fn finish(
-    state: &TaskState,
-    now: Timestamp,
-    set: impl FnOnce(&mut TaskRecord) -> TaskStatus,
-) -> Write {
-    let mut task = state.task.clone();
-    let status = set(&mut task);
-    task.transition(status, now);
-    task.generation += 1;
-    Write::PutTask(task)
 }
 
 fn earliest(current: Option<Timestamp>, now: Timestamp) -> Timestamp {

@@ -18,18 +18,20 @@ pub mod input;
 pub mod journal;
 pub mod limits;
 pub mod listing;
+pub mod outcome;
 pub mod retry;
 pub mod schedule;
 pub mod schema;
 pub mod step_failure;
 pub mod task;
+pub mod terminal;
 #[cfg(test)]
 mod test_rows;
 pub mod tick;
 pub mod time;
 pub mod trace;
 
-pub use child::{ChildOutcome, ParentLink};
+pub use child::ChildOutcome;
 pub use control::{NewTask, TaskSnapshot};
 pub use error::{Divergence, EngineError};
 pub use journal::{
@@ -38,5 +40,5 @@ pub use journal::{
 pub use limits::Limits;
 pub use listing::{ListPage, ListPosition};
 pub use retry::{Backoff, RetryPolicy};
-pub use task::{TaskFailure, TaskRecord, TaskStatus};
+pub use task::{ParentLink, TaskFailure, TaskRecord, TaskStatus};
 pub use time::{DurationError, MAX_DURATION, Timestamp, format_duration, parse_duration};

@@ -92,6 +92,19 @@ impl TaskFailure {
     }
 }
 
+/// Where a child task reports when it ends: its parent and the key the parent started it under.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentLink {
+    /// The parent task's id.
+    pub task_id: String,
+    /// The journal key of the start in the parent's body.
+    pub key: String,
+    /// The parent has taken the child's outcome; nothing is left to deliver.
+    #[serde(default)]
+    pub notified: bool,
+}
+
 /// The one row that describes a task. Values are stored as JSON text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskRecord {
@@ -144,7 +157,7 @@ pub struct TaskRecord {
     pub code_version: Option<String>,
     /// The task that started this one as its child, if one did; fixed at creation but for
     /// its `notified` flag.
-    pub parent: Option<super::child::ParentLink>,
+    pub parent: Option<ParentLink>,
     /// Bumped by every write that changes this row; control-plane writes are guarded by it.
     pub version: u64,
 }

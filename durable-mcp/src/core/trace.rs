@@ -14,11 +14,10 @@ use std::time::Duration;
 
 use tracing::{debug, error, info, warn};
 
-use super::activation::Suspension;
 use super::journal::{StepKind, StepStatus, TaskState, Write};
+use super::outcome::{BodyOutcome, Suspension};
 use super::step_failure::StepFailure;
 use super::task::{TaskRecord, TaskStatus};
-use super::tick::BodyOutcome;
 use super::time::{Timestamp, duration_millis};
 
 /// The target of every engine event: `RUST_LOG=durable_mcp=debug` shows step attempts too.

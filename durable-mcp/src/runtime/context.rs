@@ -35,9 +35,10 @@ use super::route::TaskRoute;
 use super::step;
 use crate::core::activation::draws;
 use crate::core::activation::{
-    Activation, AttemptId, AttemptResult, CheckNext, Decision, ElicitNext, End, Settings, StepEnd,
+    Activation, AttemptId, AttemptResult, CheckNext, Decision, ElicitNext, Settings, StepEnd,
     StepNext, Stop,
 };
+use crate::core::outcome::End;
 use crate::core::step_failure::StepFailure;
 use crate::core::trace;
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};

@@ -16,8 +16,7 @@ use super::host::Host;
 use super::registry::TaskDefinition;
 use super::route::TaskRoute;
 use super::step::panic_message;
-use crate::core::activation::{End, Suspension};
-use crate::core::tick::BodyOutcome;
+use crate::core::outcome::{BodyOutcome, End, Suspension};
 use crate::core::{EngineError, Limits, TaskFailure, TaskState, Timestamp};
 
 /// Runs the body of a claimed task until it returns or stops at a suspension point.

@@ -15,13 +15,13 @@ use super::in_flight::{InFlightMark, InFlightRegistry};
 use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
 use super::route::TaskRoute;
-use crate::core::activation::{End, Suspension};
 use crate::core::child::{self, ChildOutcome};
 use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder, is_listed};
+use crate::core::outcome::{BodyOutcome, End, Suspension};
 use crate::core::schedule;
-use crate::core::tick::{self, BodyOutcome, Command, Event, MAX_CONFLICTS, Tick};
+use crate::core::tick::{self, Command, Event, MAX_CONFLICTS, Tick};
 use crate::core::trace;
 use crate::core::{
     Applied, EngineError, Guard, Limits, LoadScope, ParentLink, TaskRecord, TaskState, TaskStatus,

@@ -22,7 +22,7 @@ mod route;
 mod step;
 
 pub use crate::core::step_failure::StepFailureKind;
-pub use crate::core::tick::tool_error_result;
+pub use crate::core::terminal::tool_error_result;
 pub use context::{ChildTask, ChildTool, IntoDelay, Step, TaskContext};
 pub use current::current_context;
 pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};

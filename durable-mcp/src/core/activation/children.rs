@@ -1,9 +1,10 @@
 //! Child tasks, as the activation decides them: where a start records its row, whether the
 //! child still has to be created, and what a wait for it returns.
 
-use super::{Activation, Decision, Suspension, rows};
+use super::{Activation, Decision, rows};
 use crate::core::child::{ChildOutcome, child_task_id, ended_row};
 use crate::core::journal::{STOPPED_PREFIX, StepKind, StepStatus, Write};
+use crate::core::outcome::Suspension;
 use crate::core::time::Timestamp;
 use crate::core::trace;
 

@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use crate::core::child::undelivered;
-use crate::core::control::finish;
 use crate::core::error::EngineError;
 use crate::core::journal::{TaskState, Write};
 use crate::core::schedule::{cleanup_execution, cleanup_left, next_execution, purge_at};
 use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
+use crate::core::terminal::{finish, settle_cancel};
 use crate::core::time::Timestamp;
 
 /// What is due for a task that exists.
@@ -74,35 +74,6 @@ pub(super) fn decide(state: &TaskState, now: Timestamp, own_claim: Option<u64>) 
         Some(at) if at <= now => Due::Run,
         _ => Due::Nothing,
     }
-}
-
-/// The write that settles a requested cancellation: `cancelled`, saying so in the status
-/// message if compensations were left unrun (the cleanup's deadline passed).
-pub fn settle_cancel(state: &TaskState, now: Timestamp) -> Write {
-    finish(state, now, |task| {
-        note_unrun_cleanup(state, task);
-        TaskStatus::Cancelled
-    })
-}
-
-/// Says in the status message of a task being cancelled how many of its compensations were
-/// never run, and how many of its children were not asked to stop (none, usually: then nothing
-/// is said).
-pub(super) fn note_unrun_cleanup(state: &TaskState, task: &mut TaskRecord) {
-    let unrun = state.pending_cleanup().count();
-    let children = state.pending_children().count();
-    let left = match (unrun, children) {
-        (0, 0) => return,
-        (unrun, 0) => format!("{unrun} compensation(s) not run"),
-        (0, children) => format!("{children} child task(s) not cancelled"),
-        (unrun, children) => {
-            format!("{unrun} compensation(s) not run and {children} child task(s) not cancelled")
-        }
-    };
-    task.status_message = Some(format!(
-        "cancelled with {left}: the cleanup's deadline passed, or the body no longer reaches \
-         them"
-    ));
 }
 
 /// The task row with a claim's redelivery anchor moved to `now`, if it is live and holds one

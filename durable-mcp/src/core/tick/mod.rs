@@ -41,17 +41,15 @@ mod settle;
 
 use std::time::Duration;
 
-pub use decide::settle_cancel;
-pub use settle::{BodyOutcome, tool_error_result};
-
 use self::decide::{Due, claim, decide};
 use self::settle::{settle_guard, settled_record};
-use super::activation::{End, Suspension};
-use super::child::{ChildOutcome, ParentLink, undelivered};
+use super::child::{ChildOutcome, undelivered};
 use super::error::EngineError;
 use super::journal::{Applied, Guard, LoadScope, TaskState, Write};
 use super::limits::Limits;
+use super::outcome::{BodyOutcome, End, Suspension};
 use super::schedule::next_wake;
+use super::task::ParentLink;
 use super::time::Timestamp;
 use super::trace;
 

@@ -1,34 +1,12 @@
 //! What an activation leaves on the task row once its body stopped.
 
-use serde_json::{Value, json};
-
-use super::decide::note_unrun_cleanup;
-use crate::core::activation::{End, Suspension};
-use crate::core::error::EngineError;
 use crate::core::journal::{Guard, TaskState};
 use crate::core::limits::{Limits, to_stored_json};
+use crate::core::outcome::{BodyOutcome, Suspension};
 use crate::core::schedule::cleanup_left;
-use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
+use crate::core::task::{TaskRecord, TaskStatus};
+use crate::core::terminal::{fail, note_unrun_cleanup, tool_error_result};
 use crate::core::time::Timestamp;
-
-/// How a run of the body ended, as far as the task's status goes.
-#[derive(Clone, Debug, PartialEq)]
-pub enum BodyOutcome {
-    /// The body returned this result.
-    Returned(Value),
-    /// The body failed with a JSON-RPC error: the task fails with it.
-    Refused(TaskFailure),
-    /// The body returned an error or panicked: the task completes with a tool error carrying
-    /// this message.
-    Errored(String),
-    /// The body stopped at a suspension point.
-    Stopped(End),
-}
-
-/// The tool result of a body that failed: a text content block with `isError: true`.
-pub fn tool_error_result(message: &str) -> Value {
-    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
-}
 
 /// The task row after an activation whose claim set the redelivery anchor `anchor` ended with
 /// `outcome`, given the task as it is now (its row and pending steps); `None` if nothing is to
@@ -115,10 +93,4 @@ fn cancel_if(cancel: bool, task: &mut TaskRecord, now: Timestamp) {
     if cancel {
         task.transition(TaskStatus::Cancelled, now);
     }
-}
-
-fn fail(task: &mut TaskRecord, error: &EngineError, now: Timestamp) {
-    task.result = None;
-    task.error = Some(TaskFailure::internal(error.to_string()));
-    task.transition(TaskStatus::Failed, now);
 }

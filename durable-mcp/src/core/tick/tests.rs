@@ -7,6 +7,7 @@ use serde_json::json;
 use super::*;
 use crate::core::journal::StepKind;
 use crate::core::task::{TaskRecord, TaskStatus};
+use crate::core::terminal::tool_error_result;
 use crate::core::test_rows::{at, elicit, pending, state};
 
 const LEASE: Duration = Duration::from_secs(60);
