@@ -44,12 +44,10 @@ use attempts::{Attempts, Issued};
 pub use children::ChildStart;
 
 use super::error::{Divergence, EngineError};
-use super::journal::{
-    Applied, CLEANUP_DEADLINE, CLEANUP_PREFIX, Guard, InputRow, StepKind, StepRow, StepStatus,
-    TaskState, Write, is_own_key,
-};
+use super::journal::{Applied, Guard, InputRow, StepKind, StepRow, StepStatus, TaskState, Write};
 use super::limits::Limits;
 use super::outcome::{End, Suspension};
+use super::own_keys::{OwnKey, is_own_key};
 use super::retry::{RetryPolicy, jitter_fraction};
 use super::step_failure::{StepFailure, StepFailureKind};
 use super::time::{DurationError, Timestamp};
@@ -582,7 +580,7 @@ impl Activation {
     /// The clock reading of the body's next `cx.now()`: what the first run recorded under the
     /// call's key (`$now`, `$now#2`, ...), or `clock` recorded now.
     pub fn now(&mut self, clock: Timestamp) -> Timestamp {
-        let Ok(key) = self.claim_own(draws::NOW) else {
+        let Ok(key) = self.claim_own(&OwnKey::Now.key()) else {
             return clock;
         };
         let fresh = clock.as_millis().to_string();
@@ -607,7 +605,7 @@ impl Activation {
         if self.refuse_nested("random").is_err() {
             return 0;
         }
-        let seed = match self.recorded_step(draws::SEED, StepKind::Value) {
+        let seed = match self.recorded_step(&OwnKey::Seed.key(), StepKind::Value) {
             Ok(Some(row)) => row.result.as_deref().and_then(draws::parse_seed),
             _ => None,
         };
@@ -616,7 +614,7 @@ impl Activation {
             None => match fresh_seed() {
                 Ok(seed) => {
                     let text = draws::format_seed(seed);
-                    let text = self.recorded_value(draws::SEED, text, now);
+                    let text = self.recorded_value(&OwnKey::Seed.key(), text, now);
                     draws::parse_seed(&text).unwrap_or(seed)
                 }
                 Err(error) => {
@@ -638,7 +636,7 @@ impl Activation {
         if self.refuse_nested(id).is_err() || self.check_name(id).is_err() {
             return false;
         }
-        let key = draws::patch_key(id);
+        let key = OwnKey::Patch(id).key();
         let fresh = (!self.passed_on_older_code()).to_string();
         self.recorded_value(&key, fresh, now) == "true"
     }
@@ -815,7 +813,7 @@ impl Activation {
     pub fn register_cleanup(&mut self, name: &str, now: Timestamp) -> Decision<Option<String>> {
         self.refuse_nested(name)?;
         self.check_name(name)?;
-        let key = self.claim_own(&format!("{CLEANUP_PREFIX}{name}"))?;
+        let key = self.claim_own(&OwnKey::Cleanup(name).key())?;
         if self.recorded_step(&key, StepKind::Do)?.is_none() {
             if self.journal.cleanup_deadline().is_some() {
                 return Ok(None);
@@ -858,7 +856,12 @@ impl Activation {
         self.suspension = None;
         self.cleanup_until = Some(deadline);
         if recorded.is_none() {
-            let row = rows::cleanup_deadline(CLEANUP_DEADLINE, deadline, self.next_seq, now);
+            let row = rows::cleanup_deadline(
+                &OwnKey::CleanupDeadline.key(),
+                deadline,
+                self.next_seq,
+                now,
+            );
             self.push(Write::PutStep(row));
         }
         true

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::own_keys::{OwnKey, is_cleanup_key};
 use super::task::{TaskRecord, TaskStatus};
 use super::time::Timestamp;
 
@@ -187,26 +188,6 @@ impl InputRow {
         }
     }
 }
-
-/// Whether `key` is one of the context's own records (clock readings, the random seed, patch
-/// gates, compensations): those start with `$`, which the body's names cannot.
-pub fn is_own_key(key: &str) -> bool {
-    key.starts_with('$')
-}
-
-/// The prefix of a compensation's key: `$cleanup:<name>` (then `#2`, ... for a name registered
-/// again). Its `do` row is pending from registration until the compensation has run.
-pub const CLEANUP_PREFIX: &str = "$cleanup:";
-
-/// The key of the row that holds a cancelled task's cleanup deadline (its `wake_at`), written
-/// when the cleanup begins and pending until the task is settled.
-pub const CLEANUP_DEADLINE: &str = "$cancelled";
-
-/// The prefix of the record that a cancelled task's cleanup asked its child started under
-/// the rest of the key to stop: `$stopped:<key>`, a pending `value` row kept until the task is
-/// purged (pending rows are in every load scope). A record of its own, not a change to the
-/// start's row, which the child's outcome may finish at any time.
-pub const STOPPED_PREFIX: &str = "$stopped:";
 
 /// A task with (part of) its journal, as loaded in one read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -408,7 +389,7 @@ impl TaskState {
     /// under keys starting with `$cleanup:`. Pending rows are in every load scope.
     pub fn pending_cleanup(&self) -> impl Iterator<Item = &StepRow> {
         self.steps.values().filter(|row| {
-            row.key.starts_with(CLEANUP_PREFIX)
+            is_cleanup_key(&row.key)
                 && row.kind == StepKind::Do
                 && row.status == StepStatus::Pending
         })
@@ -421,9 +402,7 @@ impl TaskState {
         self.steps.values().filter(|row| {
             row.kind == StepKind::Child
                 && row.status == StepStatus::Pending
-                && !self
-                    .steps
-                    .contains_key(&format!("{STOPPED_PREFIX}{}", row.key))
+                && !self.steps.contains_key(&OwnKey::Stopped(&row.key).key())
         })
     }
 
@@ -436,7 +415,7 @@ impl TaskState {
     /// When a cancelled task's cleanup must be over, once it has begun.
     pub fn cleanup_deadline(&self) -> Option<Timestamp> {
         self.steps
-            .get(CLEANUP_DEADLINE)
+            .get(&OwnKey::CleanupDeadline.key())
             .filter(|row| row.kind == StepKind::Value)
             .and_then(|row| row.wake_at)
     }

@@ -19,6 +19,7 @@ pub mod journal;
 pub mod limits;
 pub mod listing;
 pub mod outcome;
+pub mod own_keys;
 pub mod retry;
 pub mod schedule;
 pub mod schema;

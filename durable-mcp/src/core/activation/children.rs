@@ -3,8 +3,9 @@
 
 use super::{Activation, Decision, rows};
 use crate::core::child::{ChildOutcome, child_task_id, ended_row};
-use crate::core::journal::{STOPPED_PREFIX, StepKind, StepStatus, Write};
+use crate::core::journal::{StepKind, StepStatus, Write};
 use crate::core::outcome::Suspension;
+use crate::core::own_keys::OwnKey;
 use crate::core::time::Timestamp;
 use crate::core::trace;
 
@@ -31,7 +32,7 @@ impl Activation {
         let task_id = child_task_id(self.task_id(), key);
         match self.recorded_step(key, StepKind::Child)? {
             Some(row) if row.status == StepStatus::Pending => {
-                if self.journal.steps.contains_key(&started_key(key)) {
+                if self.journal.steps.contains_key(&OwnKey::Started(key).key()) {
                     Ok(ChildStart::Started(task_id))
                 } else {
                     Ok(ChildStart::Create(task_id))
@@ -57,7 +58,7 @@ impl Activation {
     /// meanwhile; it goes out with the next write (a replay that misses it creates the child
     /// again, which finds it).
     pub fn child_created(&mut self, key: &str, now: Timestamp) {
-        let started = started_key(key);
+        let started = OwnKey::Started(key).key();
         if !self.journal.steps.contains_key(&started) {
             trace::child_started(&self.journal.task, key, &child_task_id(self.task_id(), key));
             let row = rows::value(&started, "true".to_owned(), self.next_seq, now);
@@ -102,16 +103,11 @@ impl Activation {
     /// `$stopped:<key>` (the start's row is left to the child's outcome, which may have
     /// finished it already in the store).
     pub fn child_cancelled(&mut self, key: &str, now: Timestamp) -> Decision<()> {
-        let stopped = format!("{STOPPED_PREFIX}{key}");
+        let stopped = OwnKey::Stopped(key).key();
         if self.journal.steps.contains_key(&stopped) {
             return Ok(());
         }
         let row = rows::pending_value(&stopped, self.next_seq, now);
         self.write_all(vec![Write::PutStep(row)])
     }
-}
-
-/// The key of the record that the child started under `key` was created.
-fn started_key(key: &str) -> String {
-    format!("$started:{key}")
 }

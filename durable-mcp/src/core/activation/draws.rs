@@ -1,20 +1,6 @@
-//! The context's own records (clock readings, the random seed, patch gates) and the random
-//! stream a seed fixes.
-//!
-//! Their keys start with `$`, which the body's names cannot, so they never meet a step.
+//! The random stream a seed fixes, and the seed's stored form.
 
 use std::ops::Range;
-
-/// The name whose occurrences key the clock readings (`$now`, `$now#2`, ...).
-pub(super) const NOW: &str = "$now";
-
-/// The key of the task's random seed, recorded by its first draw.
-pub(super) const SEED: &str = "$random";
-
-/// The key recording which side of the patch gate `id` the task took.
-pub(super) fn patch_key(id: &str) -> String {
-    format!("$patch:{id}")
-}
 
 /// A seed as stored: 32 hex digits.
 pub(super) fn format_seed(seed: u128) -> String {
