@@ -32,19 +32,93 @@ pub fn purge_time(task: &TaskRecord) -> Option<Timestamp> {
     }
 }
 
-/// The earliest time the body should run: an explicit run request, a step retry, a sleep's end.
-pub fn next_execution(state: &TaskState) -> Option<Timestamp> {
-    let task = &state.task;
-    let pending = state
+/// A pending step that wakes the body by itself at a time of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimedWait<'a> {
+    /// The retry of the step under this key.
+    Retry(&'a str),
+    /// The end of the sleep under this key.
+    SleepEnd(&'a str),
+}
+
+impl std::fmt::Display for TimedWait<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimedWait::Retry(key) => write!(f, "retry of step {key:?}"),
+            TimedWait::SleepEnd(key) => write!(f, "end of sleep {key:?}"),
+        }
+    }
+}
+
+/// The pending retries and sleeps of a task, each with when it is due.
+pub fn timed_waits(state: &TaskState) -> impl Iterator<Item = (Timestamp, TimedWait<'_>)> {
+    state
         .steps
         .values()
-        .filter(|step| step.status == StepStatus::Pending)
-        .filter_map(|step| match step.kind {
-            StepKind::Do => step.next_attempt_at,
-            StepKind::Sleep => step.wake_at,
+        .filter(|row| row.status == StepStatus::Pending)
+        .filter_map(|row| match row.kind {
+            StepKind::Do => Some((row.next_attempt_at?, TimedWait::Retry(&row.key))),
+            StepKind::Sleep => Some((row.wake_at?, TimedWait::SleepEnd(&row.key))),
             _ => None,
-        });
-    task.next_run_at.into_iter().chain(pending).min()
+        })
+}
+
+/// The earliest time the body should run: an explicit run request, a step retry, a sleep's end.
+pub fn next_execution(state: &TaskState) -> Option<Timestamp> {
+    let pending = timed_waits(state).map(|(at, _)| at);
+    state.task.next_run_at.into_iter().chain(pending).min()
+}
+
+/// Why the body of a task runs: what in its rows made it due.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunReason {
+    /// The task is new.
+    New,
+    /// A cancel was requested: the body runs the compensations.
+    Cleanup,
+    /// The retry of the step under this key is due.
+    Retry(String),
+    /// The sleep under this key is over.
+    SleepEnd(String),
+    /// A run was requested (an answer, a child's end, a hand-off or a lost activation).
+    Requested,
+}
+
+impl std::fmt::Display for RunReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunReason::New => f.write_str("new task"),
+            RunReason::Cleanup => f.write_str("cancel requested: running compensations"),
+            RunReason::Retry(key) => TimedWait::Retry(key).fmt(f),
+            RunReason::SleepEnd(key) => TimedWait::SleepEnd(key).fmt(f),
+            RunReason::Requested => f.write_str(
+                "run requested (an answer, a child's end, a hand-off or a lost activation)",
+            ),
+        }
+    }
+}
+
+/// Why the body of a working task is due at `now` ([`next_execution`] has passed), or `None`
+/// if it is not due.
+pub fn execution_due(state: &TaskState, now: Timestamp) -> Option<RunReason> {
+    let task = &state.task;
+    let step = timed_waits(state).min_by_key(|(at, _)| *at);
+    let at = task
+        .next_run_at
+        .into_iter()
+        .chain(step.map(|(at, _)| at))
+        .min()?;
+    if at > now {
+        return None;
+    }
+    Some(match step {
+        _ if task.run_attempt == 0 => RunReason::New,
+        Some((at, wait)) if task.next_run_at.is_none_or(|run| at < run) => match wait {
+            TimedWait::Retry(key) => RunReason::Retry(key.to_owned()),
+            TimedWait::SleepEnd(key) => RunReason::SleepEnd(key.to_owned()),
+        },
+        _ => RunReason::Requested,
+    })
 }
 
 /// Whether a task has cleanup left to run before it may be settled `cancelled`: a

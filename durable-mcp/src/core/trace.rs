@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use tracing::{debug, error, info, warn};
 
-use super::journal::{StepKind, StepStatus, TaskState, Write};
+use super::journal::{TaskState, Write};
 use super::outcome::{BodyOutcome, Suspension};
+use super::schedule::{RunReason, timed_waits};
 use super::step_failure::StepFailure;
 use super::task::{TaskRecord, TaskStatus};
 use super::time::{Timestamp, duration_millis};
@@ -33,12 +34,11 @@ pub fn task_created(task: &TaskRecord) {
     );
 }
 
-/// An activation claimed the task and runs its body, because of `reason` (see
-/// [`why_due_if_logged`]).
-pub fn activation_started(task: &TaskRecord, reason: Option<&str>) {
+/// An activation claimed the task and runs its body, because of `reason`.
+pub fn activation_started(task: &TaskRecord, reason: &RunReason) {
     info!(
         target: TARGET, parent: None,
-        task_id = %task.task_id, tool = %task.tool_name, activation = task.generation, reason,
+        task_id = %task.task_id, tool = %task.tool_name, activation = task.generation, reason = %reason,
         "activation started"
     );
 }
@@ -205,32 +205,6 @@ pub fn tick_failed(task_id: &str, error: &dyn std::fmt::Display) {
     warn!(target: TARGET, parent: None, task_id, %error, "wake-up failed; trying again later");
 }
 
-/// Why a task whose body is due runs now, for [`activation_started`]; `None` (and nothing
-/// worked out) when that event is not logged.
-pub fn why_due_if_logged(state: &TaskState, now: Timestamp) -> Option<String> {
-    tracing::enabled!(target: TARGET, tracing::Level::INFO).then(|| why_due(state, now))
-}
-
-/// Why a task whose body is due runs now: what in its rows made it due at `now`.
-fn why_due(state: &TaskState, now: Timestamp) -> String {
-    let task = &state.task;
-    if task.cancel_requested {
-        return "cancel requested: running compensations".to_owned();
-    }
-    if task.run_attempt == 0 {
-        return "new task".to_owned();
-    }
-    let due_step = timed_waits(state)
-        .filter(|(at, _, _)| *at <= now)
-        .min_by_key(|(at, _, _)| *at);
-    match due_step {
-        Some((at, what, key)) if task.next_run_at.is_none_or(|run| at < run) => {
-            format!("{what} {key:?}")
-        }
-        _ => "run requested (an answer, a child's end, a hand-off or a lost activation)".to_owned(),
-    }
-}
-
 /// What a task that is not finished waits for, as the rows it settled with say.
 pub fn waiting_for(state: &TaskState) -> String {
     let task = &state.task;
@@ -243,16 +217,16 @@ pub fn waiting_for(state: &TaskState) -> String {
             .collect();
         return format!("input {keys:?}");
     }
-    let timed = timed_waits(state).min_by_key(|(at, _, _)| *at);
+    let timed = timed_waits(state).min_by_key(|(at, _)| *at);
     let children: Vec<&str> = state
         .pending_children()
         .map(|row| row.key.as_str())
         .collect();
     match (task.next_run_at, timed) {
-        (Some(run), timed) if timed.is_none_or(|(at, _, _)| run <= at) => {
+        (Some(run), timed) if timed.is_none_or(|(at, _)| run <= at) => {
             format!("a run at {}", run.to_rfc3339())
         }
-        (_, Some((at, what, key))) => format!("{what} {key:?} at {}", at.to_rfc3339()),
+        (_, Some((at, wait))) => format!("{wait} at {}", at.to_rfc3339()),
         _ if !children.is_empty() => format!("child tasks {children:?}"),
         _ => "an answer or a cancel".to_owned(),
     }
@@ -285,19 +259,6 @@ fn task_changed(before: &TaskRecord, after: &TaskRecord) {
             "task status changed"
         );
     }
-}
-
-/// The pending retries and sleeps of a task: when each is due, what it is, its key.
-fn timed_waits(state: &TaskState) -> impl Iterator<Item = (Timestamp, &'static str, &str)> {
-    state
-        .steps
-        .values()
-        .filter(|row| row.status == StepStatus::Pending)
-        .filter_map(|row| match row.kind {
-            StepKind::Do => Some((row.next_attempt_at?, "retry of step", row.key.as_str())),
-            StepKind::Sleep => Some((row.wake_at?, "end of sleep", row.key.as_str())),
-            _ => None,
-        })
 }
 
 fn was_answered(state: &TaskState, key: &str) -> bool {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::core::child::undelivered;
 use crate::core::error::EngineError;
 use crate::core::journal::{TaskState, Write};
-use crate::core::schedule::{cleanup_execution, cleanup_left, next_execution, purge_at};
+use crate::core::schedule::{RunReason, cleanup_execution, cleanup_left, execution_due, purge_at};
 use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
 use crate::core::terminal::{finish, settle_cancel};
 use crate::core::time::Timestamp;
@@ -19,8 +19,8 @@ pub(super) enum Due {
     Purge,
     /// Apply these writes under the version read, then decide again.
     Write(Vec<Write>),
-    /// Claim an activation and run the body.
-    Run,
+    /// Claim an activation and run the body, for this reason.
+    Run(RunReason),
     /// Nothing is due; sleep until the next wake.
     Nothing,
 }
@@ -57,7 +57,7 @@ pub(super) fn decide(state: &TaskState, now: Timestamp, own_claim: Option<u64>) 
         if cleanup_left(state, now) {
             // The body runs its compensations, each when it is due.
             return match cleanup_execution(state) {
-                Some(at) if at <= now => Due::Run,
+                Some(at) if at <= now => Due::Run(RunReason::Cleanup),
                 _ => Due::Nothing,
             };
         }
@@ -70,10 +70,7 @@ pub(super) fn decide(state: &TaskState, now: Timestamp, own_claim: Option<u64>) 
     if task.status == TaskStatus::InputRequired {
         return Due::Nothing;
     }
-    match next_execution(state) {
-        Some(at) if at <= now => Due::Run,
-        _ => Due::Nothing,
-    }
+    execution_due(state, now).map_or(Due::Nothing, Due::Run)
 }
 
 /// The task row with a claim's redelivery anchor moved to `now`, if it is live and holds one
@@ -193,13 +190,13 @@ mod tests {
             Due::Nothing,
             "the sleep no longer counts"
         );
-        assert_eq!(decide(&s, at(500), own(&s)), Due::Run);
+        assert_eq!(decide(&s, at(500), own(&s)), Due::Run(RunReason::Cleanup));
         let mut deadline = pending("$cancelled", StepKind::Value, at(0));
         deadline.wake_at = Some(at(800));
         s.steps.insert("$cancelled".into(), deadline);
         assert_eq!(
             decide(&s, at(799), own(&s)),
-            Due::Run,
+            Due::Run(RunReason::Cleanup),
             "still within the deadline"
         );
         let Due::Write(writes) = decide(&s, at(800), own(&s)) else {
@@ -234,12 +231,27 @@ mod tests {
         s.steps
             .insert("nap".into(), pending("nap", StepKind::Sleep, at(500)));
         assert_eq!(decide(&s, at(499), own(&s)), Due::Nothing);
-        assert_eq!(decide(&s, at(500), own(&s)), Due::Run);
+        s.task.run_attempt = 1;
+        let slept = RunReason::SleepEnd("nap".into());
+        assert_eq!(decide(&s, at(500), own(&s)), Due::Run(slept));
+        s.steps
+            .insert("fetch".into(), pending("fetch", StepKind::Do, at(300)));
+        let retry = RunReason::Retry("fetch".into());
+        assert_eq!(
+            decide(&s, at(500), own(&s)),
+            Due::Run(retry),
+            "the earliest"
+        );
+        s.task.next_run_at = Some(at(200));
+        assert_eq!(decide(&s, at(500), own(&s)), Due::Run(RunReason::Requested));
+        s.task.run_attempt = 0;
+        assert_eq!(decide(&s, at(500), own(&s)), Due::Run(RunReason::New));
     }
 
     #[test]
     fn a_claim_of_another_engine_is_redelivered_at_once() {
         let mut s = state();
+        s.task.run_attempt = 1;
         s.task.next_run_at = Some(at(60_000));
         assert_eq!(decide(&s, at(5), own(&s)), Due::Nothing);
         let Due::Write(writes) = decide(&s, at(5), None) else {
@@ -247,7 +259,11 @@ mod tests {
         };
         assert!(matches!(&writes[..], [Write::PutTask(t)] if t.next_run_at == Some(at(5))));
         s.task.next_run_at = Some(at(5));
-        assert_eq!(decide(&s, at(5), None), Due::Run, "an anchor due now stays");
+        assert_eq!(
+            decide(&s, at(5), None),
+            Due::Run(RunReason::Requested),
+            "an anchor due now stays"
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@ use super::error::EngineError;
 use super::journal::{Applied, Guard, LoadScope, TaskState, Write};
 use super::limits::Limits;
 use super::outcome::{BodyOutcome, End, Suspension};
-use super::schedule::next_wake;
+use super::schedule::{RunReason, next_wake};
 use super::task::ParentLink;
 use super::time::Timestamp;
 use super::trace;
@@ -163,8 +163,8 @@ enum Phase {
 enum AfterWrite {
     /// Decide again on the task as written.
     Decide,
-    /// Run the body: the write was a claim, made because of `reason` (if it is logged).
-    Run { reason: Option<String> },
+    /// Run the body: the write was a claim, made because of `reason`.
+    Run { reason: RunReason },
     /// Sleep until the next wake: the write settled the activation.
     Rest(Settlement),
 }
@@ -240,9 +240,7 @@ impl Tick {
                 }
                 state.apply_guarded(guard, &writes);
                 match &then {
-                    AfterWrite::Run { reason } => {
-                        trace::activation_started(&state.task, reason.as_deref())
-                    }
+                    AfterWrite::Run { reason } => trace::activation_started(&state.task, &reason),
                     AfterWrite::Rest(settlement) => {
                         trace::activation_ended(&state, &settlement.outcome);
                     }
@@ -326,9 +324,8 @@ impl Tick {
                 command
             }
             Due::Write(writes) => self.write(state, writes, AfterWrite::Decide),
-            Due::Run => {
+            Due::Run(reason) => {
                 let claimed = claim(&state, now, self.lease);
-                let reason = trace::why_due_if_logged(&state, now);
                 self.write(
                     state,
                     vec![Write::PutTask(claimed)],
