@@ -6,9 +6,9 @@
 //! completes both of its tasks with the demo report service its `wrangler.toml` selects.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use durable_mcp_tests::mcp::McpClient;
+use durable_mcp_tests::wait;
 use durable_mcp_tests::workerd::{
     WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root,
 };
@@ -71,14 +71,11 @@ impl Deployed {
 
     /// Polls `tasks/get` until the task leaves `working`; returns the task.
     fn settle(&self, id: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let task = self.result("tasks/get", json!({ "taskId": id }));
-            if task["status"] != "working" || Instant::now() > deadline {
-                return task;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        wait::until(
+            &format!("task {id} to leave `working`"),
+            || self.result("tasks/get", json!({ "taskId": id })),
+            |task| task["status"] != "working",
+        )
     }
 }
 

@@ -4,8 +4,8 @@
 //! purged task's id removed by its object, and a Worker without the index binding.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
+use durable_mcp_tests::wait;
 use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
 use serde_json::Value;
 
@@ -169,14 +169,6 @@ fn entry(entries: &[Stamped], task_id: &str) -> Stamped {
         .unwrap_or_else(|| panic!("{task_id} is not in the index: {entries:?}"))
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(Instant::now() < deadline, "still waiting: {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn a_scope_pages_oldest_first_sees_new_tasks_and_loses_purged_and_orphaned_ones() {
     let _one = one_worker_at_a_time();
@@ -255,12 +247,20 @@ fn a_scope_pages_oldest_first_sees_new_tasks_and_loses_purged_and_orphaned_ones(
     let short = created(&worker, "short_lived", Some("session:s1"));
     assert_eq!(walk(&worker, "session:s1", 10), [vec![short.clone()]]);
     assert!(listed_ids(state.path()).contains(&short));
-    wait_for("the short-lived task is purged", || {
-        worker.get(&format!("/get?id={short}")).json()["error"]["code"] == -32602
-    });
-    wait_for("the emptied index deletes its storage", || {
-        !listed_ids(state.path()).contains(&short)
-    });
+    wait::until(
+        "the short-lived task to be purged",
+        || worker.get(&format!("/get?id={short}")).json(),
+        |answer| answer["error"]["code"] == -32602,
+    );
+    wait::until(
+        "the emptied index to delete its storage",
+        || Value::from(listed_ids(state.path())),
+        |listed| {
+            listed
+                .as_array()
+                .is_some_and(|ids| ids.iter().all(|id| *id != *short))
+        },
+    );
     assert_eq!(
         index_tables(state.path()).len(),
         2,

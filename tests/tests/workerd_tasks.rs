@@ -12,11 +12,12 @@
 //! this Worker from `cargo xtask clients`.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use durable_mcp_tests::children;
 use durable_mcp_tests::inspector::{Inspector, operator_round};
 use durable_mcp_tests::mcp::McpClient;
+use durable_mcp_tests::wait;
 use durable_mcp_tests::workerd::{
     WorkerProcess, build_worker_once, one_worker_at_a_time, workspace_root, wrangler,
 };
@@ -45,7 +46,7 @@ fn wait_until(client: &McpClient, id: &str, ready: impl Fn(&Value) -> bool) -> V
             .send("tasks/get", json!({ "taskId": id }), true)
             .json()
     };
-    durable_mcp_tests::wait::until(&format!("task {id}"), read, ready)
+    wait::until(&format!("task {id}"), read, ready)
 }
 
 fn completed(response: &Value) -> bool {
@@ -134,6 +135,18 @@ fn an_input_round_survives_a_killed_runtime() {
     );
 }
 
+/// A read-only connection to an object's database, which waits out the runtime's writes
+/// (tests read it while the Worker runs).
+fn open_object(path: &Path) -> rusqlite::Connection {
+    let connection =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    connection
+        .busy_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|e| panic!("set the busy timeout of {}: {e}", path.display()));
+    connection
+}
+
 /// The ids of the Durable Object databases in a `wrangler dev` state directory that hold the
 /// task table: the objects that store a task.
 fn objects_with_task_rows(state: &Path) -> Vec<String> {
@@ -154,11 +167,7 @@ fn objects_with_task_rows(state: &Path) -> Vec<String> {
             if !is_object {
                 continue;
             }
-            let connection = rusqlite::Connection::open_with_flags(
-                &path,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-            )
-            .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+            let connection = open_object(&path);
             let tables: i64 = connection
                 .query_row(
                     "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'task'",
@@ -205,14 +214,11 @@ fn unknown_ids_write_nothing_and_a_purged_task_leaves_no_storage() {
         "the task's object holds its rows while it is kept"
     );
     wait_until(&client, &id, |response| response["error"]["code"] == -32602);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !objects_with_task_rows(state.path()).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "a purged task's object still holds its tables"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait::until(
+        "the purged task's object to drop its tables",
+        || Value::from(objects_with_task_rows(state.path())),
+        |objects| objects.as_array().is_some_and(Vec::is_empty),
+    );
 }
 
 #[test]
@@ -383,8 +389,11 @@ fn a_deploy_with_patch_gates_keeps_a_task_in_flight_on_its_path() {
         waiting["result"]["_meta"]["io.durable-mcp-server/codeVersion"], "v1",
         "{waiting}"
     );
-    // The sleep is written in the same activation, just after the status.
-    std::thread::sleep(Duration::from_millis(500));
+    // The sleep is written in the same activation, just after the status: once its row is in
+    // the object's database, the task is past the gate whatever the runtime does next.
+    wait::until_true("the old order's sleep to be journaled", || {
+        journaled(state.path(), &old, "settle")
+    });
     drop(worker);
 
     let (_worker, client) = start(state.path(), &[("FIXTURE_CODE", "v2")]);
@@ -415,11 +424,7 @@ fn booked_trip(client: &McpClient, broken_release: bool) -> String {
 /// The path and a read-only connection of the object database that holds task `id`.
 fn object_holding(state: &Path, id: &str) -> (String, rusqlite::Connection) {
     for path in objects_with_task_rows(state) {
-        let connection = rusqlite::Connection::open_with_flags(
-            &path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .unwrap_or_else(|e| panic!("open {path}: {e}"));
+        let connection = open_object(Path::new(&path));
         let holds: i64 = connection
             .query_row(
                 "SELECT count(*) FROM task WHERE task_id = ?1",
@@ -432,6 +437,19 @@ fn object_holding(state: &Path, id: &str) -> (String, rusqlite::Connection) {
         }
     }
     panic!("no object holds task {id}");
+}
+
+/// Whether the object holding task `id` has journaled its step (or sleep) `key`.
+fn journaled(state: &Path, id: &str, key: &str) -> bool {
+    let (path, connection) = object_holding(state, id);
+    let rows: i64 = connection
+        .query_row(
+            "SELECT count(*) FROM steps WHERE task_id = ?1 AND step_key = ?2",
+            [id, key],
+            |row| row.get(0),
+        )
+        .unwrap_or_else(|e| panic!("read {path}: {e}"));
+    rows > 0
 }
 
 /// The status and key of every `$cleanup:` row of the task in its object's database.
