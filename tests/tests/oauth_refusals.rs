@@ -497,6 +497,8 @@ fn rotated_key_and_outage(fixture: &Fixture) {
     fixture.issuer.publish(key_set(&[&key_a(), &key_b()]));
     let rotated = key_b().sign(&fixture.claims("alice"));
     // Refreshes are at most one per 5 s; wait that out so the first try is the one checked.
+    // A time-based rule, not synchronisation: nothing is awaited, and the last fetch came
+    // before the sleep began, so a slow machine only makes the gap longer.
     std::thread::sleep(Duration::from_millis(5_200));
     let before = fixture.issuer.requests();
     assert_eq!(
@@ -517,6 +519,8 @@ fn rotated_key_and_outage(fixture: &Fixture) {
 
     // The issuer goes down: known keys still verify, an unknown one is 503, not a pass.
     fixture.issuer.set_down(true);
+    // Past the refresh interval again (as above: a rule of time, not a race), so that the
+    // unknown key below makes the server fetch from the issuer that is down.
     std::thread::sleep(Duration::from_millis(5_200));
     let unknown_kid = Key {
         kid: "c",
