@@ -124,6 +124,7 @@ fn create(
                 .header("retry-after")
                 .and_then(|seconds| seconds.trim().parse().ok())
                 .map_or(BUSY_PAUSE, Duration::from_secs);
+            // What a client is asked to do when refused (the host's `Retry-After`).
             std::thread::sleep(pause);
             continue;
         }

@@ -282,6 +282,7 @@ impl Asker {
             Ok(open) => open,
             Err(error) => {
                 failed(seen, format!("cannot connect: {error}"));
+                // A back-off, not a wait: the failure is counted, and the poller goes on.
                 std::thread::sleep(Duration::from_millis(10));
                 return None;
             }
