@@ -4,7 +4,10 @@ use serde_json::json;
 
 use super::*;
 use crate::core::control::test_task;
+use crate::core::journal::{Applied, InputRow, StepStatus};
+use crate::core::outcome::End;
 use crate::core::retry::Backoff;
+use crate::core::step_failure::StepFailureKind;
 
 const NOW: Timestamp = Timestamp(50_000);
 
