@@ -10,8 +10,8 @@
 pub use crate::core::TaskSnapshot;
 pub use crate::rpc::headers::same_secret;
 pub use crate::rpc::{
-    CORS_ORIGINS_VAR, CorsPolicy, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR,
-    METHOD_HEADER, NAME_HEADER, OriginPolicy, PROTOCOL_VERSION_HEADER, Router,
+    CorsPolicy, Headers, HttpRequest, HttpResponse, METHOD_HEADER, NAME_HEADER, OriginPolicy,
+    PROTOCOL_VERSION_HEADER, Router,
 };
 pub use crate::runtime::{
     Clock, CreateTask, Engine, Host, RouteError, Scheduler, TaskRoute, Timer,

@@ -8,8 +8,8 @@ pub use crate::core::{NewTask, control, schedule, schema, step_failure};
 pub use crate::rpc::{RpcError, decode_cursor, encode_cursor, sse};
 pub use crate::runtime::{DEFAULT_LEASE, current_context, new_task_id, tool_error_result};
 
-#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+#[cfg(native_host)]
 pub use crate::native::sqlite::{bind, configure};
 
-#[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
+#[cfg(cloudflare_host)]
 pub use crate::cloudflare::sql_store::DurableObjectStore;

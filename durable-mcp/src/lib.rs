@@ -54,24 +54,22 @@
 
 pub mod auth;
 mod core;
-#[cfg(any(
-    all(feature = "native", not(target_arch = "wasm32")),
-    all(feature = "cloudflare", target_arch = "wasm32")
-))]
+#[cfg(any_host)]
 mod inspector;
-#[cfg(any(test, all(feature = "cloudflare", target_arch = "wasm32")))]
+#[cfg(any(test, cloudflare_host))]
 mod log_filter;
 mod rpc;
 mod runtime;
 
 pub mod http;
+pub mod settings;
 pub mod store;
 pub mod wire;
 
-#[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+#[cfg(native_host)]
 pub mod native;
 
-#[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
+#[cfg(cloudflare_host)]
 pub mod cloudflare;
 
 #[doc(hidden)]
@@ -509,10 +507,7 @@ pub use durable_mcp_macros::duration;
 /// for [`mcp_task`].
 #[doc(inline)]
 pub use durable_mcp_macros::step;
-#[cfg(any(
-    all(feature = "native", not(target_arch = "wasm32")),
-    all(feature = "cloudflare", target_arch = "wasm32")
-))]
+#[cfg(any_host)]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "native", feature = "cloudflare"))))]
 pub use inspector::INSPECTOR_PATH;
 pub use rpc::{

@@ -10,7 +10,7 @@ const TOKEN: &str = "inspector-token-for-tests-0123456789";
 #[test]
 fn an_operator_lists_reads_answers_wakes_and_cancels_tasks() {
     let dir = tempfile::tempdir().unwrap();
-    let env = [(durable_mcp::native::INSPECTOR_TOKEN_VAR, TOKEN)];
+    let env = [(durable_mcp::settings::INSPECTOR_TOKEN_VAR, TOKEN)];
     let server = ServerProcess::start("conformance-server", dir.path(), &env);
     let client = McpClient::new(server.url());
     let inspector = Inspector::new(server.address(), durable_mcp::INSPECTOR_PATH, TOKEN);

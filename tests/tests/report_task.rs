@@ -29,7 +29,7 @@ const ADA: &str = "ada@example.org";
 /// The example's Worker crate; the root `wrangler.toml` deploys it.
 const WORKER_CRATE: &str = "examples/report-task";
 /// The admin token the Worker is started with, for operators' wake-ups.
-const ADMIN_TOKEN: &str = "test-admin-token";
+const INSPECTOR_TOKEN: &str = "test-inspector-token";
 
 // ---- the example on either host ----
 
@@ -75,7 +75,7 @@ impl ReportServer {
                     settings[1],
                     ("DURABLE_MCP_LEASE", "3s"),
                     ("DURABLE_MCP_HAND_OFF", "2s"),
-                    ("DURABLE_MCP_ADMIN_TOKEN", ADMIN_TOKEN),
+                    ("DURABLE_MCP_INSPECTOR_TOKEN", INSPECTOR_TOKEN),
                 ];
                 let worker = WorkerProcess::start_with_vars(&workspace_root(), data_dir, &vars);
                 Running::Worker(worker, guard)
@@ -110,7 +110,7 @@ impl ReportServer {
 
 /// Runs the task's alarm handler now, through the Worker's admin wake-up.
 fn wake(worker: &WorkerProcess, id: &str) {
-    let authorization = format!("Bearer {ADMIN_TOKEN}");
+    let authorization = format!("Bearer {INSPECTOR_TOKEN}");
     let response = worker.post(
         &format!("/__durable-mcp/wake/{id}"),
         &[("Authorization", authorization.as_str())],

@@ -580,7 +580,7 @@ fn an_operator_lists_reads_answers_wakes_and_cancels_tasks() {
     const TOKEN: &str = "inspector-token-for-tests-0123456789";
     let _one = one_worker_at_a_time();
     let state = tempfile::tempdir().unwrap();
-    let (worker, client) = start(state.path(), &[("DURABLE_MCP_ADMIN_TOKEN", TOKEN)]);
+    let (worker, client) = start(state.path(), &[("DURABLE_MCP_INSPECTOR_TOKEN", TOKEN)]);
     let address = ([127, 0, 0, 1], worker.port()).into();
     let inspector = Inspector::new(address, durable_mcp::INSPECTOR_PATH, TOKEN);
     operator_round(&client, &inspector);

@@ -7,36 +7,28 @@
 //! 2. The test's npm packages (`tests/browser`, playwright-core pinned by its lockfile), with
 //!    `npm ci` when `node_modules` is missing or was installed from another lockfile (the
 //!    helper `cargo xtask clients` uses).
-//! 3. The native host: `cargo build -p story-demo`, the `story-demo` binary started on a free
-//!    port of 127.0.0.1 (`PORT`) with a fresh data directory (`DURABLE_MCP_DATA`) in a process
-//!    group of its own (it supervises a child host), ready once `GET /demo/host` answers; the
-//!    test `tests/browser/story-demo.mjs` runs against it; then the group gets SIGTERM (and
-//!    SIGKILL if it lingers).
+//! 3. The native host: `cargo build -p story-demo`, the `story-demo` binary started as every
+//!    native host here is (see `xtask::server`; it supervises a child host, which exits with
+//!    it); the test `tests/browser/story-demo.mjs` runs against it.
 //! 4. The Worker: `examples/story-demo` built with worker-build and run under `wrangler dev`
 //!    (see the `worker_target` module), and the same test against it.
 //!
-//! Each host is started with the task inspector on (natively `DURABLE_MCP_INSPECTOR_TOKEN`, on
-//! the Worker `DURABLE_MCP_ADMIN_TOKEN`), and after the story-demo test `tests/browser/inspector.mjs`
+//! Each host is started with the task inspector on (`DURABLE_MCP_INSPECTOR_TOKEN`), and after the story-demo test `tests/browser/inspector.mjs`
 //! drives the inspector's page against it.
 //!
 //! Screenshots go to `target/browser/story-demo-native.png`, `story-demo-worker.png`,
-//! `inspector-native.png` and `inspector-worker.png`, the hosts' logs beside them. Both hosts are tried even if the first fails; the command
-//! prints a summary table and fails naming each host that failed. [`run`] is public to the
-//! crate so other commands (the CI checks) can run it too.
+//! `inspector-native.png` and `inspector-worker.png`, the native host's log beside them. Both
+//! hosts are tried even if the first fails; the command prints a summary table and fails naming
+//! each host that failed.
 
-use std::error::Error;
 use std::fs;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::thread;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::clients::{Run, build_binary, npm_ci, run_with_limit, target_dir, workspace_root};
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
+use xtask::process::{Profile, build_binary, npm_ci, run_with_limit, target_dir, workspace_root};
+use xtask::server::NativeServer;
 
 /// The browser test's npm project, relative to the workspace root.
 const BROWSER_DIR: &str = "tests/browser";
@@ -54,12 +46,6 @@ const EXAMPLE_DIR: &str = "examples/story-demo";
 
 /// Chromium where Debian's package puts it; `$CHROMIUM` overrides it.
 const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
-
-/// How long the native host may take to answer `GET /demo/host`.
-const HOST_START_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How long the host may take to exit after SIGTERM before it gets SIGKILL.
-const HOST_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest one run of the test may take (it gives up by itself after 180 s).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -193,30 +179,36 @@ fn apt_get(args: &[&str]) -> Result<bool> {
 
 /// Builds and starts the native host, runs the test against it, stops it.
 fn native(root: &Path, out: &Path, chromium: &Path) -> Result<String> {
-    let binary = build_binary(root, PACKAGE)?;
-    let data = tempfile::tempdir()?;
-    let log = out.join("native-host.log");
-    let host = NativeHost::start(&binary, data.path(), &log)?;
-    say(format_args!("native host at {}", host.base_url));
-    let outcome = run_both(root, &host.base_url, out, "native", chromium);
-    let stopped = host.stop();
+    let binary = build_binary(PACKAGE, Profile::Debug)?;
+    let token = [("DURABLE_MCP_INSPECTOR_TOKEN", INSPECTOR_TOKEN)];
+    let host = NativeServer::start(&binary, &token, Some(&out.join("native-host.log")))?;
+    let base_url = base_url(host.url())?;
+    say(format_args!("native host at {base_url}"));
+    let outcome = run_both(root, &base_url, out, "native", chromium);
+    let exited = host.stop();
     let line = outcome?;
-    stopped?;
-    Ok(line)
+    match exited {
+        // It should have run until told to stop.
+        Some(status) => Err(format!("the native host exited during the test ({status})").into()),
+        None => Ok(line),
+    }
 }
 
 /// Builds and starts the Worker, runs the test against it; the Worker stops when dropped.
 fn worker(root: &Path, out: &Path, chromium: &Path) -> Result<String> {
-    crate::worker_tools::ensure()?;
-    let token = [("DURABLE_MCP_ADMIN_TOKEN", INSPECTOR_TOKEN)];
-    let worker = crate::worker_target::start_with_vars(root, EXAMPLE_DIR, &token)?;
-    let mcp_url = worker.mcp_url();
-    let base_url = mcp_url
-        .strip_suffix("/mcp")
-        .ok_or_else(|| format!("the Worker's MCP URL {mcp_url} does not end in /mcp"))?
-        .to_owned();
+    xtask::worker_tools::ensure()?;
+    let token = [("DURABLE_MCP_INSPECTOR_TOKEN", INSPECTOR_TOKEN)];
+    let worker = xtask::worker_target::start_with_vars(root, EXAMPLE_DIR, &token)?;
+    let base_url = base_url(&worker.mcp_url())?;
     say(format_args!("Worker at {base_url}"));
     run_both(root, &base_url, out, "worker", chromium)
+}
+
+/// The page's base URL: the MCP endpoint's without `/mcp`.
+fn base_url(mcp_url: &str) -> Result<String> {
+    let base = mcp_url.strip_suffix("/mcp");
+    let base = base.ok_or_else(|| format!("the MCP URL {mcp_url} does not end in /mcp"))?;
+    Ok(base.to_owned())
 }
 
 /// Runs the story-demo test, then the inspector's, against `base_url` (the `host` named);
@@ -252,8 +244,8 @@ fn run_script(
         .env("CHROMIUM", chromium)
         .env("TOKEN", INSPECTOR_TOKEN)
         .env("INSPECTOR_PATH", durable_mcp::INSPECTOR_PATH);
-    let run: Run = run_with_limit(&mut command, SCRIPT_TIMEOUT)?;
-    if run.status.is_some_and(|status| status.success()) {
+    let run = run_with_limit(&mut command, SCRIPT_TIMEOUT)?;
+    if run.succeeded() {
         let line = run.stdout.lines().last().unwrap_or("").trim().to_owned();
         return Ok(line);
     }
@@ -263,120 +255,4 @@ fn run_script(
         run.transcript()
     )
     .into())
-}
-
-/// The native story-demo host: a supervisor and the host it spawns, in a process group of
-/// their own; stopped (the whole group) when stopped or dropped.
-struct NativeHost {
-    /// The supervisor, leader of the group.
-    child: Option<Child>,
-    /// `http://127.0.0.1:<port>`.
-    base_url: String,
-}
-
-impl NativeHost {
-    /// Starts `binary` on a free port with its state in `data` and its output in `log`, and
-    /// waits until `GET /demo/host` answers 200.
-    fn start(binary: &Path, data: &Path, log: &Path) -> Result<NativeHost> {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let log_file =
-            fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let child = Command::new(binary)
-            .env("PORT", port.to_string())
-            .env("DURABLE_MCP_DATA", data)
-            .env("DURABLE_MCP_INSPECTOR_TOKEN", INSPECTOR_TOKEN)
-            .stdin(Stdio::null())
-            .stdout(log_file.try_clone()?)
-            .stderr(log_file)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let mut host = NativeHost {
-            child: Some(child),
-            base_url: format!("http://127.0.0.1:{port}"),
-        };
-        let started = Instant::now();
-        loop {
-            if get_ok(port, "/demo/host") {
-                return Ok(host);
-            }
-            if let Some(status) = host
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
-                return Err(format!(
-                    "the native host exited before answering ({status}); see {}",
-                    log.display()
-                )
-                .into());
-            }
-            if started.elapsed() > HOST_START_TIMEOUT {
-                return Err(format!(
-                    "the native host did not answer GET /demo/host within {HOST_START_TIMEOUT:?}; see {}",
-                    log.display()
-                )
-                .into());
-            }
-            thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// SIGTERM to the group, SIGKILL after [`HOST_STOP_TIMEOUT`]; fails if the host had
-    /// already exited by itself (it should have run until told to stop).
-    fn stop(mut self) -> Result<()> {
-        let Some(mut child) = self.child.take() else {
-            return Ok(());
-        };
-        if let Ok(Some(status)) = child.try_wait() {
-            signal_group(&child, "-KILL");
-            return Err(format!("the native host exited during the test ({status})").into());
-        }
-        signal_group(&child, "-TERM");
-        let asked = Instant::now();
-        while asked.elapsed() < HOST_STOP_TIMEOUT {
-            if let Ok(Some(_)) = child.try_wait() {
-                // The supervisor is gone; make sure its host child is too.
-                signal_group(&child, "-KILL");
-                return Ok(());
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
-        signal_group(&child, "-KILL");
-        let _ = child.wait();
-        Ok(())
-    }
-}
-
-impl Drop for NativeHost {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            signal_group(&child, "-KILL");
-            let _ = child.wait();
-        }
-    }
-}
-
-/// Sends `signal` (`-TERM`, `-KILL`) to the process group led by `child`.
-fn signal_group(child: &Child, signal: &str) {
-    let _ = Command::new("kill")
-        .args([signal, "--", &format!("-{}", child.id())])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
-/// True if `GET path` on 127.0.0.1:`port` answers 200.
-fn get_ok(port: u16, path: &str) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.1 200")
 }

@@ -47,17 +47,7 @@ use outbound::Outbound;
 use resource::CanonicalUrl;
 use verdicts::Verdicts;
 
-/// The setting naming the trusted authorization servers (issuer URLs, separated by commas),
-/// read by both hosts: an environment variable natively, a Worker variable on Cloudflare.
-pub const ISSUER_VAR: &str = "DURABLE_MCP_OAUTH_ISSUER";
-
-/// The setting naming the endpoint's canonical URL (`https://mcp.example.com/mcp`): the
-/// audience tokens must be issued for, read by both hosts.
-pub const RESOURCE_VAR: &str = "DURABLE_MCP_OAUTH_RESOURCE";
-
-/// The setting naming scopes every request needs (separated by spaces or commas), read by
-/// both hosts. Optional.
-pub const SCOPES_VAR: &str = "DURABLE_MCP_OAUTH_SCOPES";
+use crate::settings::{ISSUER_VAR, RESOURCE_VAR};
 
 /// How far a token's `exp` and `nbf` may be off the server's clock: 30 seconds unless
 /// [`OAuth::leeway`] says otherwise.
@@ -188,10 +178,7 @@ impl OAuth {
     /// A message naming the setting to fix: one of the two set without the other, or a value
     /// [`new`](Self::new) refuses.
     #[cfg_attr(
-        not(any(
-            all(feature = "native", not(target_arch = "wasm32")),
-            all(feature = "cloudflare", target_arch = "wasm32")
-        )),
+        not(any_host),
         allow(dead_code) // used by the hosts only
     )]
     pub(crate) fn from_host_settings(
@@ -299,10 +286,7 @@ impl OAuth {
 
     /// Sets how this host reaches authorization servers, unless one was set already.
     #[cfg_attr(
-        not(any(
-            all(feature = "native", not(target_arch = "wasm32")),
-            all(feature = "cloudflare", target_arch = "wasm32")
-        )),
+        not(any_host),
         allow(dead_code) // used by the hosts only
     )]
     pub(crate) fn reach_through(&mut self, outbound: Rc<dyn Outbound>) {

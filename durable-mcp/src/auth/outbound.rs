@@ -15,10 +15,7 @@ pub(crate) struct Fetched {
 /// The longest answer read from an authorization server: metadata, keys and introspection
 /// answers are a few kilobytes.
 #[cfg_attr(
-    not(any(
-        all(feature = "native", not(target_arch = "wasm32")),
-        all(feature = "cloudflare", target_arch = "wasm32")
-    )),
+    not(any_host),
     allow(dead_code) // used by the hosts only
 )]
 pub(crate) const MAX_FETCHED: usize = 256 * 1024;
@@ -26,10 +23,7 @@ pub(crate) const MAX_FETCHED: usize = 256 * 1024;
 /// How long one request to the authorization server may take before the token is answered
 /// with 503.
 #[cfg_attr(
-    not(any(
-        all(feature = "native", not(target_arch = "wasm32")),
-        all(feature = "cloudflare", target_arch = "wasm32")
-    )),
+    not(any_host),
     allow(dead_code) // used by the hosts only
 )]
 pub(crate) const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);

@@ -101,7 +101,7 @@ const BASE64URL: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose
 
 /// Whether `signature` (base64url, the JWS's third part) signs `message` (its first two parts
 /// with the dot) under `jwk` with `alg`.
-#[cfg(all(target_arch = "wasm32", feature = "cloudflare"))]
+#[cfg(cloudflare_host)]
 pub(crate) async fn verify(
     alg: Algorithm,
     jwk: &Jwk,
@@ -130,12 +130,12 @@ pub(crate) async fn verify(
 
 /// A wasm32 build without the Cloudflare host has no signature checker: every JWT is refused
 /// as unverifiable (503), never accepted.
-#[cfg(all(target_arch = "wasm32", not(feature = "cloudflare")))]
+#[cfg(all(target_arch = "wasm32", not(cloudflare_host)))]
 pub(crate) async fn verify(_: Algorithm, _: &Jwk, _: &[u8], _: &str) -> Result<bool, String> {
     Err("this build has no signature checker (enable the cloudflare feature)".to_owned())
 }
 
-#[cfg(all(target_arch = "wasm32", feature = "cloudflare"))]
+#[cfg(cloudflare_host)]
 mod webcrypto {
     use worker::js_sys::{Promise, Uint8Array};
     use worker::wasm_bindgen::{self, prelude::wasm_bindgen};

@@ -19,6 +19,7 @@ use super::listing::{self, EVERY_TASK_SCOPE};
 use super::object_rpc::CallTarget;
 use super::ports::JsClock;
 use super::protocol::{Candidate, ObjectCall, ObjectReply};
+use super::settings::WorkerSettings;
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
 use crate::inspector::{InspectedTasks, TaskFilter};
@@ -246,10 +247,9 @@ impl ObjectTasks {
     }
 }
 
-/// Whether the Worker serves the inspector: it has the admin token.
+/// Whether the Worker serves the inspector: it has the inspector's token.
 pub(crate) fn inspector_enabled(env: &Env) -> bool {
-    // A Worker sees secrets and plain variables alike.
-    env.secret(super::ADMIN_TOKEN_VAR).is_ok()
+    WorkerSettings::of_isolate(env).is_ok_and(|settings| settings.inspector_token.is_some())
 }
 
 impl InspectedTasks for ObjectTasks {

@@ -11,12 +11,11 @@ use worker::{ByteStream, Env, Method, Request, Response, web_sys};
 use super::client::ObjectTasks;
 use super::driven::{self, settled};
 use super::outbound::WorkerOutbound;
-use crate::auth::{ISSUER_VAR, OAuth, RESOURCE_VAR, SCOPES_VAR};
+use super::settings::WorkerSettings;
 use crate::inspector::{self, INSPECTOR_PATH};
 use crate::rpc::headers::same_secret;
-use crate::rpc::{
-    CORS_ORIGINS_VAR, Headers, HttpRequest, HttpResponse, INLINE_DEADLINE_VAR, McpServer, Router,
-};
+use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router};
+use crate::settings::{ALLOWED_HOSTS_VAR, INSPECTOR_TOKEN_VAR};
 
 /// The binding name of the TaskRunner Durable Object namespace in wrangler.toml.
 pub const TASK_RUNNER_BINDING: &str = "TASK_RUNNER";
@@ -30,18 +29,11 @@ pub const TASK_INDEX_BINDING: &str = "TASK_INDEX";
 pub const MCP_PATH: &str = "/mcp";
 
 /// Where an operator wakes a task: `POST /__durable-mcp/wake/<task id>` with
-/// `Authorization: Bearer <DURABLE_MCP_ADMIN_TOKEN>` runs the task's alarm handler at once,
-/// as if its alarm had fired. Without that Worker secret the path does not exist (404).
+/// `Authorization: Bearer <token>` (the inspector's token,
+/// [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR)) runs the task's alarm
+/// handler at once, as if its alarm had fired. Without that setting the path does not exist
+/// (404).
 pub const WAKE_PATH: &str = "/__durable-mcp/wake/";
-
-/// The Worker secret (or variable) that enables [`WAKE_PATH`].
-pub const ADMIN_TOKEN_VAR: &str = "DURABLE_MCP_ADMIN_TOKEN";
-
-/// The Worker variable listing the hosts the endpoint answers besides loopback and the
-/// Worker's `workers.dev` names (which need no setting): its custom domains, such as
-/// `mcp.example.com`. Requests whose `Host` or `Origin` names another host get HTTP 403, as on
-/// the native host.
-pub const ALLOWED_HOSTS_VAR: &str = "DURABLE_MCP_ALLOWED_HOSTS";
 
 /// The largest request body the endpoint reads (the native host's limit too).
 pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
@@ -132,7 +124,8 @@ impl Endpoint {
     /// The endpoint's task inspector: [`INSPECTOR_PATH`](crate::INSPECTOR_PATH) beside the
     /// endpoint's path, so `/__durable-mcp/inspector` for `/mcp` and
     /// `/a/__durable-mcp/inspector` for `/a/mcp`. It lists and acts on the tasks of the
-    /// endpoint's bindings, and exists while the Worker has [`ADMIN_TOKEN_VAR`].
+    /// endpoint's bindings, and exists while the Worker has
+    /// [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR).
     pub fn inspector_path(&self) -> String {
         format!("{}{INSPECTOR_PATH}", self.parent_path())
     }
@@ -215,6 +208,15 @@ where
     F: FnOnce() -> McpServer,
 {
     super::logging::install(env);
+    let settings = match WorkerSettings::of_isolate(env) {
+        Ok(settings) => settings,
+        Err(unusable) => {
+            tracing::error!(target: crate::core::trace::TARGET, "{unusable}");
+            let message = format!("this Worker's settings are unusable: {unusable}");
+            return Response::error(message, 500);
+        }
+    };
+    let token = settings.inspector_token.as_deref();
     let request = request.into_platform_request();
     let url = request.url();
     let path = url_path(&url);
@@ -222,15 +224,15 @@ where
         .strip_prefix(endpoint.inspector_path().as_str())
         .filter(|rest| rest.is_empty() || rest.starts_with('/'));
     if let Some(inspector_path) = inspector_path {
-        return inspect(&request, env, endpoint, inspector_path, &url).await;
+        return inspect(&request, env, endpoint, token, inspector_path, &url).await;
     }
-    let server = shared_server(endpoint, server, env);
+    let server = shared_server(endpoint, server, env, &settings);
     if path != endpoint.path {
         if let Some(metadata) = server.well_known(&request.method(), path) {
             return into_response(metadata);
         }
         return match path.strip_prefix(endpoint.wake_path().as_str()) {
-            Some(task_id) => wake(&Request::from(request), env, endpoint, task_id).await,
+            Some(task_id) => wake(&Request::from(request), env, endpoint, token, task_id).await,
             None => not_found(endpoint),
         };
     }
@@ -392,23 +394,23 @@ async fn read_body(
     Ok(Some(body))
 }
 
-/// Runs the alarm handler of `task_id`'s object, for an operator holding the admin token.
+/// Runs the alarm handler of `task_id`'s object, for an operator holding the inspector's
+/// token.
 async fn wake(
     request: &Request,
     env: &Env,
     endpoint: Endpoint,
+    token: Option<&str>,
     task_id: &str,
 ) -> worker::Result<Response> {
-    // A Worker sees secrets and plain variables alike; docs/deploying.md says to set it as a
-    // secret, which keeps it out of wrangler.toml and the dashboard.
-    let Ok(token) = env.secret(ADMIN_TOKEN_VAR) else {
+    let Some(token) = token else {
         return not_found(endpoint);
     };
     let presented = request.headers().get("authorization")?.unwrap_or_default();
     let expected = format!("Bearer {token}");
     if !same_secret(&presented, &expected) {
         let mut refused = Response::error(
-            format!("wake needs Authorization: Bearer <{ADMIN_TOKEN_VAR}>"),
+            format!("wake needs Authorization: Bearer <{INSPECTOR_TOKEN_VAR}>"),
             401,
         )?;
         refused
@@ -426,16 +428,17 @@ async fn wake(
     }
 }
 
-/// Answers a request to the task inspector: 404 unless the Worker has the admin token, which
-/// the inspector's API then requires.
+/// Answers a request to the task inspector: 404 unless the Worker has the inspector's token,
+/// which the inspector's API then requires.
 async fn inspect(
     request: &web_sys::Request,
     env: &Env,
     endpoint: Endpoint,
+    token: Option<&str>,
     path: &str,
     url: &str,
 ) -> worker::Result<Response> {
-    let Ok(token) = env.secret(ADMIN_TOKEN_VAR) else {
+    let Some(token) = token else {
         return not_found(endpoint);
     };
     let headers = request_headers(request);
@@ -453,13 +456,14 @@ async fn inspect(
         headers: &headers,
         body: &body,
     };
-    into_response(inspector::handle(&tasks, &token.to_string(), request).await)
+    into_response(inspector::handle(&tasks, token, request).await)
 }
 
 fn shared_server<F: FnOnce() -> McpServer>(
     endpoint: Endpoint,
     server: F,
     env: &Env,
+    settings: &WorkerSettings,
 ) -> Rc<McpServer> {
     let key = (
         endpoint.path,
@@ -469,7 +473,7 @@ fn shared_server<F: FnOnce() -> McpServer>(
     SERVERS.with(|servers| {
         let mut servers = servers.borrow_mut();
         let built = servers.entry(key).or_insert_with(|| {
-            let mut server = oauth_from(env, allow_hosts_from(env, server()));
+            let mut server = settings.server.apply(allow_hosts_from(env, server()));
             server.reach_authorization_servers(Rc::new(WorkerOutbound));
             Rc::new(server)
         });
@@ -477,55 +481,17 @@ fn shared_server<F: FnOnce() -> McpServer>(
     })
 }
 
-/// Turns MCP authorization on from the Worker's settings ([`ISSUER_VAR`], [`RESOURCE_VAR`],
-/// [`SCOPES_VAR`]; variables or secrets) for a server without OAuth of its own. A setting the
-/// server cannot use refuses every request with a message naming it, rather than leaving the
-/// endpoint open.
-fn oauth_from(env: &Env, server: McpServer) -> McpServer {
-    if server.oauth_config().is_some() {
-        return server;
-    }
-    let setting = |name: &str| env.var(name).ok().map(|value| value.to_string());
-    match OAuth::from_host_settings(
-        setting(ISSUER_VAR),
-        setting(RESOURCE_VAR),
-        setting(SCOPES_VAR),
-    ) {
-        Ok(Some(oauth)) => server.oauth(oauth),
-        Ok(None) => server,
-        Err(problem) => {
-            tracing::error!(target: crate::core::trace::TARGET, "{problem}");
-            let refusal = format!("this server's authorization settings are unusable: {problem}");
-            server.authenticate(move |_| Err(refusal.clone()))
-        }
-    }
-}
-
 /// The domain of every Worker's default hostname, `<worker>.<account>.workers.dev`.
 const WORKERS_DEV: &str = "workers.dev";
 
-/// Accepts hostnames under workers.dev, adds the hosts named in the Worker variable
-/// [`ALLOWED_HOSTS_VAR`] (separated by commas or
-/// spaces; `*` allows any) to the server's Host and Origin policy, and the origins named in
-/// [`CORS_ORIGINS_VAR`] to those web pages may call from, and the inline deadline of
-/// [`INLINE_DEADLINE_VAR`].
+/// Accepts hostnames under workers.dev, and adds the hosts named in the Worker variable
+/// [`ALLOWED_HOSTS_VAR`] (separated by commas or spaces; `*` allows any) to the server's Host
+/// and Origin policy.
 fn allow_hosts_from(env: &Env, mut server: McpServer) -> McpServer {
     // A deployed Worker answers on its workers.dev name without settings. The Host check
     // stops DNS rebinding onto a local server; workers.dev names always resolve to
     // Cloudflare, so no page can rebind one onto `wrangler dev`.
     server = server.allow_hosts_under(WORKERS_DEV);
-    if let Ok(origins) = env.var(CORS_ORIGINS_VAR) {
-        server = server.allow_origins(&origins.to_string());
-    }
-    if let Ok(deadline) = env.var(INLINE_DEADLINE_VAR) {
-        match crate::core::parse_duration(&deadline.to_string()) {
-            Ok(deadline) => server = server.inline_deadline(deadline),
-            Err(error) => tracing::error!(
-                target: crate::core::trace::TARGET,
-                "{INLINE_DEADLINE_VAR}: {error}; keeping the default inline deadline"
-            ),
-        }
-    }
     let Ok(hosts) = env.var(ALLOWED_HOSTS_VAR) else {
         return server;
     };

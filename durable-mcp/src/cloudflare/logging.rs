@@ -23,10 +23,7 @@ use worker::wasm_bindgen::JsValue;
 use worker::web_sys::console;
 
 use crate::log_filter::Filter;
-
-/// The Worker variable holding the log filter, in `RUST_LOG`'s syntax without span filters:
-/// a level (`info`) or per-target levels (`info,durable_mcp=debug`).
-pub const LOG_FILTER_VAR: &str = "RUST_LOG";
+use crate::settings::LOG_FILTER_VAR;
 
 /// The level when [`LOG_FILTER_VAR`] is not set, for every target.
 const DEFAULT_LEVEL: LevelFilter = crate::log_filter::DEFAULT_LEVEL;
@@ -34,7 +31,8 @@ const DEFAULT_LEVEL: LevelFilter = crate::log_filter::DEFAULT_LEVEL;
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// Writes `tracing` events to the console, once per isolate, unless the Worker installed a
-/// subscriber of its own first. A malformed filter is reported and the default used.
+/// subscriber of its own first. A malformed filter is reported and the default used, while
+/// the fetch handler refuses every request over it (see `WorkerSettings`).
 pub(crate) fn install(env: &Env) {
     if INSTALLED.swap(true, Ordering::Relaxed) {
         return;

@@ -43,19 +43,22 @@
 //!
 //! # Settings
 //!
-//! Read from the Worker's variables: `DURABLE_MCP_HAND_OFF` (default 10 minutes, see
-//! [`DEFAULT_HAND_OFF`]) and `DURABLE_MCP_LEASE` (default 15 minutes, see [`DEFAULT_LEASE`]),
-//! each a duration such as `"30s"` or `"10m"`. Like the native host, the endpoint answers only
-//! loopback and the hosts it is told of, and here also every name under `workers.dev`, so
-//! that a deployed Worker answers on its own name without settings; `DURABLE_MCP_ALLOWED_HOSTS`
-//! names its custom domains (see [`ALLOWED_HOSTS_VAR`]). With the secret `DURABLE_MCP_ADMIN_TOKEN` set,
-//! an operator can wake a task at once (see [`WAKE_PATH`]) and use the task inspector (see
-//! [`Endpoint::inspector_path`]).
+//! Read from the Worker's variables and secrets, as [`crate::settings`] lists them:
+//! `DURABLE_MCP_HAND_OFF` (default 10 minutes, see [`DEFAULT_HAND_OFF`]) and
+//! `DURABLE_MCP_LEASE` (default 15 minutes, see [`DEFAULT_RUNNER_LEASE`]), each a duration
+//! such as `"30s"` or `"10m"`. Like the native host, the endpoint answers only loopback and the
+//! hosts it is told of, and here also every name under `workers.dev`, so that a deployed
+//! Worker answers on its own name without settings;
+//! [`ALLOWED_HOSTS_VAR`](crate::settings::ALLOWED_HOSTS_VAR) names its custom domains. With
+//! the secret [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR) set, an operator
+//! can wake a task at once (see [`WAKE_PATH`]) and use the task inspector (see
+//! [`Endpoint::inspector_path`]). A setting that is set but unusable makes the Worker answer
+//! every request with HTTP 500 and a message naming it.
 //!
 //! # Logs
 //!
 //! The engine's `tracing` events (and the Worker's own) go to the console as objects, one per
-//! event, with the console method of its level; the variable `RUST_LOG` ([`LOG_FILTER_VAR`])
+//! event, with the console method of its level; the variable `RUST_LOG` ([`LOG_FILTER_VAR`](crate::settings::LOG_FILTER_VAR))
 //! filters them, `info` unless set. A Worker that installs a `tracing` subscriber of its own
 //! before its first request keeps it.
 
@@ -77,13 +80,12 @@ mod step_batch;
 
 pub use client::ObjectTasks;
 pub use entry::{
-    ADMIN_TOKEN_VAR, ALLOWED_HOSTS_VAR, BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH,
-    TASK_INDEX_BINDING, TASK_RUNNER_BINDING, WAKE_PATH, respond, respond_with, serve, serve_with,
+    BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH, TASK_INDEX_BINDING,
+    TASK_RUNNER_BINDING, WAKE_PATH, respond, respond_with, serve, serve_with,
 };
 pub use index::TaskIndex;
-pub use logging::LOG_FILTER_VAR;
 pub use runner::TaskRunner;
-pub use settings::{DEFAULT_HAND_OFF, DEFAULT_LEASE};
+pub use settings::{DEFAULT_HAND_OFF, DEFAULT_RUNNER_LEASE};
 
 /// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
 /// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC) and `alarm` to it.

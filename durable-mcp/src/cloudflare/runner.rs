@@ -18,7 +18,7 @@ use super::listing::EVERY_TASK_SCOPE;
 use super::object_rpc::{answer_now_or_later, check_rpc_target};
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
-use super::settings::Settings;
+use super::settings::RunnerSettings;
 use super::sql_store::DurableObjectStore;
 use crate::core::EngineError;
 use crate::inspector::{self, TaskFilter};
@@ -43,7 +43,7 @@ struct Runner {
     store: Rc<DurableObjectStore>,
     alarm: Rc<AlarmScheduler>,
     engine: Engine,
-    settings: Settings,
+    settings: RunnerSettings,
     /// The listing indexes, told when a listed task is purged; `None` without the binding
     /// [`Bindings::index`] names.
     index: Option<ObjectClient>,
@@ -98,7 +98,7 @@ impl TaskRunner {
         server: F,
     ) -> Self {
         super::logging::install(env);
-        let settings = Settings::from_env(env);
+        let settings = RunnerSettings::from_env(env);
         let storage = state.storage();
         let store = Rc::new(DurableObjectStore::open(storage));
         let alarm = Rc::new(AlarmScheduler::new(state.storage()));

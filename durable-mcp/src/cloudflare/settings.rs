@@ -1,56 +1,113 @@
-//! The TaskRunner's settings, read from the Worker's variables (`[vars]` in wrangler.toml, or
-//! `wrangler dev --var NAME:VALUE`).
+//! The Worker's settings, read from its variables and secrets (`[vars]` in wrangler.toml,
+//! `wrangler secret put`, or `wrangler dev --var NAME:VALUE`) by the hosts' one reader
+//! ([`crate::settings`]).
 
+use std::cell::OnceCell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use worker::Env;
 
-use crate::core::parse_duration;
+use crate::log_filter::Filter;
+use crate::settings::{
+    self, HAND_OFF_VAR, LEASE_VAR, LOG_FILTER_VAR, ServerSettings, SettingError, Source,
+};
 
 /// How long an activation may run before it hands off to a fresh alarm invocation. Cloudflare
 /// stops an alarm handler after 15 minutes of wall-clock time.
 pub const DEFAULT_HAND_OFF: Duration = Duration::from_secs(10 * 60);
 
 /// How long after an activation starts its task runs again if that activation died with its
-/// isolate. Longer than the hand-off, so a live activation is never doubled.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(15 * 60);
+/// isolate. Longer than the hand-off, so a live activation is never doubled. (An engine
+/// elsewhere, such as the native host's, presumes an activation dead sooner: its host sees
+/// the activation's future dropped.)
+pub const DEFAULT_RUNNER_LEASE: Duration = Duration::from_secs(15 * 60);
+
+impl Source for Env {
+    fn get(&self, name: &str) -> Option<String> {
+        // A Worker sees secrets and plain variables alike.
+        self.var(name).ok().map(|value| value.to_string())
+    }
+}
 
 /// The durations a TaskRunner runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Settings {
-    /// `DURABLE_MCP_HAND_OFF`: see [`DEFAULT_HAND_OFF`].
+pub(crate) struct RunnerSettings {
+    /// [`HAND_OFF_VAR`]: see [`DEFAULT_HAND_OFF`].
     pub(crate) hand_off: Duration,
-    /// `DURABLE_MCP_LEASE`: see [`DEFAULT_LEASE`]. Also how far ahead every alarm handler
+    /// [`LEASE_VAR`]: see [`DEFAULT_RUNNER_LEASE`]. Also how far ahead every alarm handler
     /// first sets its backstop alarm, in case the handler dies.
     pub(crate) lease: Duration,
 }
 
-impl Settings {
-    /// The settings in `env`; a malformed value is logged and the default used.
+impl RunnerSettings {
+    /// The settings in `source`.
+    fn read(source: &dyn Source) -> Result<Self, SettingError> {
+        let hand_off = settings::duration(source, HAND_OFF_VAR)?.unwrap_or(DEFAULT_HAND_OFF);
+        let lease = settings::duration(source, LEASE_VAR)?.unwrap_or(DEFAULT_RUNNER_LEASE);
+        Ok(RunnerSettings {
+            hand_off,
+            lease: lease.max(hand_off),
+        })
+    }
+
+    /// The settings in `env`. The fetch handler refuses every request while one is unusable
+    /// ([`WorkerSettings`]), so a TaskRunner meets one only on an alarm: it logs it and runs
+    /// with the defaults, which keeps the tasks in flight going.
     pub(crate) fn from_env(env: &Env) -> Self {
-        let hand_off = duration_var(env, "DURABLE_MCP_HAND_OFF", DEFAULT_HAND_OFF);
-        let lease = duration_var(env, "DURABLE_MCP_LEASE", DEFAULT_LEASE).max(hand_off);
-        Settings { hand_off, lease }
+        RunnerSettings::read(env).unwrap_or_else(|error| {
+            tracing::error!(target: crate::core::trace::TARGET, "{error}");
+            RunnerSettings {
+                hand_off: DEFAULT_HAND_OFF,
+                lease: DEFAULT_RUNNER_LEASE,
+            }
+        })
     }
 }
 
-fn duration_var(env: &Env, name: &str, default: Duration) -> Duration {
-    let Ok(value) = env.var(name) else {
-        return default;
-    };
-    let text = value.to_string();
-    match parse_duration(&text) {
-        Ok(duration) if !duration.is_zero() => duration,
-        Ok(_) => {
-            tracing::error!(
-                target: crate::core::trace::TARGET,
-                "{name} must be longer than zero; using {default:?}"
-            );
-            default
+/// Every setting of the Worker, read and checked once per isolate.
+#[derive(Debug)]
+pub(crate) struct WorkerSettings {
+    /// What the settings change on every server the Worker serves.
+    pub(crate) server: ServerSettings,
+    /// The inspector's token, which also opens the wake path.
+    pub(crate) inspector_token: Option<String>,
+}
+
+thread_local! {
+    /// The isolate's settings, or why they are unusable.
+    static WORKER_SETTINGS: OnceCell<Result<Rc<WorkerSettings>, SettingError>> =
+        const { OnceCell::new() };
+}
+
+impl WorkerSettings {
+    /// The settings of this isolate (the variables of one deploy do not change under it).
+    ///
+    /// # Errors
+    ///
+    /// The first unusable setting, with how to fix it: the fetch handler answers every request
+    /// with it rather than serve with a setting it cannot honour.
+    pub(crate) fn of_isolate(env: &Env) -> Result<Rc<WorkerSettings>, SettingError> {
+        WORKER_SETTINGS.with(|cell| {
+            cell.get_or_init(|| WorkerSettings::read(env).map(Rc::new))
+                .clone()
+        })
+    }
+
+    fn read(source: &dyn Source) -> Result<Self, SettingError> {
+        // Checked here too, so that a bad value shows at the first request, not at an alarm.
+        RunnerSettings::read(source)?;
+        if let Some(filter) = source.get(LOG_FILTER_VAR)
+            && let Err(error) = Filter::parse(&filter)
+        {
+            return Err(SettingError(format!(
+                "{LOG_FILTER_VAR}={filter:?} is not a log filter ({error}); write a level \
+                 (`info`) or per-target levels (`info,durable_mcp=debug`)"
+            )));
         }
-        Err(error) => {
-            tracing::error!(target: crate::core::trace::TARGET,"{name} = {text:?}: {error}; using {default:?}");
-            default
-        }
+        Ok(WorkerSettings {
+            server: ServerSettings::read(source)?,
+            inspector_token: settings::inspector_token(source)?,
+        })
     }
 }

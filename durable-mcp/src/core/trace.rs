@@ -197,10 +197,7 @@ pub fn parent_notified(task: &TaskRecord, parent_task_id: &str, taken: bool) {
 }
 
 /// A wake-up of the task failed with `error`; the host tries again later.
-#[cfg(any(
-    all(feature = "native", not(target_arch = "wasm32")),
-    all(feature = "cloudflare", target_arch = "wasm32")
-))]
+#[cfg(any_host)]
 pub fn tick_failed(task_id: &str, error: &dyn std::fmt::Display) {
     warn!(target: TARGET, parent: None, task_id, %error, "wake-up failed; trying again later");
 }

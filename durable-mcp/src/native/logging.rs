@@ -5,11 +5,7 @@ use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 use super::HostError;
-
-/// The environment variable that picks the log's format: `compact` (the default: one line
-/// per event, coloured on a terminal) or `json` (one JSON object per line, for a log
-/// collector).
-pub const LOG_FORMAT_VAR: &str = "DURABLE_MCP_LOG_FORMAT";
+use crate::settings::{LOG_FILTER_VAR, LOG_FORMAT_VAR};
 
 /// The filter when `RUST_LOG` is not set: the engine's task-level events (activations,
 /// input, cancels, failures, retries) and the application's `info` events.
@@ -19,10 +15,10 @@ const DEFAULT_FILTER: &str = "info";
 /// [`LOG_FORMAT_VAR`] says, unless the process installed a subscriber of its own already (then
 /// that one is kept).
 pub(crate) fn install_from_env() -> Result<(), HostError> {
-    let filter = match std::env::var("RUST_LOG") {
+    let filter = match std::env::var(LOG_FILTER_VAR) {
         Ok(directives) => EnvFilter::try_new(&directives).map_err(|error| {
             HostError::Config(format!(
-                "RUST_LOG={directives:?} is not a log filter ({error}); write a level \
+                "{LOG_FILTER_VAR}={directives:?} is not a log filter ({error}); write a level \
                  (`info`) or per-target levels (`info,durable_mcp=debug`)"
             ))
         })?,

@@ -16,9 +16,12 @@ use super::limits::{ConnectionLimits, ConnectionSlots};
 use super::owners::{Inboxes, owner};
 use super::sqlite::SqliteStore;
 use super::worker::{ServerFactory, Worker};
-use crate::auth::{ISSUER_VAR, OAuth, RESOURCE_VAR, SCOPES_VAR};
-use crate::rpc::{CORS_ORIGINS_VAR, Headers, HttpResponse, INLINE_DEADLINE_VAR, McpServer};
+use crate::rpc::{Headers, HttpResponse, McpServer};
 use crate::runtime::Store;
+use crate::settings::{
+    self, DATA_DIR_VAR, MAX_ACTIVATIONS_VAR, MAX_WAITING_VAR, PORT_VAR, ProcessEnv, ServerSettings,
+    SettingError, Source, WORKERS_VAR,
+};
 
 /// The port examples listen on unless `PORT` says otherwise.
 pub const DEFAULT_PORT: u16 = 8787;
@@ -31,23 +34,6 @@ pub const DATABASE_FILE: &str = "tasks.sqlite3";
 /// The lock file inside the state directory: a running host holds an exclusive lock on it
 /// (and writes its process id into it), so that no second process uses the directory.
 pub const LOCK_FILE: &str = "host.lock";
-/// The environment variable that sets the number of worker threads
-/// ([`NativeHost::workers`]).
-pub const WORKERS_VAR: &str = "DURABLE_MCP_WORKERS";
-/// The environment variable that sets how many activations run at once
-/// ([`NativeHost::max_activations`]).
-pub const MAX_ACTIVATIONS_VAR: &str = "DURABLE_MCP_MAX_ACTIVATIONS";
-/// The environment variable that sets how many due tasks may wait before new ones are
-/// refused ([`NativeHost::max_waiting`]).
-pub const MAX_WAITING_VAR: &str = "DURABLE_MCP_MAX_WAITING";
-
-/// The environment variable holding the inspector's token: with it set, the host serves the
-/// task inspector at [`INSPECTOR_PATH`](crate::INSPECTOR_PATH) (see
-/// [`NativeHost::inspector_token`]).
-pub const INSPECTOR_TOKEN_VAR: &str = "DURABLE_MCP_INSPECTOR_TOKEN";
-
-/// The shortest inspector token the host takes: it guards every task's data.
-const MIN_INSPECTOR_TOKEN: usize = 16;
 /// How many task activations run at once unless configured otherwise, over all workers.
 pub const DEFAULT_MAX_ACTIVATIONS: usize = 128;
 /// How many due tasks may wait for an activation slot before new tasks are refused, unless
@@ -94,6 +80,12 @@ pub enum HostError {
     /// Any other I/O failure.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+impl From<SettingError> for HostError {
+    fn from(error: SettingError) -> Self {
+        HostError::Config(error.0)
+    }
 }
 
 impl std::fmt::Debug for HostError {
@@ -185,74 +177,49 @@ impl NativeHost {
         }
     }
 
-    /// Reads `PORT` (a port number; `0` picks a free one), `DURABLE_MCP_DATA` (the state
-    /// directory), [`WORKERS_VAR`] (`DURABLE_MCP_WORKERS`, see [`workers`](Self::workers)),
-    /// [`MAX_ACTIVATIONS_VAR`] (`DURABLE_MCP_MAX_ACTIVATIONS`, see
-    /// [`max_activations`](Self::max_activations)), [`MAX_WAITING_VAR`]
-    /// (`DURABLE_MCP_MAX_WAITING`, see [`max_waiting`](Self::max_waiting)),
-    /// `DURABLE_MCP_CORS_ORIGINS` (origins whose
-    /// web pages may call the endpoint, see [`McpServer::allow_origins`]) and
-    /// `DURABLE_MCP_INLINE_DEADLINE` (see [`McpServer::inline_deadline`]), and MCP
-    /// authorization's [`ISSUER_VAR`], [`RESOURCE_VAR`] and [`SCOPES_VAR`] (see
-    /// [`McpServer::oauth`]; they apply to a server without OAuth of its own) from the
-    /// environment, where set.
+    /// Reads the native host's settings from the environment, where set (the table of
+    /// [`crate::settings`] lists them): `PORT` (a port number; `0` picks a free one),
+    /// `DURABLE_MCP_DATA` (the state directory), the thread and queue bounds
+    /// ([`workers`](Self::workers), [`max_activations`](Self::max_activations),
+    /// [`max_waiting`](Self::max_waiting)), the [inspector's token](Self::inspector_token),
+    /// and the settings both hosts apply to the server: MCP authorization (see
+    /// [`McpServer::oauth`]; for a server without OAuth of its own), the origins whose web
+    /// pages may call the endpoint ([`McpServer::allow_origins`]) and the inline deadline
+    /// ([`McpServer::inline_deadline`]).
     ///
     /// # Errors
     ///
     /// [`HostError::Config`] naming a setting whose value is unusable.
     pub fn from_env(mut self) -> Result<Self, HostError> {
-        let origins = std::env::var(CORS_ORIGINS_VAR).ok();
-        let deadline = match std::env::var(INLINE_DEADLINE_VAR) {
-            Ok(deadline) => Some(crate::core::parse_duration(&deadline).map_err(|error| {
-                HostError::Config(format!("{INLINE_DEADLINE_VAR}={deadline:?}: {error}"))
-            })?),
-            Err(_) => None,
-        };
-        let oauth = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR].map(|name| std::env::var(name).ok());
-        let [issuers, resource, scopes] = oauth.clone();
+        let source = &ProcessEnv;
         // Checked here, so that a bad value stops the host before it serves anyone.
-        let with_oauth = OAuth::from_host_settings(issuers, resource, scopes)
-            .map_err(HostError::Config)?
-            .is_some();
-        if origins.is_some() || deadline.is_some() || with_oauth {
+        let shared = ServerSettings::read(source)?;
+        if !shared.is_empty() {
             let build = Arc::clone(&self.server);
-            self.server = Arc::new(move || {
-                let mut server = build();
-                let [issuers, resource, scopes] = oauth.clone();
-                if server.oauth_config().is_none()
-                    && let Ok(Some(oauth)) = OAuth::from_host_settings(issuers, resource, scopes)
-                {
-                    server = server.oauth(oauth);
-                }
-                if let Some(origins) = &origins {
-                    server = server.allow_origins(origins);
-                }
-                if let Some(deadline) = deadline {
-                    server = server.inline_deadline(deadline);
-                }
-                server
-            });
+            self.server = Arc::new(move || shared.apply(build()));
         }
-        if let Ok(port) = std::env::var("PORT") {
+        if let Some(port) = source.get(PORT_VAR) {
             let port = port.trim().parse().map_err(|_| {
-                HostError::Config(format!("PORT={port:?} is not a port number (0-65535)"))
+                HostError::Config(format!(
+                    "{PORT_VAR}={port:?} is not a port number (0-65535)"
+                ))
             })?;
             self.address.set_port(port);
         }
-        if let Some(dir) = std::env::var_os("DURABLE_MCP_DATA") {
+        if let Some(dir) = std::env::var_os(DATA_DIR_VAR) {
             self.data_dir = PathBuf::from(dir);
         }
-        if let Some(workers) = positive_var(WORKERS_VAR)? {
+        if let Some(workers) = settings::positive(source, WORKERS_VAR)? {
             self.workers = workers;
         }
-        if let Some(max) = positive_var(MAX_ACTIVATIONS_VAR)? {
+        if let Some(max) = settings::positive(source, MAX_ACTIVATIONS_VAR)? {
             self.max_activations = max;
         }
-        if let Some(max) = positive_var(MAX_WAITING_VAR)? {
+        if let Some(max) = settings::positive(source, MAX_WAITING_VAR)? {
             self.max_waiting = max;
         }
-        if let Ok(token) = std::env::var(INSPECTOR_TOKEN_VAR) {
-            self = self.inspector_token(token)?;
+        if let Some(token) = settings::inspector_token(source)? {
+            self.http.inspector_token = Some(token.into());
         }
         Ok(self)
     }
@@ -260,7 +227,8 @@ impl NativeHost {
     /// Serves the task inspector at [`INSPECTOR_PATH`](crate::INSPECTOR_PATH), its API
     /// answering only requests with `Authorization: Bearer <token>`: an operator's view of
     /// every task (whoever created it), its journal and input, and cancel, wake and answer.
-    /// Off unless given (then the path answers 404). Read from [`INSPECTOR_TOKEN_VAR`] by
+    /// Off unless given (then the path answers 404). Read from
+    /// [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR) by
     /// [`from_env`](Self::from_env).
     ///
     /// # Errors
@@ -269,13 +237,7 @@ impl NativeHost {
     /// control characters in it.
     pub fn inspector_token(mut self, token: impl Into<String>) -> Result<Self, HostError> {
         let token = token.into();
-        if token.chars().count() < MIN_INSPECTOR_TOKEN
-            || !token.bytes().all(|byte| byte.is_ascii_graphic())
-        {
-            return Err(HostError::Config(format!(
-                "the inspector token must be at least {MIN_INSPECTOR_TOKEN} printable ASCII                  characters without spaces ({INSPECTOR_TOKEN_VAR}); generate one with                  `openssl rand -hex 32`"
-            )));
-        }
+        settings::check_inspector_token(&token)?;
         self.http.inspector_token = Some(token.into());
         Ok(self)
     }
@@ -382,7 +344,7 @@ impl NativeHost {
     /// Unless the process installed a `tracing` subscriber already, this installs one that
     /// prints the engine's events (and the application's) on stderr: filtered by `RUST_LOG`
     /// (default `info`; `RUST_LOG=info,durable_mcp=debug` adds every step attempt), in the
-    /// format [`LOG_FORMAT_VAR`](super::LOG_FORMAT_VAR) names (`compact` by default, or `json`). A malformed value of
+    /// format [`LOG_FORMAT_VAR`](crate::settings::LOG_FORMAT_VAR) names (`compact` by default, or `json`). A malformed value of
     /// either is a [`HostError::Config`].
     pub fn run(self) -> Result<(), HostError> {
         super::logging::install_from_env()?;
@@ -441,19 +403,6 @@ impl NativeHost {
             http,
             _lock: lock,
         })
-    }
-}
-
-/// A positive integer from environment variable `name`, if set.
-fn positive_var(name: &str) -> Result<Option<usize>, HostError> {
-    let Ok(value) = std::env::var(name) else {
-        return Ok(None);
-    };
-    match value.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(Some(n)),
-        _ => Err(HostError::Config(format!(
-            "{name}={value:?} is not a positive whole number"
-        ))),
     }
 }
 

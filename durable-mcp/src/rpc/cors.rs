@@ -7,11 +7,6 @@
 
 use super::http::{Headers, HttpResponse};
 
-/// The setting naming the origins whose web pages may call the endpoint (separated by commas
-/// or spaces, as [`McpServer::allow_origins`](super::McpServer::allow_origins) takes them): an
-/// environment variable of the native host, a variable of the Worker.
-pub const CORS_ORIGINS_VAR: &str = "DURABLE_MCP_CORS_ORIGINS";
-
 /// The request headers a page may send: the MCP ones and what a fetch adds.
 const ALLOWED_HEADERS: &str = "accept, authorization, content-type, last-event-id, \
      mcp-method, mcp-name, mcp-protocol-version, mcp-session-id";

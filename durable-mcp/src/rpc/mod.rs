@@ -25,7 +25,7 @@ mod server;
 mod session;
 pub mod sse;
 
-pub use cors::{CORS_ORIGINS_VAR, CorsPolicy};
+pub use cors::CorsPolicy;
 pub use cursor::{decode_cursor, encode_cursor};
 pub use error::RpcError;
 pub use headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
@@ -35,6 +35,5 @@ pub use prompts::CompletionCall;
 pub use request::{Outcome, PromptCall, PromptOutcome, Request, ToolCall, ToolOutcome};
 pub use router::Router;
 pub use server::{
-    INLINE_DEADLINE_VAR, IntoPlainTool, IntoTaskTool, McpServer, OriginPolicy, PlainTool,
-    Preparation, TaskTool,
+    IntoPlainTool, IntoTaskTool, McpServer, OriginPolicy, PlainTool, Preparation, TaskTool,
 };

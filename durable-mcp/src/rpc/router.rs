@@ -27,6 +27,7 @@ use crate::auth::{Refusal, bearer_token};
 use crate::runtime::Engine;
 use crate::runtime::TaskRoute;
 use crate::runtime::new_task_id;
+use crate::runtime::route::OwnTasks;
 use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
 use crate::wire::jsonrpc::{failure, success, success_text};
 use crate::wire::legacy::{LEGACY_VERSIONS, strip_modern_fields};
@@ -51,7 +52,8 @@ impl Router {
     /// from [`McpServer::task_registry`]). The engine reaches the tasks it starts as children
     /// through itself.
     pub fn new(server: impl Into<Rc<McpServer>>, engine: Rc<Engine>) -> Self {
-        Router::with_tasks(server, engine.reach_own_tasks())
+        engine.reach_own_tasks();
+        Router::with_tasks(server, Rc::new(OwnTasks::keeping(engine)))
     }
 
     /// The endpoint serving `server`, with task creation and the `tasks/*` methods sent

@@ -325,10 +325,6 @@ impl Default for OriginPolicy {
 /// [`McpServer::inline_deadline`] says otherwise: 5 minutes.
 pub const DEFAULT_INLINE_DEADLINE: Duration = Duration::from_secs(300);
 
-/// The setting of the inline deadline on both hosts (an environment variable natively, a
-/// variable of the Worker): a duration such as `90s` or `10m`.
-pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
-
 /// An MCP server: what it is called, what it serves, and its hooks. Hosts turn it into a
 /// [`Router`](super::Router) with an engine.
 ///
@@ -562,8 +558,8 @@ impl McpServer {
     /// See the [`auth`](crate::auth) module. Takes the place of
     /// [`authenticate`](Self::authenticate).
     ///
-    /// Both hosts set it from the settings [`ISSUER_VAR`](crate::auth::ISSUER_VAR) and
-    /// [`RESOURCE_VAR`](crate::auth::RESOURCE_VAR) when the server has none.
+    /// Both hosts set it from the settings [`ISSUER_VAR`](crate::settings::ISSUER_VAR) and
+    /// [`RESOURCE_VAR`](crate::settings::RESOURCE_VAR) when the server has none.
     #[must_use]
     pub fn oauth(mut self, oauth: OAuth) -> Self {
         self.oauth = Some(oauth);
@@ -578,7 +574,7 @@ impl McpServer {
     }
 
     /// Whether the server checks who calls it: with OAuth, or an `authenticate` hook.
-    #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+    #[cfg(native_host)]
     pub(crate) fn checks_callers(&self) -> bool {
         self.oauth.is_some() || self.authenticate.is_some()
     }
@@ -586,10 +582,7 @@ impl McpServer {
     /// Lets the server's OAuth validators reach authorization servers through `outbound`
     /// (the host's HTTP client), unless they were given one.
     #[cfg_attr(
-        not(any(
-            all(feature = "native", not(target_arch = "wasm32")),
-            all(feature = "cloudflare", target_arch = "wasm32")
-        )),
+        not(any_host),
         allow(dead_code) // used by the hosts only
     )]
     pub(crate) fn reach_authorization_servers(

@@ -14,7 +14,7 @@ use super::host::Host;
 use super::in_flight::{InFlightMark, InFlightRegistry};
 use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
-use super::route::TaskRoute;
+use super::route::{OwnTasks, TaskRoute};
 use crate::core::child::{self, ChildOutcome};
 use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
@@ -90,9 +90,16 @@ pub struct Engine {
     in_flight: InFlightRegistry,
     /// The claims this engine made and has not seen settle: task id to the claim's generation.
     claims: RefCell<HashMap<String, u64>>,
-    /// How this engine reaches other tasks (a child to start or cancel, a parent to tell):
-    /// the host's task route, held weakly since it usually holds this engine.
-    tasks: RefCell<Option<Weak<dyn TaskRoute>>>,
+    /// How this engine reaches other tasks (a child to start or cancel, a parent to tell).
+    tasks: RefCell<Option<Reach>>,
+}
+
+/// How an engine reaches other tasks.
+enum Reach {
+    /// In its own store, through a route it holds (which does not hold the engine).
+    Own(Rc<OwnTasks>),
+    /// Through the host's route, which usually holds the engine.
+    Host(Weak<dyn TaskRoute>),
 }
 
 impl std::fmt::Debug for Engine {
@@ -170,15 +177,25 @@ impl Engine {
 
     /// Reaches other tasks (children to start and cancel, parents to tell that a child
     /// ended) through `tasks`: the host's task route, which sends each operation to the
-    /// task's owner. Held weakly; a host keeps it alive as long as the engine.
-    /// [`reach_own_tasks`](Self::reach_own_tasks) sets a route to the engine's own store.
-    pub(crate) fn reach_tasks_through(&self, tasks: Weak<dyn TaskRoute>) {
-        *self.tasks.borrow_mut() = Some(tasks);
+    /// task's owner. Held weakly, since a host's route usually holds its engine: the host keeps
+    /// it alive as long as the engine. Without a route, a body that starts a child task fails.
+    pub fn reach_tasks_through(&self, tasks: Weak<dyn TaskRoute>) {
+        *self.tasks.borrow_mut() = Some(Reach::Host(tasks));
+    }
+
+    /// Reaches other tasks in this engine's own store: for an engine that holds every task
+    /// (one process, one store). [`Router::new`](crate::http::Router::new) sets it.
+    pub fn reach_own_tasks(self: &Rc<Self>) {
+        let own = Rc::new(OwnTasks::within(self));
+        *self.tasks.borrow_mut() = Some(Reach::Own(own));
     }
 
     /// The route other tasks are reached through, if the host set one.
     pub(crate) fn tasks(&self) -> Option<Rc<dyn TaskRoute>> {
-        self.tasks.borrow().as_ref().and_then(Weak::upgrade)
+        match self.tasks.borrow().as_ref()? {
+            Reach::Own(own) => Some(Rc::clone(own) as Rc<dyn TaskRoute>),
+            Reach::Host(host) => host.upgrade(),
+        }
     }
 
     /// The registered tasks.
@@ -297,7 +314,7 @@ impl Engine {
     }
 
     /// The task's row, whoever created it; `None` if there is no such task. Never writes.
-    #[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
+    #[cfg(cloudflare_host)]
     pub(crate) fn task_record(&self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
         Ok(self
             .load(task_id, LoadScope::Control)?
@@ -305,10 +322,7 @@ impl Engine {
     }
 
     /// Carries out an operator's `operation` on the task, whoever created it.
-    #[cfg(any(
-        all(feature = "native", not(target_arch = "wasm32")),
-        all(feature = "cloudflare", target_arch = "wasm32")
-    ))]
+    #[cfg(any_host)]
     pub(crate) fn operate(
         &self,
         task_id: &str,
@@ -327,7 +341,7 @@ impl Engine {
 
     /// One page of every task, whatever its listing scope, that `shown` keeps, oldest first,
     /// strictly after `after`, of at most `limit` rows: what the inspector lists. Never writes.
-    #[cfg(all(feature = "native", not(target_arch = "wasm32")))]
+    #[cfg(native_host)]
     pub(crate) fn every_task(
         &self,
         after: Option<&ListPosition>,
@@ -458,7 +472,7 @@ impl Engine {
 
     /// Whether this engine made a claim on the task that it has not seen settle: an
     /// activation of it runs, or one ended without settling (its anchor stands).
-    #[cfg(all(feature = "cloudflare", target_arch = "wasm32"))]
+    #[cfg(cloudflare_host)]
     pub(crate) fn holds_claim(&self, task_id: &str) -> bool {
         self.claims.borrow().contains_key(task_id)
     }

@@ -3,10 +3,7 @@
 
 // The Cloudflare host's alarm bookkeeping and timer chunks (wasm32 only), host-neutral and so
 // unit-tested natively.
-#[cfg_attr(
-    not(all(feature = "cloudflare", target_arch = "wasm32")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(cloudflare_host), allow(dead_code))]
 pub(crate) mod alarm;
 mod context;
 mod current;
@@ -18,7 +15,7 @@ mod in_flight;
 mod pacer;
 pub(crate) mod ports;
 mod registry;
-mod route;
+pub(crate) mod route;
 mod step;
 
 pub use crate::core::step_failure::StepFailureKind;

@@ -115,10 +115,7 @@ pub trait Timer {
 /// Splits a wait of `duration` into consecutive waits of at most `longest` each, for timers
 /// that cannot wait longer in one go (JavaScript's `setTimeout` takes 32-bit milliseconds and
 /// fires at once past them). A zero `duration` is one zero wait; a zero `longest` does not split.
-#[cfg_attr(
-    not(all(feature = "cloudflare", target_arch = "wasm32")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(cloudflare_host), allow(dead_code))]
 pub fn delay_chunks(duration: Duration, longest: Duration) -> DelayChunks {
     DelayChunks {
         left: Some(duration),
@@ -128,10 +125,7 @@ pub fn delay_chunks(duration: Duration, longest: Duration) -> DelayChunks {
 
 /// The waits of [`delay_chunks`].
 #[derive(Clone, Debug)]
-#[cfg_attr(
-    not(all(feature = "cloudflare", target_arch = "wasm32")),
-    allow(dead_code)
-)]
+#[cfg_attr(not(cloudflare_host), allow(dead_code))]
 pub struct DelayChunks {
     /// What is left to wait; `None` once every chunk was given.
     left: Option<Duration>,

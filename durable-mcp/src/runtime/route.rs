@@ -2,12 +2,12 @@
 //!
 //! The router sends task creation and the `tasks/*` methods through it, and an engine reaches
 //! other tasks through it (a child to start or cancel, a parent to tell that its child ended).
-//! There is one port and one transport per host: [`Engine::reach_own_tasks`] for one engine over
-//! its own store, the native host's worker threads (each task at the thread that owns it), the
+//! There is one port and one transport per host: an engine over its own store
+//! ([`Engine::reach_own_tasks`]), the native host's worker threads (each task at the thread that owns it), the
 //! Cloudflare host's Durable Objects (each task in its own object). Errors are the engine's,
 //! sorted by what the caller can do about them; HTTP is the router's business.
 
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -125,32 +125,47 @@ impl From<EngineError> for RouteError {
     }
 }
 
-/// Every task in one engine's own store, reached in process.
-struct OwnTasks {
-    engine: Rc<Engine>,
+/// Every task in one engine's own store, reached in process: the route of a router over the
+/// engine, which keeps the engine alive, and the engine's own, which does not (the engine
+/// holds it).
+pub(crate) struct OwnTasks {
+    engine: Weak<Engine>,
+    _keep: Option<Rc<Engine>>,
 }
 
-impl Engine {
-    /// Makes this engine reach the tasks it starts and tells (children, parents) in its own
-    /// store, and returns that route, for a router over the engine. The engine holds the
-    /// route weakly: keep the returned route as long as the engine runs tasks.
-    pub fn reach_own_tasks(self: &Rc<Self>) -> Rc<dyn TaskRoute> {
-        let route: Rc<dyn TaskRoute> = Rc::new(OwnTasks {
-            engine: Rc::clone(self),
-        });
-        self.reach_tasks_through(Rc::downgrade(&route));
-        route
+impl OwnTasks {
+    /// The route to `engine`'s tasks that keeps `engine` alive (a router's).
+    pub(crate) fn keeping(engine: Rc<Engine>) -> Self {
+        OwnTasks {
+            engine: Rc::downgrade(&engine),
+            _keep: Some(engine),
+        }
     }
-}
 
-/// An engine call as a route's answer, ready at once.
-fn ready<'a, T: 'a>(result: Result<T, EngineError>) -> LocalBoxFuture<'a, Result<T, RouteError>> {
-    Box::pin(std::future::ready(result.map_err(RouteError::from)))
+    /// The route to `engine`'s tasks that does not keep it alive (the engine's own).
+    pub(crate) fn within(engine: &Rc<Engine>) -> Self {
+        OwnTasks {
+            engine: Rc::downgrade(engine),
+            _keep: None,
+        }
+    }
+
+    /// Calls `operation` on the engine, unless it was dropped.
+    fn ready<'a, T: 'a>(
+        &self,
+        operation: impl FnOnce(&Engine) -> Result<T, EngineError>,
+    ) -> LocalBoxFuture<'a, Result<T, RouteError>> {
+        let result = match self.engine.upgrade() {
+            Some(engine) => operation(&engine).map_err(RouteError::from),
+            None => Err(RouteError::Failed("the engine has stopped".to_owned())),
+        };
+        Box::pin(std::future::ready(result))
+    }
 }
 
 impl TaskRoute for OwnTasks {
     fn create(&self, request: CreateTask) -> LocalBoxFuture<'_, Result<TaskSnapshot, RouteError>> {
-        ready(self.engine.create_task(request))
+        self.ready(|engine| engine.create_task(request))
     }
 
     fn get<'a>(
@@ -158,7 +173,7 @@ impl TaskRoute for OwnTasks {
         task_id: &'a str,
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RouteError>> {
-        ready(self.engine.get(task_id, caller))
+        self.ready(|engine| engine.get(task_id, caller))
     }
 
     fn update<'a>(
@@ -167,7 +182,7 @@ impl TaskRoute for OwnTasks {
         responses: &'a Value,
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
-        ready(self.engine.update(task_id, responses, caller))
+        self.ready(|engine| engine.update(task_id, responses, caller))
     }
 
     fn cancel<'a>(
@@ -175,7 +190,7 @@ impl TaskRoute for OwnTasks {
         task_id: &'a str,
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
-        ready(self.engine.cancel(task_id, caller))
+        self.ready(|engine| engine.cancel(task_id, caller))
     }
 
     fn list<'a>(
@@ -184,7 +199,7 @@ impl TaskRoute for OwnTasks {
         after: Option<&'a ListPosition>,
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<ListPage<TaskSnapshot>, RouteError>> {
-        ready(self.engine.list(scope, after, limit))
+        self.ready(|engine| engine.list(scope, after, limit))
     }
 
     fn child_ended<'a>(
@@ -193,10 +208,13 @@ impl TaskRoute for OwnTasks {
         key: &'a str,
         outcome: &'a ChildOutcome,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
-        ready(self.engine.child_ended(parent_id, key, outcome))
+        self.ready(|engine| engine.child_ended(parent_id, key, outcome))
     }
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
-        self.engine.host().timer.delay(duration)
+        match self.engine.upgrade() {
+            Some(engine) => engine.host().timer.delay(duration),
+            None => Box::pin(std::future::ready(())),
+        }
     }
 }

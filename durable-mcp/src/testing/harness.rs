@@ -12,9 +12,7 @@ use super::clock::{RecordingScheduler, VirtualClock, VirtualTimer};
 use super::memory::MemoryStore;
 use crate::core::control::TaskSnapshot;
 use crate::core::{EngineError, TaskState, TaskStatus, Timestamp};
-use crate::runtime::{
-    CreateTask, Engine, Host, IntoDelay, LocalBoxFuture, Store, TaskRegistry, TaskRoute,
-};
+use crate::runtime::{CreateTask, Engine, Host, IntoDelay, LocalBoxFuture, Store, TaskRegistry};
 
 /// How long [`Harness::run_until_idle`] waits for a step that awaits something outside
 /// virtual time (real I/O) before it calls the task stalled.
@@ -48,8 +46,6 @@ pub struct Harness {
     scheduler: Rc<RecordingScheduler>,
     registry: TaskRegistry,
     engine: Rc<Engine>,
-    /// How the engine reaches the child tasks it starts: in its own store.
-    _route: Rc<dyn TaskRoute>,
     running: Vec<Activation>,
 }
 
@@ -63,14 +59,13 @@ impl Harness {
     pub fn with_store(registry: TaskRegistry, store: Rc<dyn Store>) -> Self {
         let clock = VirtualClock::new();
         let scheduler = Rc::new(RecordingScheduler::default());
-        let (engine, route) = Self::build_engine(&registry, &store, &clock, &scheduler);
+        let engine = Self::build_engine(&registry, &store, &clock, &scheduler);
         Harness {
             clock,
             store,
             scheduler,
             registry,
             engine,
-            _route: route,
             running: Vec::new(),
         }
     }
@@ -80,7 +75,7 @@ impl Harness {
         store: &Rc<dyn Store>,
         clock: &Rc<VirtualClock>,
         scheduler: &Rc<RecordingScheduler>,
-    ) -> (Rc<Engine>, Rc<dyn TaskRoute>) {
+    ) -> Rc<Engine> {
         let host = Host {
             store: store.clone(),
             clock: clock.clone(),
@@ -89,8 +84,8 @@ impl Harness {
         };
         let engine = Rc::new(Engine::new(registry.clone(), host));
         // Child tasks live in the same store.
-        let route = engine.reach_own_tasks();
-        (engine, route)
+        engine.reach_own_tasks();
+        engine
     }
 
     /// The engine under test.
@@ -285,8 +280,7 @@ impl Harness {
     pub fn crash_and_restart(&mut self) {
         self.running.clear();
         self.scheduler.clear();
-        (self.engine, self._route) =
-            Self::build_engine(&self.registry, &self.store, &self.clock, &self.scheduler);
+        self.engine = Self::build_engine(&self.registry, &self.store, &self.clock, &self.scheduler);
         if let Err(error) = self.engine.recover() {
             panic!("recovery failed: {error}");
         }

@@ -240,7 +240,7 @@ impl Tick {
                 }
                 state.apply_guarded(guard, &writes);
                 match &then {
-                    AfterWrite::Run { reason } => trace::activation_started(&state.task, &reason),
+                    AfterWrite::Run { reason } => trace::activation_started(&state.task, reason),
                     AfterWrite::Rest(settlement) => {
                         trace::activation_ended(&state, &settlement.outcome);
                     }

@@ -1,0 +1,290 @@
+//! The hosts' settings: one name each, read by one reader with one policy on both hosts.
+//!
+//! The native host reads them from its process environment (`NativeHost::from_env`); a
+//! Worker from its variables and secrets (`[vars]` in wrangler.toml, `wrangler secret put`).
+//! A value that is set but unusable stops the host before it serves anyone, with a message
+//! naming the setting and saying how to fix it: the native host does not start, a Worker
+//! answers every request with that message. An unset setting keeps its default.
+//!
+//! | Setting | Hosts | Value |
+//! |---------|-------|-------|
+//! | [`ISSUER_VAR`], [`RESOURCE_VAR`], [`SCOPES_VAR`] | both | MCP authorization (see [`OAuth`]) |
+//! | [`CORS_ORIGINS_VAR`] | both | origins whose pages may call the endpoint |
+//! | [`INLINE_DEADLINE_VAR`] | both | how long an optional task's call waits inline |
+//! | [`INSPECTOR_TOKEN_VAR`] | both | the task inspector's token (off without it) |
+//! | [`LOG_FILTER_VAR`] | both | the log filter |
+//! | [`LOG_FORMAT_VAR`] | native | `compact` or `json` |
+//! | `PORT`, `DURABLE_MCP_DATA` | native | the port, the state directory |
+//! | [`WORKERS_VAR`], [`MAX_ACTIVATIONS_VAR`], [`MAX_WAITING_VAR`] | native | threads and queue bounds |
+//! | [`ALLOWED_HOSTS_VAR`] | Cloudflare | the Worker's custom domains |
+//! | `DURABLE_MCP_HAND_OFF`, `DURABLE_MCP_LEASE` | Cloudflare | the TaskRunner's activation bounds |
+
+use std::time::Duration;
+
+use crate::auth::OAuth;
+use crate::core::parse_duration;
+use crate::rpc::McpServer;
+
+/// The trusted authorization servers (issuer URLs, separated by commas).
+pub const ISSUER_VAR: &str = "DURABLE_MCP_OAUTH_ISSUER";
+
+/// The endpoint's canonical URL (`https://mcp.example.com/mcp`): the audience tokens must be
+/// issued for.
+pub const RESOURCE_VAR: &str = "DURABLE_MCP_OAUTH_RESOURCE";
+
+/// Scopes every request needs (separated by spaces or commas). Optional.
+pub const SCOPES_VAR: &str = "DURABLE_MCP_OAUTH_SCOPES";
+
+/// The origins whose web pages may call the endpoint (separated by commas or spaces, as
+/// [`McpServer::allow_origins`] takes them).
+pub const CORS_ORIGINS_VAR: &str = "DURABLE_MCP_CORS_ORIGINS";
+
+/// How long an optional task tool's call waits inline ([`McpServer::inline_deadline`]): a
+/// duration such as `90s` or `10m`.
+pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
+
+/// The task inspector's token: with it set, the host serves the inspector at
+/// [`INSPECTOR_PATH`](crate::INSPECTOR_PATH) to requests that carry it (and a Worker its wake
+/// path). At least 16 printable characters.
+pub const INSPECTOR_TOKEN_VAR: &str = "DURABLE_MCP_INSPECTOR_TOKEN";
+
+/// The log filter: a level (`info`) or per-target levels (`info,durable_mcp=debug`).
+pub const LOG_FILTER_VAR: &str = "RUST_LOG";
+
+/// The native host's log format: `compact` (the default: one line per event, coloured on a
+/// terminal) or `json` (one JSON object per line, for a log collector).
+pub const LOG_FORMAT_VAR: &str = "DURABLE_MCP_LOG_FORMAT";
+
+/// The native host's number of worker threads.
+pub const WORKERS_VAR: &str = "DURABLE_MCP_WORKERS";
+
+/// How many task activations the native host runs at once.
+pub const MAX_ACTIVATIONS_VAR: &str = "DURABLE_MCP_MAX_ACTIVATIONS";
+
+/// How many due tasks may wait for an activation on the native host before new ones are
+/// refused.
+pub const MAX_WAITING_VAR: &str = "DURABLE_MCP_MAX_WAITING";
+
+/// The hosts a Worker answers besides loopback and its `workers.dev` names (which need no
+/// setting): its custom domains, such as `mcp.example.com`, separated by commas or spaces
+/// (`*` allows any). Requests whose `Host` or `Origin` names another host get HTTP 403, as on
+/// the native host.
+pub const ALLOWED_HOSTS_VAR: &str = "DURABLE_MCP_ALLOWED_HOSTS";
+
+/// The native host's port.
+#[cfg_attr(not(native_host), allow(dead_code))]
+pub(crate) const PORT_VAR: &str = "PORT";
+
+/// The native host's state directory.
+#[cfg_attr(not(native_host), allow(dead_code))]
+pub(crate) const DATA_DIR_VAR: &str = "DURABLE_MCP_DATA";
+
+/// How long a TaskRunner's activation may run before it hands off to a fresh alarm.
+#[cfg_attr(not(cloudflare_host), allow(dead_code))]
+pub(crate) const HAND_OFF_VAR: &str = "DURABLE_MCP_HAND_OFF";
+
+/// How long after an activation starts a TaskRunner runs its task again if that activation
+/// died with its isolate.
+#[cfg_attr(not(cloudflare_host), allow(dead_code))]
+pub(crate) const LEASE_VAR: &str = "DURABLE_MCP_LEASE";
+
+/// The name a Worker read the inspector's token from before it took
+/// [`INSPECTOR_TOKEN_VAR`], still read (with a warning) for one release.
+const OLD_INSPECTOR_TOKEN_VAR: &str = "DURABLE_MCP_ADMIN_TOKEN";
+
+/// The shortest inspector token a host takes: it guards every task's data.
+const MIN_INSPECTOR_TOKEN: usize = 16;
+
+/// Where a host reads its settings from.
+pub(crate) trait Source {
+    /// The value of the setting `name`, if it is set.
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// The native host's settings: its process environment.
+#[cfg_attr(not(native_host), allow(dead_code))]
+pub(crate) struct ProcessEnv;
+
+impl Source for ProcessEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+/// A setting that is set but unusable: the message names it and says how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct SettingError(pub(crate) String);
+
+/// A duration setting (`90s`, `10m`, ...), longer than zero.
+#[cfg_attr(not(any_host), allow(dead_code))]
+pub(crate) fn duration(source: &dyn Source, name: &str) -> Result<Option<Duration>, SettingError> {
+    let Some(text) = source.get(name) else {
+        return Ok(None);
+    };
+    match parse_duration(text.trim()) {
+        Ok(duration) if !duration.is_zero() => Ok(Some(duration)),
+        Ok(_) => Err(SettingError(format!(
+            "{name}={text:?} must be longer than zero; write a duration such as 90s or 10m"
+        ))),
+        Err(error) => Err(SettingError(format!(
+            "{name}={text:?}: {error}; write a duration such as 90s or 10m"
+        ))),
+    }
+}
+
+/// A positive whole number setting.
+#[cfg_attr(not(native_host), allow(dead_code))]
+pub(crate) fn positive(source: &dyn Source, name: &str) -> Result<Option<usize>, SettingError> {
+    let Some(text) = source.get(name) else {
+        return Ok(None);
+    };
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(SettingError(format!(
+            "{name}={text:?} is not a positive whole number"
+        ))),
+    }
+}
+
+/// The inspector's token ([`INSPECTOR_TOKEN_VAR`], or its old name with a warning), checked.
+#[cfg_attr(not(any_host), allow(dead_code))]
+pub(crate) fn inspector_token(source: &dyn Source) -> Result<Option<String>, SettingError> {
+    let token = match source.get(INSPECTOR_TOKEN_VAR) {
+        Some(token) => token,
+        None => match source.get(OLD_INSPECTOR_TOKEN_VAR) {
+            Some(token) => {
+                tracing::warn!(
+                    target: crate::core::trace::TARGET,
+                    "{OLD_INSPECTOR_TOKEN_VAR} is renamed {INSPECTOR_TOKEN_VAR}; the old name \
+                     is read for one more release: rename the secret"
+                );
+                token
+            }
+            None => return Ok(None),
+        },
+    };
+    check_inspector_token(&token).map(|()| Some(token))
+}
+
+/// Refuses an inspector token too short to guard every task's data, or with spaces or
+/// control characters in it.
+pub(crate) fn check_inspector_token(token: &str) -> Result<(), SettingError> {
+    if token.chars().count() >= MIN_INSPECTOR_TOKEN
+        && token.bytes().all(|byte| byte.is_ascii_graphic())
+    {
+        return Ok(());
+    }
+    Err(SettingError(format!(
+        "the inspector token ({INSPECTOR_TOKEN_VAR}) must be at least {MIN_INSPECTOR_TOKEN} \
+         printable ASCII characters without spaces; generate one with `openssl rand -hex 32`"
+    )))
+}
+
+/// What the settings both hosts share change on a server: authorization, browser origins and
+/// the inline deadline. Read and checked once at start, applied to every server the host
+/// builds (one per thread: an [`OAuth`] is not `Send`, so each is built from the settings).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ServerSettings {
+    /// The issuers, the resource and the scopes, checked.
+    oauth: Option<[Option<String>; 3]>,
+    origins: Option<String>,
+    inline_deadline: Option<Duration>,
+}
+
+impl ServerSettings {
+    /// The settings in `source`.
+    #[cfg_attr(not(any_host), allow(dead_code))]
+    pub(crate) fn read(source: &dyn Source) -> Result<Self, SettingError> {
+        let oauth = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR].map(|name| source.get(name));
+        let [issuers, resource, scopes] = oauth.clone();
+        let checked = OAuth::from_host_settings(issuers, resource, scopes).map_err(SettingError)?;
+        Ok(ServerSettings {
+            oauth: checked.map(|_| oauth),
+            origins: source.get(CORS_ORIGINS_VAR),
+            inline_deadline: duration(source, INLINE_DEADLINE_VAR)?,
+        })
+    }
+
+    /// Whether any of them is set.
+    #[cfg_attr(not(native_host), allow(dead_code))]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.oauth.is_none() && self.origins.is_none() && self.inline_deadline.is_none()
+    }
+
+    /// `server` with the settings applied. A server with OAuth of its own keeps it.
+    #[cfg_attr(not(any_host), allow(dead_code))]
+    pub(crate) fn apply(&self, mut server: McpServer) -> McpServer {
+        if server.oauth_config().is_none()
+            && let Some([issuers, resource, scopes]) = self.oauth.clone()
+            && let Ok(Some(oauth)) = OAuth::from_host_settings(issuers, resource, scopes)
+        {
+            server = server.oauth(oauth);
+        }
+        if let Some(origins) = &self.origins {
+            server = server.allow_origins(origins);
+        }
+        if let Some(deadline) = self.inline_deadline {
+            server = server.inline_deadline(deadline);
+        }
+        server
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    struct Map(HashMap<&'static str, &'static str>);
+
+    impl Source for Map {
+        fn get(&self, name: &str) -> Option<String> {
+            self.0.get(name).map(|value| (*value).to_owned())
+        }
+    }
+
+    fn source(pairs: &[(&'static str, &'static str)]) -> Map {
+        Map(pairs.iter().copied().collect())
+    }
+
+    #[test]
+    fn an_unusable_value_names_the_setting_and_the_fix() {
+        let bad = source(&[(INLINE_DEADLINE_VAR, "soon"), (WORKERS_VAR, "0")]);
+        let error = ServerSettings::read(&bad).unwrap_err().0;
+        assert!(error.starts_with(INLINE_DEADLINE_VAR), "{error}");
+        assert!(error.contains("such as 90s"), "{error}");
+        let zero = source(&[(HAND_OFF_VAR, "0s")]);
+        let error = duration(&zero, HAND_OFF_VAR).unwrap_err().0;
+        assert!(error.contains("longer than zero"), "{error}");
+        let error = positive(&bad, WORKERS_VAR).unwrap_err().0;
+        assert!(error.contains("positive whole number"), "{error}");
+        let half = source(&[(ISSUER_VAR, "https://issuer.example")]);
+        let error = ServerSettings::read(&half).unwrap_err().0;
+        assert!(error.contains(RESOURCE_VAR), "{error}");
+    }
+
+    #[test]
+    fn unset_settings_keep_the_defaults() {
+        let empty = source(&[]);
+        assert!(ServerSettings::read(&empty).unwrap().is_empty());
+        assert_eq!(duration(&empty, LEASE_VAR), Ok(None));
+        assert_eq!(positive(&empty, MAX_WAITING_VAR), Ok(None));
+        assert_eq!(inspector_token(&empty), Ok(None));
+    }
+
+    #[test]
+    fn the_inspector_token_is_read_under_its_old_name_too_and_checked() {
+        let token = "0123456789abcdef0123";
+        let new = source(&[(INSPECTOR_TOKEN_VAR, token)]);
+        assert_eq!(inspector_token(&new), Ok(Some(token.to_owned())));
+        let old = source(&[(OLD_INSPECTOR_TOKEN_VAR, token)]);
+        assert_eq!(inspector_token(&old), Ok(Some(token.to_owned())));
+        let both = source(&[(INSPECTOR_TOKEN_VAR, token), (OLD_INSPECTOR_TOKEN_VAR, "x")]);
+        assert_eq!(inspector_token(&both), Ok(Some(token.to_owned())));
+        let short = source(&[(INSPECTOR_TOKEN_VAR, "dev-token")]);
+        let error = inspector_token(&short).unwrap_err().0;
+        assert!(error.contains("openssl rand"), "{error}");
+    }
+}
