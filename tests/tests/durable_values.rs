@@ -169,9 +169,7 @@ fn retired_body() -> TaskDefinition {
 }
 
 fn deploy(version: &str, body: TaskDefinition) -> TaskRegistry {
-    TaskRegistry::new()
-        .with_code_version(version)
-        .register(body)
+    TaskRegistry::new().code_version(version).register(body)
 }
 
 /// A body replaced between two activations: the task in flight finishes on the old path where

@@ -323,7 +323,7 @@ fn a_live_activation_past_its_lease_is_not_run_twice() {
     }));
     let (host, clock, _) = virtual_host();
     let lease = Duration::from_secs(60);
-    let engine = Engine::new(registry, host).with_lease(lease);
+    let engine = Engine::new(registry, host).lease(lease);
     let id = engine.create("t", json!({})).expect("created").task_id;
     let mut running = Box::pin(engine.tick(&id));
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
@@ -361,7 +361,7 @@ fn an_abandoned_activation_expires_with_its_lease() {
     let (host, clock, _) = virtual_host();
     let lease = Duration::from_secs(60);
     let engine = Engine::new(registry, host)
-        .with_lease(lease)
+        .lease(lease)
         .expire_activations_with_their_lease();
     let id = engine.create("t", json!({})).expect("created").task_id;
     let mut abandoned = Box::pin(engine.tick(&id));

@@ -41,7 +41,7 @@ pub const BODY_LIMIT: usize = 4 * 1024 * 1024;
 /// The binding names, in wrangler.toml, of one TaskRunner class and of the TaskIndex class that
 /// lists its tasks. A Worker with one server uses [`Bindings::DEFAULT`] (`TASK_RUNNER` and
 /// `TASK_INDEX`); a Worker that serves two servers binds a runner class and an index class for
-/// each, and gives [`serve_with`] and [`task_runner!`](crate::task_runner) the same value:
+/// each, and gives [`serve`] and [`task_runner!`](super::task_runner) the same value:
 ///
 /// ```ignore
 /// const BINDINGS_A: Bindings = Bindings::new("RUNNER_A", "INDEX_A");
@@ -83,7 +83,7 @@ impl Default for Bindings {
     }
 }
 
-/// One MCP endpoint of a Worker, for [`serve_with`]: the path it answers and the [`Bindings`]
+/// One MCP endpoint of a Worker, for [`serve`]: the path it answers and the [`Bindings`]
 /// of the objects its tasks live in. [`serve`] is [`Endpoint::DEFAULT`].
 ///
 /// ```ignore
@@ -150,32 +150,24 @@ thread_local! {
     static SERVERS: RefCell<HashMap<ServerKey, Rc<McpServer>>> = RefCell::new(HashMap::new());
 }
 
-/// Answers one request to the Worker: the MCP endpoint at [`MCP_PATH`], with tasks in the
-/// Durable Objects bound as [`TASK_RUNNER_BINDING`]. `server` builds the server once per
-/// isolate; plain tools, resources and discovery are answered here without touching an object.
-/// [`serve_with`] with [`Endpoint::DEFAULT`].
+/// Answers one request to the MCP endpoint `endpoint` ([`Endpoint::DEFAULT`]: [`MCP_PATH`],
+/// with tasks in the Durable Objects bound as [`TASK_RUNNER_BINDING`] and
+/// [`TASK_INDEX_BINDING`]): its path, with tasks in the objects of its bindings, its
+/// [wake path](Endpoint::wake_path) and its [inspector](Endpoint::inspector_path); every other
+/// path answers 404. `server` builds the server once per isolate; plain tools, resources and
+/// discovery are answered here without touching an object. For a Worker whose `fetch` is an
+/// `async` handler (one that routes other paths itself); [`respond`] answers at less cost.
 ///
 /// ```ignore
+/// use durable_mcp::cloudflare::{Endpoint, serve};
 /// use worker::{Context, Env, Response, Result, event, web_sys};
 ///
 /// #[event(fetch)]
 /// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
-///     durable_mcp::cloudflare::serve(request, &env, server).await
+///     serve(request, &env, Endpoint::DEFAULT, server).await
 /// }
 /// ```
 ///
-/// The handler may take worker's [`Request`] instead, at a little more cost per request (see
-/// [`IncomingRequest`]).
-pub async fn serve<R, F>(request: R, env: &Env, server: F) -> worker::Result<Response>
-where
-    R: IncomingRequest,
-    F: FnOnce() -> McpServer,
-{
-    serve_with(request, env, Endpoint::DEFAULT, server).await
-}
-
-/// Answers one request to the MCP endpoint `endpoint`: its path, with tasks in the objects of
-/// its bindings, and its [wake path](Endpoint::wake_path); every other path answers 404.
 /// A Worker serving two servers routes each endpoint's requests to its own call:
 ///
 /// ```ignore
@@ -185,19 +177,22 @@ where
 /// #[event(fetch)]
 /// async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
 ///     if request.url().contains("/a/") {
-///         serve_with(request, &env, A, server_a).await
+///         serve(request, &env, A, server_a).await
 ///     } else {
-///         serve_with(request, &env, B, server_b).await
+///         serve(request, &env, B, server_b).await
 ///     }
 /// }
 /// ```
+///
+/// The handler may take worker's [`Request`] instead, at a little more cost per request (see
+/// [`IncomingRequest`]).
 ///
 /// Each server is built once per isolate and kept under its endpoint's path, its runner
 /// binding and the type name of `server`: two factories of one endpoint get a server each,
 /// unless their type names are equal (two closures written in one function can share a name),
 /// in which case the second request's factory is not called and it gets the first one's
 /// server. Give such factories endpoints of their own.
-pub async fn serve_with<R, F>(
+pub async fn serve<R, F>(
     request: R,
     env: &Env,
     endpoint: Endpoint,
@@ -254,7 +249,7 @@ where
 }
 
 /// Answers one request to the Worker as [`serve`] does, for a fetch handler that is a plain
-/// function: the Worker's `fetch` export that [`fetch_handler!`](crate::fetch_handler) writes.
+/// function: the Worker's `fetch` export that [`fetch_handler!`](super::fetch_handler) writes.
 /// The promise resolves to the response.
 ///
 /// This is the cheaper way to answer: an `async` handler's future is polled by
@@ -262,25 +257,12 @@ where
 /// awaits, while this one is polled by a JavaScript loop that awaits the request's body and
 /// its call to the task's object natively: less CPU and latency per poll (`cargo xtask
 /// bench worker`).
-pub fn respond<F>(request: web_sys::Request, env: Env, server: F) -> Promise
-where
-    F: FnOnce() -> McpServer + 'static,
-{
-    respond_with(request, env, Endpoint::DEFAULT, server)
-}
-
-/// [`respond`] for the MCP endpoint `endpoint`, as [`serve_with`] answers it.
-pub fn respond_with<F>(
-    request: web_sys::Request,
-    env: Env,
-    endpoint: Endpoint,
-    server: F,
-) -> Promise
+pub fn respond<F>(request: web_sys::Request, env: Env, endpoint: Endpoint, server: F) -> Promise
 where
     F: FnOnce() -> McpServer + 'static,
 {
     driven::start(async move {
-        let response = match serve_with(request, &env, endpoint, server).await {
+        let response = match serve(request, &env, endpoint, server).await {
             Ok(response) => response,
             // What worker's `#[event(fetch)]` answers for a handler's error.
             Err(error) => {
@@ -292,7 +274,7 @@ where
     })
 }
 
-/// A request as a Worker's fetch handler receives it, which [`serve`] and [`serve_with`]
+/// A request as a Worker's fetch handler receives it, which [`serve`] and [`serve`]
 /// answer: the platform's own `web_sys::Request`, or worker's [`Request`].
 ///
 /// Prefer the first, declaring the handler as `async fn fetch(request: web_sys::Request, ...)`

@@ -22,8 +22,8 @@ use crate::core::ListPosition;
 use crate::core::schema;
 use crate::runtime::{Clock, StoreError};
 
-/// The body of a user's TaskIndex Durable Object. [`task_runner!`](crate::task_runner)
-/// declares one for you (see also [`task_index!`](crate::task_index)): a `#[durable_object]`
+/// The body of a user's TaskIndex Durable Object. [`task_runner!`](super::task_runner)
+/// declares one for you (see also [`task_index!`](super::task_index)): a `#[durable_object]`
 /// struct wrapping this, whose Durable Object RPC method `durableMcpCall` calls
 /// [`call`](Self::call).
 pub struct TaskIndex {

@@ -15,27 +15,27 @@
 //!
 //! fn server() -> durable_mcp::McpServer { /* tools and tasks */ }
 //!
-//! durable_mcp::task_runner!(pub struct TaskRunner => |_env: &Env| server());
+//! durable_mcp::cloudflare::task_runner!(pub struct TaskRunner => |_env: &Env| server());
 //!
-//! durable_mcp::fetch_handler!(server);
+//! durable_mcp::cloudflare::fetch_handler!(server);
 //! ```
 //!
-//! [`fetch_handler!`](crate::fetch_handler) writes the Worker's `fetch` export as a plain
+//! [`fetch_handler!`](fetch_handler) writes the Worker's `fetch` export as a plain
 //! function calling [`respond`], which costs the least per request. A Worker that routes
 //! other paths itself keeps an `async` handler and calls [`serve`] for the endpoint:
 //!
 //! ```ignore
 //! #[worker::event(fetch)]
 //! async fn fetch(request: web_sys::Request, env: Env, _cx: Context) -> Result<Response> {
-//!     durable_mcp::cloudflare::serve(request, &env, server).await
+//!     durable_mcp::cloudflare::serve(request, &env, Endpoint::DEFAULT, server).await
 //! }
 //! ```
 //!
 //! `serve` takes the platform's own request type, or worker's `Request` (see
 //! [`IncomingRequest`]).
 //!
-//! [`task_runner!`](crate::task_runner) declares the object, and the `TaskIndex` object
-//! beside it (see [`task_index!`](crate::task_index)); written out, each is a
+//! [`task_runner!`](task_runner) declares the object, and the `TaskIndex` object
+//! beside it (see [`task_index!`](task_index)); written out, each is a
 //! `#[worker::durable_object]` struct wrapping [`TaskRunner`] or [`TaskIndex`], with a Durable
 //! Object RPC method that forwards the Worker's calls (and, for the TaskRunner, an `alarm` that
 //! forwards the alarm). wrangler.toml binds them as `TASK_RUNNER` and
@@ -81,11 +81,20 @@ mod step_batch;
 pub use client::ObjectTasks;
 pub use entry::{
     BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH, TASK_INDEX_BINDING,
-    TASK_RUNNER_BINDING, WAKE_PATH, respond, respond_with, serve, serve_with,
+    TASK_RUNNER_BINDING, WAKE_PATH, respond, serve,
 };
 pub use index::TaskIndex;
 pub use runner::TaskRunner;
 pub use settings::{DEFAULT_HAND_OFF, DEFAULT_RUNNER_LEASE};
+
+// The declaration macros live under the host they declare for. `#[macro_export]` puts a macro
+// at the crate root; the root names are hidden, and these re-exports are the ones to use.
+#[doc(inline)]
+pub use crate::__fetch_handler as fetch_handler;
+#[doc(inline)]
+pub use crate::__task_index as task_index;
+#[doc(inline)]
+pub use crate::__task_runner as task_runner;
 
 /// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
 /// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC) and `alarm` to it.
@@ -94,35 +103,36 @@ pub use settings::{DEFAULT_HAND_OFF, DEFAULT_RUNNER_LEASE};
 /// same server the fetch handler serves).
 ///
 /// It also declares the listing index, `TaskIndex`, with the same visibility (as
-/// [`task_index!`](crate::task_index) does), which wrangler.toml binds as
+/// [`task_index!`](task_index) does), which wrangler.toml binds as
 /// [`TASK_INDEX`](crate::cloudflare::TASK_INDEX_BINDING). To name the index class otherwise,
 /// write `; index = Name` after the server.
 ///
 /// A Worker that serves two servers declares a runner class for each, with an index class
 /// each, and names the [`Bindings`] of each after the index (the same value its
-/// [`Endpoint`] names in [`serve_with`]): `; index = Name; bindings = BINDINGS`. Each class
+/// [`Endpoint`] names in [`serve`]): `; index = Name; bindings = BINDINGS`. Each class
 /// builds its task registry from its own `server`.
 ///
 /// The crate using it depends on `worker` and `wasm-bindgen` (the expansion names both).
 ///
 /// ```ignore
-/// durable_mcp::task_runner!(pub struct TaskRunner => |_env| server());
-/// durable_mcp::task_runner!(pub struct Tasks => |_env| server(); index = TaskLists);
+/// durable_mcp::cloudflare::task_runner!(pub struct TaskRunner => |_env| server());
+/// durable_mcp::cloudflare::task_runner!(pub struct Tasks => |_env| server(); index = TaskLists);
 ///
 /// const BINDINGS_A: Bindings = Bindings::new("RUNNER_A", "INDEX_A");
-/// durable_mcp::task_runner!(
+/// durable_mcp::cloudflare::task_runner!(
 ///     pub struct RunnerA => |_env| server_a(); index = IndexA; bindings = BINDINGS_A
 /// );
 /// ```
+#[doc(hidden)]
 #[macro_export]
-macro_rules! task_runner {
+macro_rules! __task_runner {
     ($(#[$meta:meta])* $vis:vis struct $name:ident => $server:expr) => {
-        $crate::task_runner!($(#[$meta])* $vis struct $name => $server; index = TaskIndex);
+        $crate::__task_runner!($(#[$meta])* $vis struct $name => $server; index = TaskIndex);
     };
     (
         $(#[$meta:meta])* $vis:vis struct $name:ident => $server:expr; index = $index:ident
     ) => {
-        $crate::task_runner!(
+        $crate::__task_runner!(
             $(#[$meta])* $vis struct $name => $server;
             index = $index;
             bindings = $crate::cloudflare::Bindings::DEFAULT
@@ -133,7 +143,7 @@ macro_rules! task_runner {
         index = $index:ident;
         bindings = $bindings:expr
     ) => {
-        $crate::task_index!(
+        $crate::__task_index!(
             /// The listing index of one scope of tasks (see `task_runner!`).
             $vis struct $index
         );
@@ -143,7 +153,7 @@ macro_rules! task_runner {
         #[derive(Debug)]
         $vis struct $name($crate::cloudflare::TaskRunner);
 
-        $crate::object_rpc_method!($name);
+        $crate::__object_rpc_method!($name);
 
         impl ::worker::DurableObject for $name {
             fn new(state: ::worker::State, env: ::worker::Env) -> Self {
@@ -174,21 +184,22 @@ macro_rules! task_runner {
 /// Declares a Worker's TaskIndex Durable Object: a `#[worker::durable_object]` struct that
 /// wraps [`TaskIndex`](crate::cloudflare::TaskIndex) and forwards the calls of the Worker and
 /// of TaskRunners (Durable Object RPC) to it.
-/// [`task_runner!`](crate::task_runner) invokes it; call it yourself only for a TaskRunner
+/// [`task_runner!`](task_runner) invokes it; call it yourself only for a TaskRunner
 /// declared without that macro.
 ///
 /// ```ignore
-/// durable_mcp::task_index!(pub struct TaskIndex);
+/// durable_mcp::cloudflare::task_index!(pub struct TaskIndex);
 /// ```
+#[doc(hidden)]
 #[macro_export]
-macro_rules! task_index {
+macro_rules! __task_index {
     ($(#[$meta:meta])* $vis:vis struct $name:ident) => {
         $(#[$meta])*
         #[::worker::durable_object(fetch)]
         #[derive(Debug)]
         $vis struct $name($crate::cloudflare::TaskIndex);
 
-        $crate::object_rpc_method!($name);
+        $crate::__object_rpc_method!($name);
 
         impl ::worker::DurableObject for $name {
             fn new(state: ::worker::State, _env: ::worker::Env) -> Self {
@@ -206,9 +217,9 @@ macro_rules! task_index {
 }
 
 /// Writes the Worker's fetch handler: the `fetch` export, a plain function that answers every
-/// request with [`respond`] (the MCP endpoint at [`MCP_PATH`], tasks in the objects bound as
-/// `TASK_RUNNER` and `TASK_INDEX`), or with [`respond_with`] and the [`Endpoint`] given after
-/// the server. `server` is the function that builds the [`McpServer`](crate::McpServer), once
+/// request with [`respond`] at the [`Endpoint`] given after the server (by default
+/// [`Endpoint::DEFAULT`]: the MCP endpoint at [`MCP_PATH`], tasks in the objects bound as
+/// `TASK_RUNNER` and `TASK_INDEX`). `server` is the function that builds the [`McpServer`](crate::McpServer), once
 /// per isolate. It replaces a `#[worker::event(fetch)]` handler, and answers at less cost (see
 /// [`respond`]); a Worker that routes other paths itself keeps its handler and calls
 /// [`serve`].
@@ -216,26 +227,27 @@ macro_rules! task_index {
 /// The crate using it depends on `worker` and `wasm-bindgen` (the expansion names both).
 ///
 /// ```ignore
-/// durable_mcp::fetch_handler!(server);
-/// durable_mcp::fetch_handler!(server; endpoint = Endpoint::new("/a/mcp", BINDINGS_A));
+/// durable_mcp::cloudflare::fetch_handler!(server);
+/// durable_mcp::cloudflare::fetch_handler!(server; endpoint = Endpoint::new("/a/mcp", BINDINGS_A));
 /// ```
+#[doc(hidden)]
 #[macro_export]
-macro_rules! fetch_handler {
+macro_rules! __fetch_handler {
     ($server:expr) => {
-        $crate::fetch_handler!($server; endpoint = $crate::cloudflare::Endpoint::DEFAULT);
+        $crate::__fetch_handler!($server; endpoint = $crate::cloudflare::Endpoint::DEFAULT);
     };
     ($server:expr; endpoint = $endpoint:expr) => {
         const _: () = {
             use ::worker::wasm_bindgen::prelude::wasm_bindgen;
 
-            /// The Worker's fetch handler (see `durable_mcp::fetch_handler!`).
+            /// The Worker's fetch handler (see `durable_mcp::cloudflare::fetch_handler!`).
             #[wasm_bindgen(wasm_bindgen = ::worker::wasm_bindgen, js_name = fetch)]
             pub fn durable_mcp_fetch(
                 request: ::worker::web_sys::Request,
                 env: ::worker::Env,
                 _context: ::worker::wasm_bindgen::JsValue,
             ) -> ::worker::js_sys::Promise {
-                $crate::cloudflare::respond_with(request, env, $endpoint, $server)
+                $crate::cloudflare::respond(request, env, $endpoint, $server)
             }
         };
     };
@@ -243,11 +255,11 @@ macro_rules! fetch_handler {
 
 /// Gives a durable-mcp object class (`struct $name(inner)`, `inner` a
 /// [`TaskRunner`] or [`TaskIndex`]) the Durable Object RPC method the Worker calls,
-/// `durableMcpCall`, forwarding it to `inner.call`. [`task_runner!`](crate::task_runner) and
-/// [`task_index!`](crate::task_index) invoke it.
+/// `durableMcpCall`, forwarding it to `inner.call`. [`task_runner!`](task_runner) and
+/// [`task_index!`](task_index) invoke it.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! object_rpc_method {
+macro_rules! __object_rpc_method {
     ($name:ident) => {
         const _: () = {
             use ::worker::wasm_bindgen::prelude::wasm_bindgen;

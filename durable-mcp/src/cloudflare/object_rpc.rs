@@ -61,13 +61,13 @@ extern "C" {
 
 /// Logs, from a new object, when no class could be made an RPC target: the Worker's calls to
 /// it would then fail, and the log says why. Declaring the classes with
-/// [`task_runner!`](crate::task_runner) is what gives them the method.
+/// [`task_runner!`](super::task_runner) is what gives them the method.
 pub(crate) fn check_rpc_target(class: &str) {
     if extended_classes() == 0 {
         tracing::error!(
             target: crate::core::trace::TARGET,
             "no Durable Object class of this Worker answers RPC, so the Worker \
-             cannot reach {class}; declare it with durable_mcp::task_runner! (or give it the \
+             cannot reach {class}; declare it with durable_mcp::cloudflare::task_runner! (or give it the \
              `{CALL_METHOD}` method that macro writes), built with worker-build"
         );
     }

@@ -26,7 +26,7 @@ use crate::rpc::McpServer;
 use crate::runtime::engine::TickEnd;
 use crate::runtime::{Clock, CreateTask, Engine, Host, RouteError, Store, TaskRegistry, TaskRoute};
 
-/// The body of a user's TaskRunner Durable Object. [`task_runner!`](crate::task_runner)
+/// The body of a user's TaskRunner Durable Object. [`task_runner!`](super::task_runner)
 /// declares the object: a `#[durable_object]` struct wrapping this, whose `alarm` calls
 /// [`alarm`](Self::alarm), and whose Durable Object RPC method `durableMcpCall` calls
 /// [`call`](Self::call) (the Worker reaches the object only through that method).
@@ -75,7 +75,7 @@ impl TaskRunner {
     /// The task registry is built once per isolate and kept under the type name of `server`:
     /// two classes whose factories have one type name (the same fn, or closures in one
     /// function) share the first one's tasks. [`for_class`](Self::for_class), which
-    /// [`task_runner!`](crate::task_runner) calls, keeps it under the class's name instead.
+    /// [`task_runner!`](super::task_runner) calls, keeps it under the class's name instead.
     pub fn new<F: FnOnce() -> McpServer>(state: State, env: &Env, server: F) -> Self {
         Self::for_class(
             state,
@@ -109,8 +109,8 @@ impl TaskRunner {
             scheduler: alarm.clone(),
         };
         let engine = Engine::with_shared_registry(shared_registry(class, server), host)
-            .with_lease(settings.lease)
-            .with_hand_off(settings.hand_off)
+            .lease(settings.lease)
+            .hand_off(settings.hand_off)
             // A cancelled alarm handler may be left unpolled, never dropped, in a live isolate.
             .expire_activations_with_their_lease();
         check_rpc_target(class);

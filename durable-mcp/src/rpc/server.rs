@@ -691,7 +691,7 @@ impl McpServer {
                 ToolEntry::Plain(_) => None,
             })
             .fold(
-                TaskRegistry::new().with_code_version(
+                TaskRegistry::new().code_version(
                     self.code_version
                         .clone()
                         .unwrap_or_else(|| self.info.version.clone()),

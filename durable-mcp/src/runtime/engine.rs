@@ -139,14 +139,14 @@ impl Engine {
 
     /// Replaces the size limits.
     #[must_use]
-    pub fn with_limits(mut self, limits: Limits) -> Self {
+    pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
     }
 
     /// Replaces the redelivery lease ([`DEFAULT_LEASE`]).
     #[must_use]
-    pub fn with_lease(mut self, lease: Duration) -> Self {
+    pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
         self
     }
@@ -156,7 +156,7 @@ impl Engine {
     /// activations have a wall-clock limit (a Durable Object's alarm handler) sets this below
     /// the limit; without it an activation runs until the body suspends or returns.
     #[must_use]
-    pub fn with_hand_off(mut self, after: Duration) -> Self {
+    pub fn hand_off(mut self, after: Duration) -> Self {
         self.hand_off = Some(after);
         self
     }
@@ -165,7 +165,7 @@ impl Engine {
     /// body again even if the activation's future was never dropped. A host whose platform may
     /// stop polling a handler without dropping it (a Durable Object whose alarm handler was
     /// cancelled while the isolate lives on) sets this, together with a
-    /// [hand-off](Self::with_hand_off) shorter than the lease so that live activations end in
+    /// [hand-off](Self::hand_off) shorter than the lease so that live activations end in
     /// time. Without it an activation counts as running until its future is dropped, however
     /// long it takes, which is right for a host that drops what it stops polling (the native
     /// host).
@@ -231,7 +231,7 @@ impl Engine {
             poll_interval: options.poll_interval,
             principal: request.principal,
             list_scope: request.list_scope,
-            code_version: self.registry.code_version().map(str::to_owned),
+            code_version: self.registry.version().map(str::to_owned),
             parent: request.parent,
         };
         let record = control::new_task_record(new.clone(), self.host.clock.now());

@@ -170,13 +170,14 @@ impl TaskRegistry {
     /// Records `version` as the code version of every task created from now on (shown by
     /// `tasks/get`); [`McpServer`](crate::McpServer) sets it from its own.
     #[must_use]
-    pub fn with_code_version(mut self, version: impl Into<String>) -> Self {
+    pub fn code_version(mut self, version: impl Into<String>) -> Self {
         self.code_version = Some(version.into());
         self
     }
 
-    /// The code version tasks are created under, if one is set.
-    pub fn code_version(&self) -> Option<&str> {
+    /// The code version tasks are created under, if one is set
+    /// ([`code_version`](Self::code_version)).
+    pub fn version(&self) -> Option<&str> {
         self.code_version.as_deref()
     }
 

@@ -5,7 +5,7 @@ use worker::Env;
 
 use crate::{Code, server, server_with};
 
-durable_mcp::task_runner!(
+durable_mcp::cloudflare::task_runner!(
     /// One task per object, bound as `TASK_RUNNER` in `wrangler.toml`. The `FIXTURE_CODE`
     /// variable (`v2`) picks the changed version of `order`, as a deploy would.
     pub struct TaskRunner => |env: &Env| server_with(fixture_code(env))
@@ -17,4 +17,4 @@ fn fixture_code(env: &Env) -> Code {
     Code::named(name.as_deref().unwrap_or("v1"))
 }
 
-durable_mcp::fetch_handler!(server);
+durable_mcp::cloudflare::fetch_handler!(server);

@@ -55,6 +55,6 @@ pub fn server() -> McpServer {
 // The Worker: its TaskRunner and TaskIndex Durable Objects (`wrangler.toml`) and fetch handler.
 #[cfg(target_arch = "wasm32")]
 mod worker {
-    durable_mcp::task_runner!(pub struct TaskRunner => |_env: &worker::Env| crate::server());
-    durable_mcp::fetch_handler!(crate::server);
+    durable_mcp::cloudflare::task_runner!(pub struct TaskRunner => |_env: &worker::Env| crate::server());
+    durable_mcp::cloudflare::fetch_handler!(crate::server);
 }

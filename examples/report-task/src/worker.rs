@@ -13,7 +13,7 @@ fn config(env: &Env) -> Result<Config> {
         .map_err(worker::Error::RustError)
 }
 
-durable_mcp::task_runner!(
+durable_mcp::cloudflare::task_runner!(
     /// One task per object, bound as `TASK_RUNNER` in `wrangler.toml`. A constructor cannot
     /// fail: with bad settings the defaults stand, and the Worker (which reads the same
     /// variables first) refuses every request before one gets here.
@@ -24,12 +24,17 @@ durable_mcp::task_runner!(
 );
 
 /// The Worker's fetch handler: a plain function, which `durable_mcp::cloudflare::respond`
-/// answers at less cost than an `async` one (`durable_mcp::fetch_handler!` writes it for a
-/// server that needs no settings).
+/// answers at less cost than an `async` one (`durable_mcp::cloudflare::fetch_handler!` writes
+/// it for a server that needs no settings).
 #[wasm_bindgen(js_name = fetch)]
 pub fn fetch(request: web_sys::Request, env: Env, _context: JsValue) -> Promise {
     match config(&env) {
-        Ok(config) => durable_mcp::cloudflare::respond(request, env, move || server(config)),
+        Ok(config) => durable_mcp::cloudflare::respond(
+            request,
+            env,
+            durable_mcp::cloudflare::Endpoint::DEFAULT,
+            move || server(config),
+        ),
         Err(error) => {
             worker::console_error!("{error}");
             let refusal = Response::error(error.to_string(), 500).map(web_sys::Response::from);

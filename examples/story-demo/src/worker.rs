@@ -7,7 +7,7 @@ use worker::{Context, Env, Request, Response, Result};
 use crate::pages::{self, Host};
 use crate::server;
 
-durable_mcp::task_runner!(
+durable_mcp::cloudflare::task_runner!(
     /// One story per object, bound as `TASK_RUNNER` in `wrangler.toml`.
     pub struct TaskRunner => |_env: &Env| server()
 );
@@ -18,7 +18,13 @@ async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
     if let Some(page) = pages::page(request.method().as_ref(), &path, Host::Worker) {
         return into_response(page);
     }
-    durable_mcp::cloudflare::serve(request, &env, server).await
+    durable_mcp::cloudflare::serve(
+        request,
+        &env,
+        durable_mcp::cloudflare::Endpoint::DEFAULT,
+        server,
+    )
+    .await
 }
 
 fn into_response(page: HttpResponse) -> Result<Response> {

@@ -155,7 +155,7 @@ pub struct Scenario {
     pub sqlite: bool,
     /// The engine's redelivery lease, in milliseconds.
     pub lease_ms: u64,
-    /// The engine's hand-off time (`Engine::with_hand_off`), in milliseconds.
+    /// The engine's hand-off time (`Engine::hand_off`), in milliseconds.
     pub hand_off_ms: Option<u64>,
     /// Each task's retention, in milliseconds (`None`: forever).
     pub ttl_ms: Vec<Option<u64>>,
@@ -530,9 +530,9 @@ fn build_engine(
         scheduler: scheduler.clone(),
     };
     let engine =
-        Engine::new(registry.clone(), host).with_lease(Duration::from_millis(scenario.lease_ms));
+        Engine::new(registry.clone(), host).lease(Duration::from_millis(scenario.lease_ms));
     let engine = Rc::new(match scenario.hand_off_ms {
-        Some(ms) => engine.with_hand_off(Duration::from_millis(ms)),
+        Some(ms) => engine.hand_off(Duration::from_millis(ms)),
         None => engine,
     });
     let server = McpServer::new("sim", "0.0.0").task(tool.clone());

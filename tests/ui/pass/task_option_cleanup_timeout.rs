@@ -16,5 +16,5 @@ fn main() {
     let registry = server.task_registry();
     let options = registry.get("work").unwrap().task_options();
     assert_eq!(options.cleanup_timeout, Duration::from_secs(90));
-    assert_eq!(registry.code_version(), Some("0"), "the server's version by default");
+    assert_eq!(registry.version(), Some("0"), "the server's version by default");
 }

@@ -17,11 +17,11 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use durable_mcp::http::CreateTask;
-use durable_mcp::http::TaskSnapshot;
 use durable_mcp::__internals::{RpcError, decode_cursor, encode_cursor};
-use durable_mcp::http::TaskRoute;
 use durable_mcp::cloudflare::ObjectTasks;
+use durable_mcp::http::CreateTask;
+use durable_mcp::http::TaskRoute;
+use durable_mcp::http::TaskSnapshot;
 use durable_mcp::{McpServer, TaskDefinition, TaskTool};
 use serde_json::{Value, json};
 use worker::{Context, Env, Request, Response, Result, event};
@@ -40,7 +40,7 @@ fn server() -> McpServer {
         .task(done_at_once("short_lived", Duration::from_secs(2)))
 }
 
-durable_mcp::task_runner!(
+durable_mcp::cloudflare::task_runner!(
     /// One task per object, bound as `TASK_RUNNER`; declares `TaskIndex` too.
     pub struct TaskRunner => |_env: &Env| server()
 );
@@ -59,7 +59,11 @@ async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
             let mut create = CreateTask::new(param("tool").unwrap_or_default(), json!({}));
             create.list_scope = param("scope");
             create.task_id = param("id");
-            tasks.create(create).await.map(|task| brief(&task)).map_err(RpcError::from)
+            tasks
+                .create(create)
+                .await
+                .map(|task| brief(&task))
+                .map_err(RpcError::from)
         }
         "/list" => {
             let scope = param("scope").unwrap_or_default();
@@ -79,7 +83,11 @@ async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
         }
         "/get" => {
             let id = param("id").unwrap_or_default();
-            tasks.get(&id, None).await.map(|task| brief(&task)).map_err(RpcError::from)
+            tasks
+                .get(&id, None)
+                .await
+                .map(|task| brief(&task))
+                .map_err(RpcError::from)
         }
         _ => return Response::error("not found", 404),
     };

@@ -51,7 +51,7 @@ impl TaskRunner {
 }
 
 // The listing index, bound as `TASK_INDEX`.
-durable_mcp::task_index!(pub struct TaskIndex);
+durable_mcp::cloudflare::task_index!(pub struct TaskIndex);
 
 // The Worker's `fetch` export.
-durable_mcp::fetch_handler!(server);
+durable_mcp::cloudflare::fetch_handler!(server);

@@ -7,7 +7,7 @@
 //! - `/b/mcp`: server B, the same with `only_b`, `RunnerB` and `IndexB`.
 //! - `GET /`: "ready".
 
-use durable_mcp::cloudflare::{Bindings, Endpoint, serve_with};
+use durable_mcp::cloudflare::{Bindings, Endpoint, serve};
 use durable_mcp::{McpServer, TaskDefinition, TaskTool};
 use serde_json::json;
 use worker::{Context, Env, Request, Response, Result, event};
@@ -37,12 +37,12 @@ fn server_b() -> McpServer {
     McpServer::new("server-b", "0.0.0").task(says_who("B", "only_b"))
 }
 
-durable_mcp::task_runner!(
+durable_mcp::cloudflare::task_runner!(
     /// Server A's tasks, bound as `RUNNER_A`; declares `IndexA`, bound as `INDEX_A`.
     pub struct RunnerA => |_env: &Env| server_a(); index = IndexA; bindings = BINDINGS_A
 );
 
-durable_mcp::task_runner!(
+durable_mcp::cloudflare::task_runner!(
     /// Server B's tasks, bound as `RUNNER_B`; declares `IndexB`, bound as `INDEX_B`.
     pub struct RunnerB => |_env: &Env| server_b(); index = IndexB; bindings = BINDINGS_B
 );
@@ -56,9 +56,9 @@ async fn fetch(request: Request, env: Env, _cx: Context) -> Result<Response> {
     // Closures, not the fns: both are written in this function, so their type names may be
     // equal, and the endpoints alone must keep the servers apart.
     if path.starts_with("/a/") {
-        serve_with(request, &env, ENDPOINT_A, || server_a()).await
+        serve(request, &env, ENDPOINT_A, || server_a()).await
     } else if path.starts_with("/b/") {
-        serve_with(request, &env, ENDPOINT_B, || server_b()).await
+        serve(request, &env, ENDPOINT_B, || server_b()).await
     } else {
         Response::error("not found", 404)
     }
