@@ -4,10 +4,10 @@
 //! rustup; the Worker tools, see `worker_tools`; the npm packages of the MCP clients, see
 //! `clients`, and of the authorization tests, `tests/oauth`), so the one command works on a fresh machine.
 
-use std::error::Error;
 use std::process::Command;
 
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
+use xtask::process::{npm_ci, workspace_root};
 
 /// The target the crate must keep building for (Cloudflare Workers).
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
@@ -82,11 +82,11 @@ pub fn run() -> Result<()> {
     ];
     cargo(&clippy_worker, &[])?;
     // The Worker tests build a test Worker and run it under workerd.
-    crate::worker_tools::ensure()?;
+    xtask::worker_tools::ensure()?;
     // The upstream schemas the black-box suite validates wire messages against.
     let schemas = crate::wire_schemas::ensure()?;
     // The authorization server and official OAuth clients of the MCP authorization tests.
-    crate::clients::npm_ci(&crate::clients::workspace_root(), "tests/oauth")?;
+    npm_ci(&workspace_root(), "tests/oauth")?;
     cargo(
         &WORKSPACE_TESTS,
         &[("DURABLE_MCP_SCHEMAS", &schemas.to_string_lossy())],
@@ -113,9 +113,7 @@ fn ensure_wasm_target() -> Result<()> {
 }
 
 pub(crate) fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<()> {
-    // Inside `cargo xtask`, CARGO names the cargo that runs us: use the same toolchain.
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut command = Command::new(cargo);
+    let mut command = xtask::process::cargo();
     command.args(args).envs(env.iter().copied());
     step(&mut command)
 }

@@ -4,15 +4,12 @@
 //! same example as a Worker under `wrangler dev`, from the root `wrangler.toml` as deployed
 //! (its report service is the demo inside the Worker).
 
-use std::error::Error;
 use std::process::Command;
 
 use durable_mcp_tests::report_api::FakeReportService;
 use durable_mcp_tests::workerd::{build_worker, wrangler};
-
-use crate::clients::workspace_root;
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
+use xtask::process::workspace_root;
 
 /// Where the demo report service listens when the port is free (the example's default).
 const REPORT_API_PORT: u16 = 8788;
@@ -34,8 +31,7 @@ pub fn run() -> Result<()> {
             |()| FakeReportService::start_on(REPORT_API_PORT),
         );
     println!("demo report service at {}", service.url());
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut example = Command::new(cargo);
+    let mut example = xtask::process::cargo();
     example
         .args(["run", "--quiet", "--package", "report-task"])
         .env("REPORT_API_URL", service.url());
@@ -45,7 +41,7 @@ pub fn run() -> Result<()> {
 /// Builds the example as a Worker, then serves it with `wrangler dev` in the foreground on
 /// `PORT` (default 8787) until Ctrl-C; its tasks survive a restart in [`WORKER_STATE`].
 pub fn run_worker() -> Result<()> {
-    crate::worker_tools::ensure()?;
+    xtask::worker_tools::ensure()?;
     let root = workspace_root();
     std::panic::catch_unwind(|| build_worker(&root.join(WORKER_CRATE)))
         .map_err(|_| format!("the Worker build of {WORKER_CRATE} failed (see above)"))?;

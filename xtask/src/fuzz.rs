@@ -11,13 +11,10 @@
 //! `--debug` builds the targets as `cargo test --workspace --all-features` does instead, so that
 //! a few cases reuse that build: the smoke run of `cargo xtask test` (see the `smoke` module).
 
-use std::error::Error;
-use std::process::Command;
 use std::time::Instant;
 
-use crate::clients::workspace_root;
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
+use xtask::process::{cargo, workspace_root};
 
 /// The test binaries holding fuzz targets: package, cargo's selection, test name filter.
 const SUITES: &[(&str, &[&str], &str)] = &[
@@ -91,7 +88,6 @@ pub fn run(args: &[&str]) -> Result<()> {
     let options = Options::parse(args)?;
     let cases = options.cases;
     let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut reports = Vec::new();
     let mut failed = Vec::new();
     let started = Instant::now();
@@ -101,7 +97,7 @@ pub fn run(args: &[&str]) -> Result<()> {
             selection.join(" "),
             if options.debug { " (debug build)" } else { "" }
         );
-        let mut command = Command::new(&cargo);
+        let mut command = cargo();
         command
             .current_dir(&root)
             .env("PROPTEST_CASES", cases.to_string())

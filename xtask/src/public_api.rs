@@ -8,12 +8,10 @@
 //! `cargo xtask public-api --bless` writes the listing anew after a deliberate change.
 
 use std::collections::BTreeSet;
-use std::error::Error;
 use std::path::Path;
 
-use crate::clients::{target_dir, workspace_root};
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
+use xtask::process::{target_dir, workspace_root};
 
 /// Where the listing is committed, relative to the workspace root.
 const LISTING: &str = "durable-mcp/public-api.txt";

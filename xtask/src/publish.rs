@@ -2,14 +2,13 @@
 //! verify build of the unpacked package, which fails on a file outside the package), and built
 //! with the oldest Rust they declare (`rust-version`).
 
-use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::checks::{cargo, step};
-use crate::clients::{target_dir, workspace_root};
+use xtask::Result;
+use xtask::process::{target_dir, workspace_root};
 
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use crate::checks::{cargo, step};
 
 /// The published crates, the macros first: `durable-mcp` pins them exactly.
 const CRATES: [&str; 2] = ["durable-mcp-macros", "durable-mcp"];

@@ -5,12 +5,10 @@
 //! faults injected, restarts and violations, each failing seed with its minimal event list.
 //! Fails if any seed violated an invariant. `DURABLE_MCP_SIM_SEED=<seed>` replays one seed.
 
-use std::error::Error;
 use std::process::Command;
 
-use crate::clients::{target_dir, workspace_root};
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
+use xtask::process::{cargo, target_dir, workspace_root};
 
 /// Builds and runs the simulator with `args` (`--seeds N`, `--seed S`, `--reports R`: how
 /// many failing seeds to print, `--without LIST`: constructs left out of the grammar).
@@ -42,8 +40,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         }
     }
     let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let built = Command::new(cargo)
+    let built = cargo()
         .current_dir(&root)
         .args([
             "build",

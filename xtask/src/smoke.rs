@@ -9,11 +9,10 @@
 //! builds in `target/workers`, the debug test binaries (`fuzz --debug`), and this release
 //! executable (the simulator adds only its own crate in release).
 
-use std::error::Error;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
 
 /// The commands run, in order: `size` before `bench`, so that the build of report-task left
 /// behind is the tests' (no wasm-opt), which `bench --smoke` makes last.

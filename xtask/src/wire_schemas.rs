@@ -4,16 +4,13 @@
 //!
 //! The packages are pinned by `tests/wire-schemas/package-lock.json` and installed with
 //! `npm ci` when `node_modules` is missing or was installed from another lockfile (see
-//! `clients::npm_ci`); the generator runs on the machine's Node, as the client drivers do.
+//! `xtask::process::npm_ci`); the generator runs on the machine's Node, as the client drivers do.
 
-use std::error::Error;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::clients::{npm_ci, target_dir, workspace_root};
-
-/// The error type of this module's fallible steps.
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use xtask::Result;
+use xtask::process::{npm_ci, target_dir, workspace_root};
 
 /// The generator's npm project, relative to the workspace root.
 const PROJECT: &str = "tests/wire-schemas";

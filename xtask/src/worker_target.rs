@@ -3,18 +3,17 @@
 //! `cargo xtask clients`, the bench Worker for `cargo xtask bench`; or a plain-JS Worker served
 //! the same way without a build (the bench's JavaScript floor).
 
-use std::error::Error;
 use std::path::Path;
-use std::process::Command;
 
 use durable_mcp_tests::workerd::{WorkerProcess, build_worker};
 
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use crate::Result;
 
 /// The conformance fixtures' Worker crate, relative to the workspace root.
 pub const CONFORMANCE_WORKER: &str = "examples/conformance";
 
 /// A running Worker and the state directory it owns; both go when it is dropped.
+#[derive(Debug)]
 pub struct Worker {
     process: WorkerProcess,
     _state: tempfile::TempDir,
@@ -71,34 +70,4 @@ fn launch(root: &Path, relative: &str, build: bool, vars: &[(&str, &str)]) -> Re
         process,
         _state: state,
     })
-}
-
-/// Runs the black-box HTTP suite against `url`; it passes if every test passes.
-///
-/// It selects packages and features as `cargo xtask test`'s workspace test step does, so the
-/// test binary that step built is run again instead of a second build of the crates.
-pub fn black_box_suite(root: &Path, url: &str) -> Result<String> {
-    let schemas = crate::wire_schemas::ensure()?;
-    let output = Command::new(env!("CARGO"))
-        .current_dir(root)
-        .args(crate::checks::WORKSPACE_TESTS)
-        .args(["--test", "http_api"])
-        .env("DURABLE_MCP_TEST_URL", url)
-        .env("DURABLE_MCP_SCHEMAS", schemas)
-        .output()?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let summary = stdout
-        .lines()
-        .rev()
-        .find(|line| line.starts_with("test result:"))
-        .unwrap_or("no summary line")
-        .to_owned();
-    if output.status.success() {
-        return Ok(summary);
-    }
-    Err(format!(
-        "{summary}\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    )
-    .into())
 }

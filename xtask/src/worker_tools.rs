@@ -14,11 +14,11 @@
 //! installed into `tests/binaryen/node_modules/` by [`ensure_wasm_opt`]) through
 //! `WASM_OPT_BIN`.
 
-use std::error::Error;
 use std::path::Path;
 use std::process::Command;
 
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use crate::Result;
+use crate::process::{npm_ci, workspace_root};
 
 /// worker-build, matching the `worker` crate's 0.8 line.
 const WORKER_BUILD: &str = "0.8.7";
@@ -30,12 +30,10 @@ pub const TOOLS_ROOT: &str = "target/worker-tools";
 const WORKERD_DIR: &str = "tests/workerd";
 /// The npm package holding binaryen (wasm-opt), relative to the workspace root.
 const BINARYEN_DIR: &str = "tests/binaryen";
-/// A copy of the lockfile `npm ci` last installed from.
-const INSTALL_STAMP: &str = "node_modules/.xtask-installed-package-lock.json";
 
 /// Installs whatever is missing.
 pub fn ensure() -> Result<()> {
-    let root = crate::clients::workspace_root();
+    let root = workspace_root();
     let tools = root.join(TOOLS_ROOT);
     install_crate(&tools, "worker-build", WORKER_BUILD, "worker-build", true)?;
     install_crate(
@@ -45,7 +43,7 @@ pub fn ensure() -> Result<()> {
         "wasm-bindgen",
         false,
     )?;
-    install_npm(&root, WORKERD_DIR, "wrangler")?;
+    npm_ci(&root, WORKERD_DIR)?;
     ensure_nightly_rust_src()
 }
 
@@ -53,7 +51,7 @@ pub fn ensure() -> Result<()> {
 /// it).
 pub fn ensure_wasm_opt() -> Result<()> {
     ensure()?;
-    install_npm(&crate::clients::workspace_root(), BINARYEN_DIR, "binaryen")
+    npm_ci(&workspace_root(), BINARYEN_DIR)
 }
 
 /// Adds nightly's `rust-src` (std's sources, for `-Z build-std`) when it is missing.
@@ -99,8 +97,7 @@ fn install_crate(
     if installed {
         return Ok(());
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let mut command = Command::new(cargo);
+    let mut command = crate::process::cargo();
     command.args([
         "install",
         "--debug",
@@ -120,24 +117,5 @@ fn install_crate(
     if !status.success() {
         return Err(format!("cargo install {package} {version} failed ({status})").into());
     }
-    Ok(())
-}
-
-/// `npm ci` in `relative` unless its `node_modules` was installed from the same lockfile.
-fn install_npm(root: &Path, relative: &str, what: &str) -> Result<()> {
-    let dir = root.join(relative);
-    let lockfile = std::fs::read(dir.join("package-lock.json"))?;
-    if std::fs::read(dir.join(INSTALL_STAMP)).is_ok_and(|stamp| stamp == lockfile) {
-        return Ok(());
-    }
-    println!("xtask: npm ci in {relative} ({what})");
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
-        .status()?;
-    if !status.success() {
-        return Err(format!("npm ci in {relative} failed ({status})").into());
-    }
-    std::fs::write(dir.join(INSTALL_STAMP), lockfile)?;
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! What MCP authorization costs per request, the last part of `cargo xtask bench`.
+//! What MCP authorization costs per request, the last part of `cargo xtask bench` (`bench auth`
+//! runs only this part).
 //!
 //! On each host, two copies of the conformance fixture side by side: one without
 //! authorization, one with it turned on by its settings (`DURABLE_MCP_OAUTH_ISSUER`,
@@ -16,24 +17,20 @@
 //! `wrangler dev` as built for deployment (worker-build with wasm-opt), where the signature is
 //! WebCrypto's. `--smoke` makes few polls on debug builds and judges nothing.
 
-use std::error::Error;
 use std::net::TcpListener;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::issuer::{Key, TestIssuer, access_claims, key_a, key_ec, key_set};
 use durable_mcp_tests::mcp::McpClient;
-use durable_mcp_tests::workerd::{
-    WorkerProcess, build_worker, build_worker_optimized, workspace_root,
-};
+use durable_mcp_tests::workerd::{WorkerProcess, build_worker, build_worker_optimized};
 use serde_json::json;
+use xtask::Result;
+use xtask::process::{Profile, build_binary, workspace_root};
 
-use crate::bench::Scale;
-use crate::http_bench::{Server, build_server};
+use crate::native::start_server;
+use crate::scale::Scale;
 use crate::stats::{Ranked, micros, print_row, ratio};
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 /// Sequential polls per round.
 const POLLS: usize = 400;
@@ -224,21 +221,22 @@ fn settings<'a>(issuer: &'a TestIssuer, resource: &'a str) -> [(&'static str, &'
     ]
 }
 
-fn native(exe: &Path, issuer: &TestIssuer, scale: Scale) -> Result<Figures> {
-    let binary = match scale {
-        Scale::Full => build_server(exe)?,
-        Scale::Smoke => crate::clients::build_binary(&workspace_root(), "conformance-server")?,
+fn native(issuer: &TestIssuer, scale: Scale) -> Result<Figures> {
+    let profile = match scale {
+        Scale::Full => Profile::Release,
+        Scale::Smoke => Profile::Debug,
     };
+    let binary = build_binary("conformance-server", profile)?;
     let port = free_port()?;
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let port = port.to_string();
     let mut env = vec![("PORT", port.as_str())];
     env.extend(settings(issuer, &resource));
-    let plain_server = Server::start_with(&binary, Some(1), &[])?;
-    let checked_server = Server::start_with(&binary, Some(1), &env)?;
+    let plain_server = start_server(&binary, Some(1), &[])?;
+    let checked_server = start_server(&binary, Some(1), &env)?;
     let tokens = Tokens::sign(issuer, &resource, scale);
-    let mut plain = Endpoint::new(&plain_server.url, None)?;
-    let mut checked = Endpoint::new(&checked_server.url, Some(&tokens.same))?;
+    let mut plain = Endpoint::new(plain_server.url(), None)?;
+    let mut checked = Endpoint::new(checked_server.url(), Some(&tokens.same))?;
     measure(&mut plain, &mut checked, &tokens, scale)
 }
 
@@ -267,10 +265,10 @@ fn worker(issuer: &TestIssuer, scale: Scale) -> Result<Figures> {
 }
 
 /// Measures both hosts and prints the table.
-pub fn run(exe: &Path, scale: Scale) -> Result<()> {
+pub fn run(scale: Scale) -> Result<()> {
     let issuer = TestIssuer::start(key_set(&[&key_a(), &key_ec()]));
     eprintln!("bench: authorization's cost per poll, natively");
-    let native = native(exe, &issuer, scale)?;
+    let native = native(&issuer, scale)?;
     eprintln!("bench: authorization's cost per poll, in a Worker under wrangler dev");
     let worker = worker(&issuer, scale)?;
     println!();

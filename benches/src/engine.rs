@@ -1,4 +1,4 @@
-//! `cargo xtask bench`: what a journaled step costs, measured in one run.
+//! The first table of `cargo xtask bench`: what a journaled step costs.
 //!
 //! Three measurements, each on a fresh SQLite file in a temporary directory:
 //!
@@ -12,33 +12,16 @@
 //!   covers the run that recorded the journal as well.
 //!
 //! Each measurement runs in a child process of its own (this executable, re-invoked as
-//! `xtask bench-child <kind>`), so its peak RSS (`VmHWM`) is its own. A child prints one line,
+//! `bench-child <kind>`), so its peak RSS (`VmHWM`) is its own. A child prints one line,
 //! `bench-result elapsed_ns=<n> start_rss_kib=<n> peak_rss_kib=<n>`, which the parent parses.
 //! The parent runs every measurement [`RUNS`] times, interleaved, and prints the best and the
 //! median. Targets are shown next to the figures, never enforced: the command fails only if a
 //! measurement errors.
-//!
-//! Then the native host over HTTP (see the `http_bench` module): `tasks/get` throughput and
-//! p50/p99 latency under 32 keep-alive connections from a load generator in another process
-//! (`xtask bench-child load ...`, see the `load` module), and the host's VmRSS and VmHWM with
-//! 10,000 tasks parked in a sleep; a second table.
-//!
-//! Then the native host restarted under a backlog (see the `backlog_bench` module): 10,000 and
-//! 50,000 due tasks whose fetches take 50-600 ms, the host SIGKILLed and started again; the
-//! time to its first answer, `tasks/get` latency while the backlog drains, the drain time and
-//! exactly-once; a third table.
-//!
-//! Last, what MCP authorization adds to a poll on both hosts (see the `auth_bench` module).
-//!
-//! `bench --smoke` runs every part with tiny counts (and the debug builds the test command
-//! already made), to show that the command still works: its tables say that no target is
-//! judged. `cargo xtask test` runs it (see the `smoke` module).
 
-use std::error::Error;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use durable_mcp::__internals::new_task_id;
@@ -51,10 +34,11 @@ use durable_mcp::testing::{Harness, VIRTUAL_EPOCH};
 use durable_mcp::{StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry};
 use rusqlite::Connection;
 use serde_json::{Value, json};
+use xtask::Result;
 
+use crate::procfs::status_kib;
+use crate::scale::{Scale, verdict};
 use crate::stats::{Ranked, Spread, mib, micros_per_op, millis, print_row, ratio, thousands};
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 /// Steps per task, inserts per bare run, recorded steps per replay.
 const STEPS: u64 = 10_000;
@@ -80,44 +64,6 @@ const TASK: &str = "bench";
 
 /// How many times step closures ran in this process: a replay must not add to it.
 static CLOSURE_RUNS: AtomicU64 = AtomicU64::new(0);
-
-/// Set by a smoke run: its tiny counts make every figure meaningless, so its tables (printed
-/// all the same, so that their code runs) judge no target.
-static SMOKE: AtomicBool = AtomicBool::new(false);
-
-/// How much a bench command does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scale {
-    /// The measurement, with the counts the targets are about.
-    Full,
-    /// A smoke run: tiny counts, debug builds where they do, no target judged.
-    Smoke,
-}
-
-impl Scale {
-    /// The arguments after `command` (`bench`, `bench worker`, `size`): none, or `--smoke`.
-    pub fn parse(command: &str, args: &[&str]) -> Result<Scale> {
-        match args {
-            [] => Ok(Scale::Full),
-            ["--smoke"] => Ok(Scale::Smoke),
-            _ => Err(
-                format!("unknown arguments {args:?}; usage: cargo xtask {command} [--smoke]")
-                    .into(),
-            ),
-        }
-    }
-
-    /// Says what a smoke run is, once, before `command` starts; the verdicts follow it.
-    pub fn announce(self, command: &str) {
-        // Once, though `bench` announces before the Worker part does.
-        if self == Scale::Smoke && !SMOKE.swap(true, Ordering::Relaxed) {
-            println!(
-                "{command} --smoke: a smoke run, with tiny counts, to show that the command \
-                 works; no target is judged"
-            );
-        }
-    }
-}
 
 /// What the native engine's measurements do at a scale.
 #[derive(Clone, Copy, Debug)]
@@ -175,10 +121,8 @@ struct Sample {
     peak_rss_kib: u64,
 }
 
-/// `cargo xtask bench [--smoke]`: runs every measurement [`RUNS`] times in child processes and
-/// prints the table; then the HTTP and the Worker parts.
+/// Runs every measurement [`RUNS`] times in child processes and prints the table.
 pub fn run(scale: Scale) -> Result<()> {
-    scale.announce("bench");
     let exe = std::env::current_exe()?;
     let plan = Plan::of(scale);
     let mut samples: [Vec<Sample>; 3] = Default::default();
@@ -189,13 +133,8 @@ pub fn run(scale: Scale) -> Result<()> {
         }
     }
     let [engine, bare, replay] = samples.map(Summary::of);
-    let (engine, bare, replay) = (engine?, bare?, replay?);
-    print_table(&plan, &engine, &bare, &replay);
-    crate::tick_reads::run()?;
-    crate::http_bench::run(&exe, scale)?;
-    crate::backlog_bench::run(scale)?;
-    crate::worker_bench::run(scale)?;
-    crate::auth_bench::run(&exe, scale)
+    print_table(&plan, &engine?, &bare?, &replay?);
+    Ok(())
 }
 
 /// Runs one measurement of `steps` in a child process and parses its result line.
@@ -226,18 +165,18 @@ fn spawn(exe: &Path, kind: Kind, steps: u64) -> Result<Sample> {
     })
 }
 
-/// `xtask bench-child <kind> <steps>`: one measurement on a fresh database; prints its result
-/// line. `xtask bench-child load <args>` is the HTTP bench's load generator instead.
+/// `bench-child <kind> <steps>`: one measurement on a fresh database; prints its result line.
+/// `bench-child load <args>` is the HTTP bench's load generator instead.
 pub fn child(kind: &str, args: &[&str]) -> Result<()> {
     if kind == "load" {
-        return crate::load::child(args);
+        return crate::native::load::child(args);
     }
     let [steps] = args else {
         return Err(format!("the {kind} measurement takes one argument, its steps").into());
     };
     let steps: u64 = steps.parse()?;
     let kind = Kind::parse(kind).ok_or_else(|| format!("unknown measurement {kind:?}"))?;
-    let start_rss_kib = peak_rss_kib()?;
+    let start_rss_kib = status_kib("self", "VmHWM")?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("bench.sqlite3");
     let measured = match kind {
@@ -265,7 +204,7 @@ fn measure<T>(work: impl FnOnce() -> T) -> Result<(T, Measured)> {
     let started = Instant::now();
     let value = work();
     let elapsed = started.elapsed();
-    let peak_rss_kib = peak_rss_kib()?;
+    let peak_rss_kib = status_kib("self", "VmHWM")?;
     Ok((
         value,
         Measured {
@@ -401,17 +340,6 @@ fn step_row(i: u64) -> StepRow {
     }
 }
 
-/// The process's peak resident set so far (`VmHWM`), in KiB.
-fn peak_rss_kib() -> Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    let kib = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().strip_suffix("kB"))
-        .ok_or("no VmHWM in /proc/self/status")?;
-    Ok(kib.trim().parse()?)
-}
-
 /// One measurement's runs, summarised.
 struct Summary {
     best: Duration,
@@ -435,17 +363,6 @@ impl Summary {
             peak_rss_kib: samples.iter().map(|s| s.peak_rss_kib).max().unwrap_or(0),
             start_rss_kib: samples.iter().map(|s| s.start_rss_kib).min().unwrap_or(0),
         })
-    }
-}
-
-/// Whether a target was met, as the tables say it; nothing is judged in a smoke run.
-pub(crate) fn verdict(met: bool) -> &'static str {
-    if SMOKE.load(Ordering::Relaxed) {
-        "not judged (smoke run)"
-    } else if met {
-        "met"
-    } else {
-        "MISSED"
     }
 }
 

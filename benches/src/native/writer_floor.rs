@@ -9,7 +9,6 @@
 //! creates tasks faster than this.
 
 use std::cell::RefCell;
-use std::error::Error;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -18,10 +17,9 @@ use durable_mcp::store::{Applied, Guard, Store, StoreError, TaskRecord, Write};
 use durable_mcp::testing::{Harness, ObservedStore, StoreCall, StoreObserver};
 use durable_mcp::{TaskContext, TaskDefinition, TaskError, TaskRegistry, TaskStatus};
 use serde_json::{Value, json};
+use xtask::Result;
 
 use crate::stats::per_second;
-
-type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 /// What the floor measured.
 #[derive(Clone, Copy, Debug)]

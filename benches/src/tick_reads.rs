@@ -1,5 +1,5 @@
-//! `cargo xtask bench reads` (and a table of `cargo xtask bench`): how many times the engine
-//! reads a task's rows in one tick of its wake-up, counted on a SQLite store.
+//! How many times the engine reads a task's rows in one tick of its wake-up, counted on a
+//! SQLite store: a test (below) holds the counts, and `cargo xtask bench` prints them.
 //!
 //! A tick's reads are what a Durable Object's alarm costs besides the body (the Cloudflare
 //! runner ticks its one task through the same engine, plus one scan of the object's task ids
@@ -8,7 +8,7 @@
 //! the tick, and counts the store calls of that tick alone.
 
 use std::cell::Cell;
-use std::error::Error;
+use std::fmt::Write;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -18,30 +18,43 @@ use durable_mcp::testing::{Harness, ObservedStore, StoreCall, StoreObserver};
 use durable_mcp::{TaskContext, TaskDefinition, TaskError, TaskRegistry, TaskStatus};
 use futures_util::FutureExt;
 use serde_json::{Value, json};
-
-type Result<T> = std::result::Result<T, Box<dyn Error>>;
+use xtask::Result;
 
 const TASK: &str = "reads";
 
-/// Prints the table.
-pub fn run() -> Result<()> {
-    println!("\nstore reads in one tick of a task's wake-up (native engine, SQLite)");
-    println!(
-        "{:<44} {:>6} {:>8} {:>8} {:>7}",
-        "tick", "loads", "full", "control", "writes"
+/// Prints the table, as `cargo xtask bench` shows it.
+pub fn print() -> Result<()> {
+    print!(
+        "\nstore reads in one tick of a task's wake-up (native engine, SQLite)\n{}",
+        table()?
     );
+    Ok(())
+}
+
+/// The counts of every scenario, one line each under a heading.
+fn table() -> Result<String> {
+    let mut table = String::new();
+    let mut line = |cells: [&dyn std::fmt::Display; 5]| {
+        let [tick, loads, full, control, writes] = cells;
+        writeln!(
+            table,
+            "{tick:<44} {loads:>6} {full:>8} {control:>8} {writes:>7}"
+        )
+    };
+    line([&"tick", &"loads", &"full", &"control", &"writes"])?;
     for scenario in Scenario::ALL {
         let counts = scenario.count()?;
-        println!(
-            "{:<44} {:>6} {:>8} {:>8} {:>7}",
-            scenario.name(),
-            counts.full.get() + counts.control.get(),
-            counts.full.get(),
-            counts.control.get(),
-            counts.applies.get()
-        );
+        let (full, control) = (counts.full.get(), counts.control.get());
+        let writes = counts.applies.get();
+        line([
+            &scenario.name(),
+            &(full + control),
+            &full,
+            &control,
+            &writes,
+        ])?;
     }
-    Ok(())
+    Ok(table)
 }
 
 #[derive(Clone, Copy)]
@@ -159,5 +172,21 @@ impl StoreObserver for Counts {
         };
         counter.set(counter.get() + 1);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The reads of each kind of tick: a change to them is deliberate (`UPDATE_EXPECT=1`
+    /// rewrites the table, which `cargo xtask bench` prints too).
+    #[test]
+    fn a_tick_reads_what_it_did() {
+        expect_test::expect![[r#"
+            tick                                          loads     full  control  writes
+            a sleep ends, the body runs and completes         2        1        1       3
+            a finished task's retention ends: purge           1        1        0       0
+            nothing is due yet                                1        1        0       0
+        "#]]
+        .assert_eq(&super::table().unwrap());
     }
 }

@@ -1,5 +1,5 @@
-//! `cargo xtask bench backlog`: the native host restarted under a backlog (issue 27), a part
-//! of `cargo xtask bench`.
+//! `cargo xtask bench backlog`: the native host restarted under a backlog (issue 27), the third
+//! table of `cargo xtask bench`.
 //!
 //! The release build of `report-task` (built first, with `cargo build --release -p
 //! report-task`) runs the backlog scenario of `durable_mcp_tests::backlog` once for each of
@@ -18,18 +18,15 @@
 //! A smoke run ([`Scale::Smoke`]) does it once with [`SMOKE_COUNT`] tasks on the debug build
 //! `cargo xtask clients` made.
 
-use std::error::Error;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Duration;
 
 use durable_mcp_tests::backlog::{self, BINARY, BacklogFigures, BacklogPlan, HOST_TUNING};
+use xtask::Result;
+use xtask::process::{Profile, build_binary};
 
-use crate::bench::{Scale, verdict};
+use crate::scale::{Scale, verdict};
 use crate::stats::{mib, millis, print_row, thousands};
-
-/// A result whose error is any error.
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 /// The backlogs measured: the issue's, and five times it.
 const COUNTS: [usize; 2] = [10_000, 50_000];
@@ -52,14 +49,11 @@ struct Run {
 /// `cargo xtask bench backlog [--smoke]`: builds the server, runs the scenario for each
 /// backlog, and prints the table.
 pub fn run(scale: Scale) -> Result<()> {
-    scale.announce("bench backlog");
-    let (binary, counts): (PathBuf, &[usize]) = match scale {
-        Scale::Full => (build_release(&std::env::current_exe()?)?, &COUNTS),
-        Scale::Smoke => {
-            let root = crate::clients::workspace_root();
-            (crate::clients::build_binary(&root, BINARY)?, &[SMOKE_COUNT])
-        }
+    let (profile, counts): (_, &[usize]) = match scale {
+        Scale::Full => (Profile::Release, &COUNTS),
+        Scale::Smoke => (Profile::Debug, &[SMOKE_COUNT]),
     };
+    let binary = build_binary(BINARY, profile)?;
     let mut runs = Vec::new();
     for &tasks in counts {
         eprintln!("bench backlog: {} tasks", thousands(tasks as u64));
@@ -90,28 +84,6 @@ pub fn run(scale: Scale) -> Result<()> {
     } else {
         Err(format!("the backlog bench failed: {}", failed.join("; ")).into())
     }
-}
-
-/// Builds the server in release and returns its path, next to this executable (which cargo
-/// built into the same `target/release`).
-fn build_release(exe: &Path) -> Result<PathBuf> {
-    eprintln!("bench backlog: building {BINARY} (release)");
-    // Inside `cargo xtask`, CARGO names the cargo that runs us: use the same toolchain.
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "--release", "--package", BINARY])
-        .status()?;
-    if !status.success() {
-        return Err(format!("building {BINARY} failed ({status})").into());
-    }
-    let binary = exe
-        .parent()
-        .ok_or("this executable has no directory")?
-        .join(format!("{BINARY}{}", std::env::consts::EXE_SUFFIX));
-    if !binary.exists() {
-        return Err(format!("{} is missing after the build", binary.display()).into());
-    }
-    Ok(binary)
 }
 
 /// Prints one column per backlog, with the targets.

@@ -1,4 +1,4 @@
-//! The load generator of the HTTP bench, run as `xtask bench-child load <url> <ids-file>
+//! The load generator of the HTTP bench, run as `bench-child load <url> <ids-file>
 //! <connections> <seconds>` in a process of its own, so that its CPU is not the server's.
 //!
 //! It opens `<connections>` keep-alive connections to the MCP endpoint at `<url>`, one thread
@@ -14,7 +14,6 @@
 //! max_us=<n> errors=<n> sent=<n> cpu_s=<s>`: `requests` and the latencies cover the measured
 //! window, `sent` counts the warm-up too, `cpu_s` is the CPU time this process used.
 
-use std::error::Error;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -22,11 +21,10 @@ use std::time::{Duration, Instant};
 
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::json;
+use xtask::Result;
 
+use crate::procfs::cpu_time;
 use crate::stats::{Ranked, per_second};
-
-/// A result whose error is any error.
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 /// The prefix of the generator's result line.
 pub const RESULT_PREFIX: &str = "load-result ";
@@ -328,12 +326,10 @@ fn drive(mut conn: Conn, requests: &[Prebuilt], start: usize, window: Window) ->
     }
 }
 
-/// `xtask bench-child load <url> <ids-file> <connections> <seconds>`.
+/// `bench-child load <url> <ids-file> <connections> <seconds>`.
 pub fn child(args: &[&str]) -> Result<()> {
     let [url, ids_file, connections, seconds] = args else {
-        return Err(
-            "usage: xtask bench-child load <url> <ids-file> <connections> <seconds>".into(),
-        );
+        return Err("usage: bench-child load <url> <ids-file> <connections> <seconds>".into());
     };
     let (address, path) = endpoint(url)?;
     let connections: usize = connections.parse()?;
@@ -352,7 +348,7 @@ pub fn child(args: &[&str]) -> Result<()> {
     let conns = (0..connections)
         .map(|_| Conn::open(address))
         .collect::<io::Result<Vec<_>>>()?;
-    let cpu_before = crate::http_bench::cpu_time(std::process::id())?;
+    let cpu_before = cpu_time(std::process::id())?;
     let begin = Instant::now();
     let window = Window {
         measure_from: begin + WARM_UP,
@@ -377,7 +373,7 @@ pub fn child(args: &[&str]) -> Result<()> {
         errors += outcome.errors;
         first_error = first_error.or(outcome.first_error);
     }
-    let cpu = crate::http_bench::cpu_time(std::process::id())? - cpu_before;
+    let cpu = cpu_time(std::process::id())? - cpu_before;
     if let Some(error) = first_error {
         eprintln!("load: {errors} errors; the first: {error}");
     }

@@ -15,15 +15,14 @@
 //! with names shares nothing with the others, and would add those ten minutes to the test command.
 
 use std::collections::HashMap;
-use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use durable_mcp_tests::workerd::{build_worker_optimized, worker_build, workspace_root};
+use durable_mcp_tests::workerd::{build_worker_optimized, worker_build};
+use xtask::Result;
+use xtask::process::workspace_root;
 
-use crate::bench::Scale;
-use crate::worker_bench::wasm_size;
-
-type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
+use crate::scale::Scale;
+use crate::worker::wasm_size;
 
 /// The Worker measured: the one the root `wrangler.toml` deploys.
 const WORKER_CRATE: &str = "examples/report-task";
@@ -40,7 +39,7 @@ pub fn run(scale: Scale) -> Result<()> {
              (its tables list unnamed functions); nothing is judged"
         );
     }
-    crate::worker_tools::ensure_wasm_opt()?;
+    xtask::worker_tools::ensure_wasm_opt()?;
     let dir = workspace_root().join(WORKER_CRATE);
     eprintln!("size: building {WORKER_CRATE} as deployed (worker-build, wasm-opt)");
     std::panic::catch_unwind(|| build_worker_optimized(&dir))
