@@ -28,27 +28,41 @@
 //! ```
 //! # #[cfg(feature = "testing")] {
 //! use durable_mcp::testing::Harness;
-//! use durable_mcp::{TaskContext, TaskError, TaskRegistry, TaskDefinition, duration};
-//! use serde_json::{json, Value};
+//! use durable_mcp::{McpServer, StepError, TaskContext, TaskError, duration, mcp_task, step};
+//! use serde::Deserialize;
+//! use serde_json::json;
 //!
-//! async fn greet(cx: &TaskContext, input: Value) -> Result<Value, TaskError> {
-//!     let name: String = cx.step("lookup", || async move {
-//!         Ok(input["name"].as_str().unwrap_or("world").to_owned())
-//!     }).await?;
-//!     cx.sleep("pause", duration!("1m")).await?;
-//!     Ok(json!({ "content": [{ "type": "text", "text": format!("hello {name}") }] }))
+//! #[derive(Deserialize, schemars::JsonSchema)]
+//! struct Greet {
+//!     /// Who to greet.
+//!     name: String,
 //! }
 //!
-//! let registry = TaskRegistry::new().register(TaskDefinition::new("greet", |cx, input| {
-//!     Box::pin(greet(cx, input))
-//! }));
-//! let mut harness = Harness::new(registry);
+//! /// Greets someone, after a durable pause.
+//! #[mcp_task]
+//! async fn greet(cx: &TaskContext, input: Greet) -> Result<String, TaskError> {
+//!     let name = spell(&input.name).await?;
+//!     cx.sleep("pause", duration!("1m")).await?;
+//!     Ok(format!("hello {name}"))
+//! }
+//!
+//! /// Journaled: it runs once, however often the task replays.
+//! #[step]
+//! async fn spell(name: &str) -> Result<String, StepError> {
+//!     Ok(name.trim().to_owned())
+//! }
+//!
+//! let server = McpServer::new("greeter", "1.0.0").task(greet);
+//! let mut harness = Harness::new(&server);
 //! let id = harness.create("greet", json!({ "name": "Ada" }));
 //! harness.run_until_idle();
 //! harness.advance("1m");
 //! assert_eq!(harness.result(&id).unwrap()["content"][0]["text"], "hello Ada");
 //! # }
 //! ```
+//!
+//! Serve the same `server` natively with `native::NativeHost`, or from a Worker with the
+//! `cloudflare` module; `docs/getting-started.md` walks through both.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -116,8 +130,8 @@ pub mod testing;
 /// | `description` | string | the doc comment | what the model reads about the tool |
 /// | `ttl` | duration, or `"forever"` | `"24h"` | how long a task is kept from its creation; a task still live then fails |
 /// | `poll_interval` | duration | `"5s"` | the poll interval suggested to clients |
-/// | `retries(..)` | see below | see below | the retry policy of the task's steps, unless a step sets its own |
-/// | `timeout` | duration | `"5m"` | how long **one attempt of a step** may take, unless the step sets its own; it does not limit the task |
+/// | `retry(..)` | see below | see below | the retry policy of the task's steps, unless a step sets its own |
+/// | `step_timeout` | duration | `"5m"` | how long **one attempt of a step** may take, unless the step sets its own; it does not limit the task |
 /// | `cleanup_timeout` | duration | `"5m"` | how long the compensations registered with [`TaskContext::on_cancel`] may take, retries included, once a cancel stopped the body |
 /// | `optional` | flag | set | a client that did not declare the Tasks extension may call the tool: the task runs and the call waits for its result, asking its input as input rounds of the call ([`TaskTool::optional`]) |
 /// | `required` | flag | not set | such a client gets error -32021 instead ([`TaskTool::required`]) |
@@ -125,7 +139,11 @@ pub mod testing;
 /// | `scopes` | `["scope", ..]` | none | OAuth scopes a call of the tool, and every `tasks/*` request about its tasks, needs when the server checks tokens (see [`TaskTool::scopes`]) |
 /// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
 ///
-/// `retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "5m", jitter = true)`
+/// `retry` and `step_timeout` are named as in [`TaskDefinition::retry`] and
+/// [`TaskDefinition::step_timeout`]; their old spellings `retries(..)` and `timeout` are refused
+/// with an error that gives the new name.
+///
+/// `retry(limit = 5, delay = "1s", backoff = "exponential", max_delay = "5m", jitter = true)`
 /// (these are the defaults; a field left out keeps its default):
 ///
 /// | field | value | default | meaning |
@@ -164,7 +182,7 @@ pub mod testing;
 /// }
 ///
 /// /// Counts a report's rows: journaled, so it runs once however often the task replays.
-/// #[step(retries(limit = 3, delay = "1s"))]
+/// #[step(retry(limit = 3, delay = "1s"))]
 /// async fn count_rows(report: &str) -> Result<u32, StepError> {
 ///     Ok(u32::try_from(report.len())?)
 /// }
@@ -178,7 +196,7 @@ pub mod testing;
 /// }
 ///
 /// let server = McpServer::new("reports", "1.0.0").task(summarise);
-/// let mut harness = Harness::new(server.task_registry());
+/// let mut harness = Harness::new(&server);
 /// let id = harness.create("summarise", json!({ "report": "Q3" }));
 /// harness.run_until_idle(); // the step ran, the task sleeps
 /// harness.advance("30s"); // it wakes, replays the step from the journal and completes
@@ -330,7 +348,7 @@ pub use crate::core::{
 /// that reach durable-mcp through a re-export.
 ///
 /// Write it wherever a duration is a literal: [`TaskContext::sleep`],
-/// [`TaskContext::elicit_with_timeout`] and the test harness take any [`IntoDelay`], which a
+/// [`Elicit::timeout`] and the test harness take any [`IntoDelay`], which a
 /// `&str` is too, but a `&str` is only parsed when the task runs, so a typo in it fails the
 /// task rather than the build. Keep the `&str` form for text read at run time (a setting, a
 /// request).
@@ -362,7 +380,7 @@ pub use crate::core::{
 /// }
 ///
 /// let server = McpServer::new("reminders", "1.0.0").task(remind);
-/// let mut harness = Harness::new(server.task_registry());
+/// let mut harness = Harness::new(&server);
 /// let id = harness.create("remind", json!({ "name": "Ada" }));
 /// harness.advance(duration!("5m"));
 /// harness.advance(COOL_OFF);
@@ -425,9 +443,12 @@ pub use durable_mcp_macros::duration;
 /// | option | value | default | meaning |
 /// |---|---|---|---|
 /// | `name` | string, not empty, no `#` | the fn's name | the step's journal key (renaming a step makes live tasks that already ran it run it again) |
-/// | `retries(..)` | as for [`mcp_task`] | the task's policy | the retry policy of this step; a field left out takes its value from [`RetryPolicy::DEFAULT`](core::RetryPolicy::DEFAULT), not from the task |
-/// | `timeout` | duration | the task's `timeout` (`"5m"`) | how long one attempt may take; an attempt that outlasts it failed |
+/// | `retry(..)` | as for [`mcp_task`] | the task's policy | the retry policy of this step; a field left out takes its value from [`RetryPolicy::DEFAULT`](core::RetryPolicy::DEFAULT), not from the task |
+/// | `timeout` | duration | the task's `step_timeout` (`"5m"`) | how long one attempt may take; an attempt that outlasts it failed |
 /// | `crate` | path | `::durable_mcp` | where durable-mcp is, for a crate that re-exports it |
+///
+/// The options are named as [`Step::retry`] and [`Step::timeout`]; the old spelling
+/// `retries(..)` is refused with an error that gives the new name, `retry(..)`.
 ///
 /// # Example
 ///
@@ -447,7 +468,7 @@ pub use durable_mcp_macros::duration;
 /// /// Asks a flaky service for a price: fails twice, then answers.
 /// #[step(
 ///     name = "price",
-///     retries(limit = 5, delay = "2s", backoff = "constant", jitter = false),
+///     retry(limit = 5, delay = "2s", backoff = "constant", jitter = false),
 ///     timeout = "10s"
 /// )]
 /// async fn fetch_price(symbol: &str) -> Result<f64, StepError> {
@@ -475,7 +496,7 @@ pub use durable_mcp_macros::duration;
 /// }
 ///
 /// let server = McpServer::new("quotes", "1.0.0").task(quote);
-/// let mut harness = Harness::new(server.task_registry());
+/// let mut harness = Harness::new(&server);
 /// let id = harness.create("quote", json!({ "symbol": "ACME" }));
 /// harness.run_until_idle(); // attempt 1 fails; the next is 2 s away
 /// harness.advance("2s"); // attempt 2 fails
@@ -515,9 +536,9 @@ pub use rpc::{
     Preparation, PromptCall, PromptOutcome, Request, TaskTool, ToolCall, ToolOutcome,
 };
 pub use runtime::{
-    ChildTask, ChildTool, ElicitOutcome, IntoDelay, LocalBoxFuture, Step, StepError,
-    StepFailureKind, TaskContext, TaskDefinition, TaskError, TaskHandler, TaskOptions,
-    TaskRegistry,
+    ChildTask, ChildTool, Elicit, ElicitOutcome, ElicitWithin, IntoDelay, LocalBoxFuture, Status,
+    Step, StepError, StepFailureKind, TaskContext, TaskDefinition, TaskError, TaskHandler,
+    TaskOptions, TaskRegistry,
 };
 
 #[cfg(doctest)]

@@ -101,7 +101,7 @@ fn parent(log: &Log) -> TaskDefinition {
                 Ok(())
             });
             let child = cx.start_child("work", "work", json!({})).await?;
-            cx.status(child.task_id().to_owned()).await;
+            cx.status(child.task_id().to_owned()).await?;
             let said = child.output::<String>().await?;
             Ok(reply(format!("child said {said}")))
         })

@@ -440,7 +440,8 @@ fn a_timed_elicit_times_out_and_ignores_late_answers(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
             let outcome = cx
-                .elicit_with_timeout("approve", common::ask("ok?"), "10m")
+                .elicit("approve", common::ask("ok?"))
+                .timeout("10m")
                 .await?;
             cx.sleep("after", "1m").await?;
             Ok(reply(match outcome {
@@ -465,7 +466,7 @@ fn a_timed_elicit_times_out_and_ignores_late_answers(setup: Setup) {
 fn a_timed_elicit_answered_in_time(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            match cx.elicit_with_timeout("q", common::ask("?"), "10m").await? {
+            match cx.elicit("q", common::ask("?")).timeout("10m").await? {
                 ElicitOutcome::Answered(answer) => Ok(reply(answer["content"]["n"].to_string())),
                 ElicitOutcome::TimedOut => Ok(reply("timed out")),
             }
@@ -543,6 +544,26 @@ fn an_offer_answered_between_sleeps_cuts_the_next_one(setup: Setup) {
     assert!(!env.journal(&id).task.cut_next_sleep);
 }
 
+fn an_offer_claims_its_key_like_every_operation(setup: Setup) {
+    let mut env = setup(task("t", |cx, _| {
+        Box::pin(async move {
+            let first = cx.offer("stop", common::ask("Stop?")).await?;
+            let second = cx.offer("stop", common::ask("Stop now?")).await?;
+            cx.sleep("nap", "1h").await?;
+            let taken = cx.check_input("peek", &second).await?;
+            Ok(reply(format!("{first} {second} {}", taken.is_some())))
+        })
+    }));
+    let id = env.start();
+    env.update(&id, json!({ "stop#2": { "action": "accept" } }));
+    assert_eq!(text(&env.result(&id).expect("result")), "stop stop#2 true");
+    let journal = env.journal(&id);
+    // Two offers, each under its own key: the first keeps its request and is not answered.
+    assert!(journal.inputs["stop"].request.contains("Stop?"));
+    assert!(!journal.inputs["stop"].answered);
+    assert!(journal.inputs["stop#2"].consumed);
+}
+
 fn check_input_without_an_offer_fails_the_task(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
@@ -565,11 +586,11 @@ fn check_input_without_an_offer_fails_the_task(setup: Setup) {
 fn status_is_not_republished_on_replay(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            cx.status("fetching").await;
+            cx.status("fetching").await?;
             cx.step("fetch", || async { Ok(1) }).await?;
-            cx.status_with_meta("waiting", json!({ "phase": 2 })).await;
+            cx.status("waiting").meta(json!({ "phase": 2 })).await?;
             cx.sleep("nap", "1m").await?;
-            cx.status("sending").await;
+            cx.status("sending").await?;
             Ok(reply("done"))
         })
     }));
@@ -596,8 +617,9 @@ fn status_is_not_republished_on_replay(setup: Setup) {
 fn oversized_status_meta_fails_the_task(setup: Setup) {
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
-            cx.status_with_meta("big", json!({ "blob": "x".repeat(9000) }))
-                .await;
+            cx.status("big")
+                .meta(json!({ "blob": "x".repeat(9000) }))
+                .await?;
             Ok(reply("unreachable"))
         })
     }));
@@ -868,7 +890,8 @@ fn a_timed_out_elicitation_asked_without_its_timeout_is_non_determinism(setup: S
         let flipped = f2.clone();
         Box::pin(async move {
             if flipped.get() == 0 {
-                cx.elicit_with_timeout("approve", common::ask("ok?"), "10m")
+                cx.elicit("approve", common::ask("ok?"))
+                    .timeout("10m")
                     .await?;
             } else {
                 cx.elicit("approve", common::ask("ok?")).await?;
@@ -1128,6 +1151,7 @@ common::on_every_store!(
     a_timed_elicit_times_out_and_ignores_late_answers,
     a_timed_elicit_answered_in_time,
     an_offer_answer_cuts_the_pending_sleep,
+    an_offer_claims_its_key_like_every_operation,
     an_offer_answered_between_sleeps_cuts_the_next_one,
     check_input_without_an_offer_fails_the_task,
     status_is_not_republished_on_replay,

@@ -33,7 +33,7 @@ fn router() -> Router {
         .unwrap()
         .scopes(["mcp"]);
     let server = McpServer::new("fuzz-auth", "0.0.0").tool(echo).oauth(oauth);
-    let harness = Harness::new(server.task_registry());
+    let harness = Harness::new(&server);
     Router::new(server, harness.shared_engine())
 }
 

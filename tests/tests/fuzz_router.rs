@@ -103,7 +103,7 @@ thread_local! {
 
 fn world() -> World {
     let server = SERVER.with(Rc::clone);
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&*server);
     let router = Router::new(Rc::clone(&server), harness.shared_engine());
     let sleeping = harness.create("slow_compute", json!({ "seconds": 60, "label": "fuzz" }));
     let asking = harness.create("confirm_delete", json!({ "filename": "fuzz.txt" }));

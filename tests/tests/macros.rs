@@ -31,7 +31,7 @@ async fn double(n: u64) -> Result<u64, StepError> {
 /// Fails until its third attempt.
 #[step(
     name = "flaky-call",
-    retries(limit = 4, delay = "2s", backoff = "constant", jitter = false)
+    retry(limit = 4, delay = "2s", backoff = "constant", jitter = false)
 )]
 async fn flaky() -> Result<String, StepError> {
     let attempt = FLAKY.with(|runs| {
@@ -73,7 +73,7 @@ async fn retrying_task(_input: Nothing) -> Result<String, TaskError> {
 }
 
 fn harness(server: &McpServer) -> Harness {
-    Harness::new(server.task_registry())
+    Harness::new(server)
 }
 
 #[test]

@@ -72,7 +72,7 @@ fn error_code(response: &HttpResponse) -> i64 {
 #[test]
 fn a_task_is_visible_only_to_the_principal_that_created_it() {
     let server = server();
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&server);
     let router = Router::new(server, harness.shared_engine());
     let id = created_by(&router, Some("alice"));
     harness.run_until_idle();
@@ -129,7 +129,7 @@ fn a_task_is_visible_only_to_the_principal_that_created_it() {
 #[test]
 fn a_refused_credential_is_http_401_and_creates_nothing() {
     let server = server();
-    let harness = Harness::new(server.task_registry());
+    let harness = Harness::new(&server);
     let router = Router::new(server, harness.shared_engine());
     let response = send(
         &router,
@@ -174,7 +174,7 @@ fn internal_errors_reach_the_error_hook_and_the_client_as_32603() {
         sink.borrow_mut().push((method.to_owned(), error.clone()));
     });
     let store = Rc::new(ObservedStore::new(MemoryStore::new(), Flaky::default()));
-    let harness = Harness::with_store(server.task_registry(), store.clone());
+    let harness = Harness::with_store(&server, store.clone());
     let router = Router::new(server, harness.shared_engine());
     let id = created_by(&router, None);
 
@@ -198,7 +198,7 @@ fn the_tasks_extension_is_advertised_only_with_a_task_tool() {
         durable_mcp::wire::Tool::new("noop", json!({ "type": "object" })),
         |_| async { Ok(durable_mcp::wire::CallToolResult::text("ok").into()) },
     ));
-    let harness = Harness::new(plain.task_registry());
+    let harness = Harness::new(&plain);
     let router = Router::new(plain, harness.shared_engine());
     let discovered = send(&router, None, "server/discover", json!({})).json_body();
     assert!(
@@ -207,7 +207,7 @@ fn the_tasks_extension_is_advertised_only_with_a_task_tool() {
             .is_none()
     );
 
-    let harness = Harness::new(server().task_registry());
+    let harness = Harness::new(&server());
     let router = Router::new(server(), harness.shared_engine());
     let discovered = send(&router, None, "server/discover", json!({})).json_body();
     assert_eq!(
@@ -220,17 +220,18 @@ fn the_tasks_extension_is_advertised_only_with_a_task_tool() {
 fn tasks_get_publishes_the_status_meta_and_keeps_it_across_plain_statuses() {
     let definition = task("phases", |cx, _| {
         Box::pin(async move {
-            cx.status_with_meta("warming up", json!({ "phase": "warmup", "lap": 0 }))
-                .await;
+            cx.status("warming up")
+                .meta(json!({ "phase": "warmup", "lap": 0 }))
+                .await?;
             cx.sleep("warm", "1m").await?;
-            cx.status("lap done").await;
+            cx.status("lap done").await?;
             cx.sleep("rest", "1h").await?;
             Ok(reply("done"))
         })
     });
     let server = McpServer::new("router-test", "0.0.0")
         .task(TaskTool::new(definition, json!({ "type": "object" })));
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&server);
     let router = Router::new(server, harness.shared_engine());
     let created = send(
         &router,
@@ -308,7 +309,7 @@ fn prompt_server(completion: bool) -> McpServer {
 }
 
 fn router_of(server: McpServer) -> Router {
-    let harness = Harness::new(server.task_registry());
+    let harness = Harness::new(&server);
     Router::new(server, harness.shared_engine())
 }
 
@@ -542,7 +543,7 @@ fn scoped_server() -> McpServer {
 #[test]
 fn a_scoped_tool_needs_its_scopes_on_calls_and_on_every_request_about_its_tasks() {
     let server = scoped_server();
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&server);
     let router = Router::new(server, harness.shared_engine());
     let call = |token: Option<&str>, tool: &str| {
         send(
@@ -626,7 +627,7 @@ fn a_scoped_tool_needs_its_scopes_on_calls_and_on_every_request_about_its_tasks(
 #[test]
 fn the_metadata_lists_every_scope_and_is_served_only_at_its_paths() {
     let server = scoped_server();
-    let harness = Harness::new(server.task_registry());
+    let harness = Harness::new(&server);
     let router = Router::new(server, harness.shared_engine());
     let metadata = router
         .well_known("GET", "/.well-known/oauth-protected-resource/mcp")
@@ -690,7 +691,7 @@ fn send_2025(
 #[test]
 fn the_2025_task_list_leaves_out_tasks_whose_tool_needs_scopes_the_token_lacks() {
     let server = scoped_server();
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&server);
     let router = Router::new(server, harness.shared_engine());
     let initialized = send_2025(
         &router,

@@ -77,18 +77,14 @@ fn server() -> McpServer {
                         call.request_state.as_deref()
                     ))
                     .into(),
-                    None => {
-                        let mut input = InputRequiredResult {
-                            request_state: Some("round-1".to_owned()),
-                            ..InputRequiredResult::default()
-                        };
-                        input.input_requests.insert(
-                            "reply".to_owned(),
+                    None => InputRequiredResult::default()
+                        .state("round-1")
+                        .input_request(
+                            "reply",
                             json!({ "method": "sampling/createMessage",
-                                    "params": { "messages": [], "maxTokens": 5 } }),
-                        );
-                        input.into()
-                    }
+                                        "params": { "messages": [], "maxTokens": 5 } }),
+                        )
+                        .into(),
                 };
                 std::future::ready(Ok(outcome))
             },
@@ -97,7 +93,7 @@ fn server() -> McpServer {
 
 fn router() -> Router {
     let server = server();
-    let harness = Harness::new(server.task_registry());
+    let harness = Harness::new(&server);
     Router::new(server, harness.shared_engine())
 }
 
@@ -351,7 +347,7 @@ fn on_the_2025_lane_an_inline_run_past_its_deadline_is_a_tool_error_and_the_task
     let server = McpServer::new("deadline-test", "0.0.0")
         .task(TaskTool::new(sleeper, json!({ "type": "object" })))
         .inline_deadline(std::time::Duration::ZERO);
-    let harness = Harness::new(server.task_registry());
+    let harness = Harness::new(&server);
     let router = Router::new(server, harness.shared_engine());
     let session = session(&router, json!({}));
 

@@ -50,7 +50,7 @@ pub enum EngineError {
     #[error(
         "non-determinism at journal key {key:?}: the elicitation was recorded with a timeout, \
          which ran out before an answer came, but the body now asks for it without one; a key \
-         keeps what it was recorded with, so ask it with `cx.elicit_with_timeout` on every run \
+         keeps what it was recorded with, so ask it with `cx.elicit(..).timeout(..)` on every run \
          (and handle `ElicitOutcome::TimedOut`), or give the elicitation without a timeout a \
          name of its own"
     )]

@@ -143,6 +143,13 @@ impl TaskTool {
     }
 }
 
+impl From<&McpServer> for TaskRegistry {
+    /// The server's task definitions ([`McpServer::task_registry`]).
+    fn from(server: &McpServer) -> Self {
+        server.task_registry()
+    }
+}
+
 /// What [`McpServer::task`] takes: a [`TaskTool`], or the fn `#[mcp_task]` generates.
 pub trait IntoTaskTool {
     /// The task tool.
@@ -682,7 +689,7 @@ impl McpServer {
             .collect()
     }
 
-    /// The task definitions, for the host's engine.
+    /// The task definitions, for the host's engine (also `TaskRegistry::from(&server)`).
     pub fn task_registry(&self) -> TaskRegistry {
         self.tools
             .iter()

@@ -20,7 +20,9 @@ mod step;
 
 pub use crate::core::step_failure::StepFailureKind;
 pub use crate::core::terminal::tool_error_result;
-pub use context::{ChildTask, ChildTool, IntoDelay, Step, TaskContext};
+pub use context::{
+    ChildTask, ChildTool, Elicit, ElicitWithin, IntoDelay, Status, Step, TaskContext,
+};
 pub use current::current_context;
 pub use engine::{CreateTask, DEFAULT_LEASE, Engine, new_task_id};
 pub use error::{ElicitOutcome, StepError, TaskError};

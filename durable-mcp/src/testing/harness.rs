@@ -50,13 +50,16 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// A harness on an in-memory store.
-    pub fn new(registry: TaskRegistry) -> Self {
-        Self::with_store(registry, Rc::new(MemoryStore::new()))
+    /// A harness running the tasks of `tasks` on an in-memory store: an
+    /// [`McpServer`](crate::McpServer) (`Harness::new(&server)`), or a hand-written
+    /// [`TaskRegistry`].
+    pub fn new(tasks: impl Into<TaskRegistry>) -> Self {
+        Self::with_store(tasks, Rc::new(MemoryStore::new()))
     }
 
-    /// A harness on `store`.
-    pub fn with_store(registry: TaskRegistry, store: Rc<dyn Store>) -> Self {
+    /// A harness running the tasks of `tasks` on `store`.
+    pub fn with_store(tasks: impl Into<TaskRegistry>, store: Rc<dyn Store>) -> Self {
+        let registry = tasks.into();
         let clock = VirtualClock::new();
         let scheduler = Rc::new(RecordingScheduler::default());
         let engine = Self::build_engine(&registry, &store, &clock, &scheduler);

@@ -73,7 +73,7 @@ struct Order {
 #[mcp_task(name = "order", ttl = "1h", poll_interval = "200ms")]
 async fn order_v1(cx: &TaskContext, input: Order) -> Result<String, TaskError> {
     cx.step("reserve", || async { Ok(()) }).await?;
-    cx.status("waiting").await;
+    cx.status("waiting").await?;
     cx.sleep("settle", Duration::from_secs(input.seconds))
         .await?;
     let charged = cx.step("charge", || async { Ok(100) }).await?;
@@ -89,7 +89,7 @@ async fn order_v2(cx: &TaskContext, input: Order) -> Result<String, TaskError> {
     } else {
         0
     };
-    cx.status("waiting").await;
+    cx.status("waiting").await?;
     cx.sleep("settle", Duration::from_secs(input.seconds))
         .await?;
     let receipt = cx.patched("receipt");
@@ -120,7 +120,7 @@ struct Trip {
     ttl = "1h",
     poll_interval = "200ms",
     cleanup_timeout = "2s",
-    retries(limit = 100, delay = "300ms", backoff = "constant", jitter = false)
+    retry(limit = 100, delay = "300ms", backoff = "constant", jitter = false)
 )]
 async fn trip(cx: &TaskContext, input: Trip) -> Result<String, TaskError> {
     let booking = cx
@@ -133,7 +133,7 @@ async fn trip(cx: &TaskContext, input: Trip) -> Result<String, TaskError> {
         }
         Ok(format!("released {booking}"))
     });
-    cx.status("booked").await;
+    cx.status("booked").await?;
     if input.ask {
         let go = serde_json::json!({
             "mode": "form",
@@ -179,11 +179,9 @@ async fn gallery(cx: &TaskContext, input: Gallery) -> Result<String, TaskError> 
         );
     }
     let ids: Vec<&str> = children.iter().map(|child| child.task_id()).collect();
-    cx.status_with_meta(
-        format!("started {}", children.len()),
-        serde_json::json!({ "children": ids }),
-    )
-    .await;
+    cx.status(format!("started {}", children.len()))
+        .meta(serde_json::json!({ "children": ids }))
+        .await?;
     match try_join_all(children.iter().map(|child| child.output::<Thumb>())).await {
         Ok(thumbs) => Ok(format!(
             "total {}",

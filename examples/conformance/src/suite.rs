@@ -57,7 +57,7 @@ async fn many_steps(cx: &TaskContext, input: ManySteps) -> Result<String, TaskEr
     });
     for done in 0..input.count {
         if done > 0 && done % 10_000 == 0 {
-            cx.status(format!("{done} steps done")).await;
+            cx.status(format!("{done} steps done")).await?;
         }
         cx.step("noop", || async { Ok::<_, StepError>(()) }).await?;
     }
@@ -76,7 +76,7 @@ struct Panicking {
 }
 
 /// Panics: a task whose body or step panics ends as a tool error, and the host goes on.
-#[mcp_task(ttl = "1h", poll_interval = "200ms", retries(limit = 1))]
+#[mcp_task(ttl = "1h", poll_interval = "200ms", retry(limit = 1))]
 async fn panicking_job(cx: &TaskContext, input: Panicking) -> Result<String, TaskError> {
     if input.in_step {
         cx.step("explode", || async {
@@ -94,11 +94,9 @@ async fn panicking_job(cx: &TaskContext, input: Panicking) -> Result<String, Tas
 /// `lap 1 done` without meta (which keeps the previous meta), and completes.
 #[mcp_task(ttl = "1h", poll_interval = "200ms")]
 async fn status_meta_job(cx: &TaskContext, _input: NoArguments) -> Result<String, TaskError> {
-    cx.status_with_meta(
-        "warming up",
-        serde_json::json!({ "phase": "warmup", "lap": 0 }),
-    )
-    .await;
-    cx.status("lap 1 done").await;
+    cx.status("warming up")
+        .meta(serde_json::json!({ "phase": "warmup", "lap": 0 }))
+        .await?;
+    cx.status("lap 1 done").await?;
     Ok("phases done".to_owned())
 }

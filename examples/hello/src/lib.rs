@@ -22,7 +22,7 @@ async fn greet(cx: &TaskContext, input: Greet) -> Result<String, TaskError> {
     let form = json!({ "mode": "form", "message": message, "requestedSchema": schema });
     let answer = cx.elicit("mood", form).await?; // waits, durably, for tasks/update
     let mood = answer["content"]["mood"].as_str().unwrap_or("unsure"); // no content: declined
-    cx.status(format!("thinking about {mood:?}")).await;
+    cx.status(format!("thinking about {mood:?}")).await?;
     cx.sleep("think", duration!("3s")).await?; // durable: survives a restart
     Ok(format!("{greeting} Glad you feel {mood}."))
 }

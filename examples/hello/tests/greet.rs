@@ -5,7 +5,7 @@ use serde_json::json;
 
 #[test]
 fn greet_asks_then_sleeps_then_answers() {
-    let mut harness = Harness::new(hello::server().task_registry());
+    let mut harness = Harness::new(&hello::server());
     let id = harness.create("greet", json!({ "name": "Ada" }));
     harness.run_until_idle();
     assert_eq!(harness.status(&id), TaskStatus::InputRequired);

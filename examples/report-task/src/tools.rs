@@ -80,7 +80,7 @@ fn recipient<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Er
 #[mcp_task(title = "Send a report", poll_interval = "500ms")]
 async fn send_report(cx: &TaskContext, input: SendReport) -> Result<String, TaskError> {
     let to = input.to;
-    cx.status(format!("fetching the report for {to}")).await;
+    cx.status(format!("fetching the report for {to}")).await?;
     let report = fetch(&to).await?;
 
     let cool_off = config().cool_off;
@@ -90,7 +90,7 @@ async fn send_report(cx: &TaskContext, input: SendReport) -> Result<String, Task
         report.title,
         format_duration(cool_off)
     ))
-    .await;
+    .await?;
     cx.sleep("cool-off", cool_off).await?;
 
     deliver(cx, &to, &report).await
@@ -98,12 +98,12 @@ async fn send_report(cx: &TaskContext, input: SendReport) -> Result<String, Task
 
 /// Sends `report` to `to` and answers what was done, telling the client as it goes.
 async fn deliver(cx: &TaskContext, to: &str, report: &Report) -> Result<String, TaskError> {
-    cx.status(format!("sending the report to {to}")).await;
+    cx.status(format!("sending the report to {to}")).await?;
     // The same key on every attempt and after every restart: "<task id>:send".
     let key = cx.idempotency_key("send");
     send(to, report, &key).await?;
     let done = format!("report {:?} sent to {to}", report.title);
-    cx.status(done.clone()).await;
+    cx.status(done.clone()).await?;
     Ok(done)
 }
 
@@ -116,7 +116,7 @@ async fn fetch(to: &str) -> Result<Report, StepError> {
 /// Sends `report`: worth insisting on, ten attempts 0.5 s doubling up to 30 s (about two
 /// minutes in all). The idempotency key makes every attempt safe to repeat.
 #[step(
-    retries(
+    retry(
         limit = 10,
         delay = "500ms",
         backoff = "exponential",
@@ -133,11 +133,11 @@ async fn send(to: &str, report: &Report, key: &str) -> Result<(), StepError> {
 #[mcp_task(title = "Approve and send a report", poll_interval = "500ms")]
 async fn approve_report(cx: &TaskContext, input: SendReport) -> Result<String, TaskError> {
     let to = input.to;
-    cx.status(format!("compiling the report for {to}")).await;
+    cx.status(format!("compiling the report for {to}")).await?;
     let report = fetch(&to).await?;
 
     cx.status(format!("waiting for approval to send {:?}", report.title))
-        .await;
+        .await?;
     let question = json!({
         "mode": "form",
         "message": format!("Send {:?} to {to}?", report.title),
@@ -150,7 +150,7 @@ async fn approve_report(cx: &TaskContext, input: SendReport) -> Result<String, T
     let answer = cx.elicit("approval", question).await?;
     if !approved(&answer) {
         let done = format!("report {:?} discarded", report.title);
-        cx.status(done.clone()).await;
+        cx.status(done.clone()).await?;
         return Ok(done);
     }
 

@@ -102,7 +102,7 @@ impl Teller<'_> {
             answer = match walk.next(answer) {
                 Event::Beat { text, meta } => {
                     self.trail.push(Kind::Beat, text.clone());
-                    self.publish(text, &meta).await;
+                    self.publish(text, &meta).await?;
                     self.meta = Some(meta);
                     None
                 }
@@ -144,7 +144,7 @@ impl Teller<'_> {
                             ..meta
                         },
                     )
-                    .await;
+                    .await?;
                     return Ok(format!("[ending:{id}] {text}"));
                 }
             };
@@ -152,7 +152,7 @@ impl Teller<'_> {
     }
 
     /// Publishes `text` with the picture state and the trail.
-    async fn publish(&self, text: String, meta: &BeatMeta) {
+    async fn publish(&self, text: String, meta: &BeatMeta) -> Result<(), TaskError> {
         let story = self.story.id.as_str();
         let status = StatusMeta {
             story,
@@ -166,7 +166,7 @@ impl Teller<'_> {
             actions: meta.actions.as_ref(),
             trail: self.trail.entries().collect(),
         };
-        self.cx.status_with_meta(text, &status).await;
+        self.cx.status(text).meta(&status).await
     }
 
     /// Puts a fork to the player; what they chose, or [`Answer::TimedOut`].
@@ -181,7 +181,7 @@ impl Teller<'_> {
         let request = fork_request(question, options, timeout);
         let response = match timeout {
             None => Some(self.cx.elicit(key, request).await?),
-            Some(timeout) => match self.cx.elicit_with_timeout(key, request, timeout).await? {
+            Some(timeout) => match self.cx.elicit(key, request).timeout(timeout).await? {
                 ElicitOutcome::Answered(response) => Some(response),
                 ElicitOutcome::TimedOut => None,
             },

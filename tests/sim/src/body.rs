@@ -69,14 +69,12 @@ async fn body(cx: &TaskContext, shared: Rc<Shared>) -> Result<Value, TaskError> 
         shared,
         task,
         keys: RefCell::default(),
-        offers: RefCell::default(),
         clock_readings: Cell::new(0),
         seed_recorded: Cell::new(None),
     };
     let tokens = run.ops(&program.ops).await;
     // What this run reached, for the check that a task completes only on its whole journal.
     let reached = run.keys.borrow().claimed().collect::<BTreeSet<String>>();
-    let reached = reached.union(&run.offers.borrow()).cloned().collect();
     run.shared.body_returned(&run.task, reached);
     match program.end {
         End::Return => Ok(json!({ "tokens": tokens })),
@@ -90,8 +88,6 @@ struct Run<'a> {
     shared: Rc<Shared>,
     task: String,
     keys: RefCell<Keys>,
-    /// The offers this run made (their keys are not claimed, but reached).
-    offers: RefCell<BTreeSet<String>>,
     /// How many `cx.now()` calls this run made: the context keys them `$now`, `$now#2`, ...
     clock_readings: Cell<u32>,
     /// Whether the task's random seed was durable when this run first drew: then every draw
@@ -168,7 +164,7 @@ impl<'a> Run<'a> {
                 let key = self.claim(name);
                 let request = form(&key);
                 let timeout = Duration::from_millis(*ms);
-                let token = match self.cx.elicit_with_timeout(name, request, timeout).await {
+                let token = match self.cx.elicit(name, request).timeout(timeout).await {
                     Ok(ElicitOutcome::Answered(response)) => self.answer_token(&key, &response),
                     Ok(ElicitOutcome::TimedOut) => format!("timed-out:{key}"),
                     Err(error) => format!("elicit-error:{key}:{error}"),
@@ -177,13 +173,20 @@ impl<'a> Run<'a> {
                 vec![token]
             }
             Op::Offer { key } => {
-                self.offers.borrow_mut().insert((*key).to_owned());
-                if let Err(error) = self.cx.offer(key, form(key)).await {
-                    self.shared.violate(
+                // An offer claims its key like every other operation.
+                let claimed = self.claim(key);
+                match self.cx.offer(key, form(key)).await {
+                    Ok(recorded) if recorded == claimed => {}
+                    Ok(recorded) => self.shared.violate(
+                        "offer-key",
+                        &self.task,
+                        format!("offer {key:?} was recorded under {recorded:?}, not {claimed:?}"),
+                    ),
+                    Err(error) => self.shared.violate(
                         "offer-failed",
                         &self.task,
                         format!("offer {key:?}: {error}"),
-                    );
+                    ),
                 }
                 Vec::new()
             }
@@ -240,13 +243,17 @@ impl<'a> Run<'a> {
                 tokens
             }
             Op::Status { message, meta } => {
-                match meta {
-                    Some(meta) => {
-                        self.cx
-                            .status_with_meta(message.clone(), json!({ "i": meta }))
-                            .await;
-                    }
-                    None => self.cx.status(message.clone()).await,
+                let status = self.cx.status(message.clone());
+                let published = match meta {
+                    Some(meta) => status.meta(json!({ "i": meta })).await,
+                    None => status.await,
+                };
+                if let Err(error) = published {
+                    self.shared.violate(
+                        "status-failed",
+                        &self.task,
+                        format!("status {message:?}: {error}"),
+                    );
                 }
                 Vec::new()
             }

@@ -144,7 +144,7 @@ pub enum Op {
         /// The elicitation's name.
         name: &'static str,
     },
-    /// `cx.elicit_with_timeout(name, .., ms)`.
+    /// `cx.elicit(name, ..).timeout(ms)`.
     ElicitTimeout {
         /// The elicitation's name.
         name: &'static str,
@@ -176,7 +176,7 @@ pub enum Op {
     /// A value the context records: `cx.now()`, `cx.random_u64()`, `cx.uuid()` or
     /// `cx.patched(id)`. Generated only where the body runs one branch at a time.
     Draw(Draw),
-    /// `cx.status(message)` or, with `meta`, `cx.status_with_meta(message, {"i": meta})`.
+    /// `cx.status(message)` or, with `meta`, `cx.status(message).meta({"i": meta})`.
     Status {
         /// The message.
         message: String,

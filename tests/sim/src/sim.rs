@@ -838,11 +838,9 @@ impl World {
             return;
         }
         let ttl = self.scenario.ttl_ms.get(n).copied().flatten();
-        let request = CreateTask {
-            task_id: Some(id),
-            ttl: Some(ttl.map(Duration::from_millis)),
-            ..CreateTask::new(TASK_NAME, json!({}))
-        };
+        let request = CreateTask::new(TASK_NAME, json!({}))
+            .task_id(id)
+            .ttl(ttl.map(Duration::from_millis));
         let _ = self.engine.create_task(request);
     }
 

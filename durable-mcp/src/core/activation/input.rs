@@ -53,9 +53,8 @@ impl Activation {
 
     /// Records a standing offer under `key` with `request` (checked as for
     /// [`elicit`](Self::elicit)), unless it was offered before: the first request stands.
+    /// The key was claimed ([`claim`](Self::claim)) when the body offered it.
     pub fn offer(&mut self, key: &str, request: Serialised, now: Timestamp) -> Decision<()> {
-        self.refuse_nested(key)?;
-        self.check_name(key)?;
         if self.recorded_input(key, StepKind::Offer)?.is_some() {
             return Ok(());
         }

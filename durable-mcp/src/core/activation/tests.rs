@@ -513,7 +513,7 @@ fn an_elicitation_that_timed_out_asked_without_a_timeout_is_non_determinism() {
     let error = failure(&m);
     assert_eq!(error, EngineError::ElicitTimeoutRemoved { key: "q".into() });
     let message = error.to_string();
-    assert!(message.contains("\"q\"") && message.contains("elicit_with_timeout"));
+    assert!(message.contains("\"q\"") && message.contains(".timeout("));
 }
 
 #[test]

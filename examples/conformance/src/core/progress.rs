@@ -22,10 +22,10 @@ async fn test_tool_with_progress(
     cx: &TaskContext,
     _input: NoArguments,
 ) -> Result<String, TaskError> {
-    cx.status("0/100").await;
+    cx.status("0/100").await?;
     cx.sleep("first-half", Duration::from_millis(50)).await?;
-    cx.status("50/100").await;
+    cx.status("50/100").await?;
     cx.sleep("second-half", Duration::from_millis(50)).await?;
-    cx.status("100/100").await;
+    cx.status("100/100").await?;
     Ok("finished in three steps".to_owned())
 }

@@ -6,9 +6,9 @@
 //!
 //! | event | task operation | answer fed back |
 //! | --- | --- | --- |
-//! | [`Event::Beat`] | `cx.status_with_meta(text, meta)` | none |
+//! | [`Event::Beat`] | `cx.status(text).meta(meta)` | none |
 //! | [`Event::Pause`] | `cx.sleep(key, duration)` | none |
-//! | [`Event::Ask`] | `cx.elicit(key, ..)`, or `cx.elicit_with_timeout` when it has a timeout | [`Answer::Choice`] or [`Answer::TimedOut`] |
+//! | [`Event::Ask`] | `cx.elicit(key, ..)`, with `.timeout(..)` when it has one | [`Answer::Choice`] or [`Answer::TimedOut`] |
 //! | [`Event::Roll`] | `cx.step(key, ..)` journaling the proposed draw | [`Answer::Draw`] with the journaled draw |
 //! | [`Event::Offer`] | `cx.offer(key, ..)` | none |
 //! | [`Event::Check`] | `cx.check_input(key, offer)` | [`Answer::Action`] when the player pressed one |
