@@ -5,9 +5,13 @@
 //! Cloudflare hosts put it behind their HTTP servers; a test can call it in process, over the
 //! [`Engine`] of `testing::Harness` (see `docs/testing.md`); a host of one's own puts it over an
 //! [`Engine`] built from a [`Host`]: a store (see [`crate::store`]), a [`Clock`], a [`Timer`]
-//! and a [`Scheduler`].
+//! and a [`Scheduler`]. The engine's own errors ([`EngineError`]) and limits ([`Limits`]) are
+//! here too, and where both hosts serve the task inspector ([`INSPECTOR_PATH`]).
 
-pub use crate::core::TaskSnapshot;
+pub use crate::core::{Divergence, EngineError, Limits, TaskSnapshot};
+#[cfg(any_host)]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "native", feature = "cloudflare"))))]
+pub use crate::inspector::INSPECTOR_PATH;
 pub use crate::rpc::headers::same_secret;
 pub use crate::rpc::{
     CorsPolicy, Headers, HttpRequest, HttpResponse, METHOD_HEADER, NAME_HEADER, OriginPolicy,

@@ -331,8 +331,8 @@ pub use durable_mcp_macros::tool;
 
 pub use crate::core::retry::RetryPolicyError;
 pub use crate::core::{
-    Backoff, Divergence, DurationError, EngineError, Limits, MAX_DURATION, RetryPolicy, TaskStatus,
-    Timestamp, format_duration, parse_duration,
+    Backoff, DurationError, MAX_DURATION, RetryPolicy, TaskStatus, Timestamp, format_duration,
+    parse_duration,
 };
 /// A duration literal checked at compile time: `duration!("5m")` is
 /// `Duration::from_millis(300_000)`, and a malformed literal is a compile error on it.
@@ -528,9 +528,6 @@ pub use durable_mcp_macros::duration;
 /// for [`mcp_task`].
 #[doc(inline)]
 pub use durable_mcp_macros::step;
-#[cfg(any_host)]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "native", feature = "cloudflare"))))]
-pub use inspector::INSPECTOR_PATH;
 pub use rpc::{
     CompletionCall, IntoPlainTool, IntoTaskTool, LogLevel, McpServer, Notifier, Outcome, PlainTool,
     Preparation, PromptCall, PromptOutcome, Request, TaskTool, ToolCall, ToolOutcome,

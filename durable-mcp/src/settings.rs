@@ -44,7 +44,7 @@ pub const CORS_ORIGINS_VAR: &str = "DURABLE_MCP_CORS_ORIGINS";
 pub const INLINE_DEADLINE_VAR: &str = "DURABLE_MCP_INLINE_DEADLINE";
 
 /// The task inspector's token: with it set, the host serves the inspector at
-/// [`INSPECTOR_PATH`](crate::INSPECTOR_PATH) to requests that carry it (and a Worker its wake
+/// [`INSPECTOR_PATH`](crate::http::INSPECTOR_PATH) to requests that carry it (and a Worker its wake
 /// path). At least 16 printable characters.
 pub const INSPECTOR_TOKEN_VAR: &str = "DURABLE_MCP_INSPECTOR_TOKEN";
 

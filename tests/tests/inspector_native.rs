@@ -13,7 +13,7 @@ fn an_operator_lists_reads_answers_wakes_and_cancels_tasks() {
     let env = [(durable_mcp::settings::INSPECTOR_TOKEN_VAR, TOKEN)];
     let server = ServerProcess::start("conformance-server", dir.path(), &env);
     let client = McpClient::new(server.url());
-    let inspector = Inspector::new(server.address(), durable_mcp::INSPECTOR_PATH, TOKEN);
+    let inspector = Inspector::new(server.address(), durable_mcp::http::INSPECTOR_PATH, TOKEN);
     operator_round(&client, &inspector);
 
     let page = inspector.request_as(None, "GET", "", b"");
@@ -31,7 +31,7 @@ fn an_operator_lists_reads_answers_wakes_and_cancels_tasks() {
 fn without_a_token_the_inspector_does_not_exist() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::start("conformance-server", dir.path(), &[]);
-    let inspector = Inspector::new(server.address(), durable_mcp::INSPECTOR_PATH, TOKEN);
+    let inspector = Inspector::new(server.address(), durable_mcp::http::INSPECTOR_PATH, TOKEN);
     for path in ["", "/api/tasks"] {
         assert_eq!(inspector.request("GET", path, b"").status, 404, "{path}");
     }

@@ -505,7 +505,7 @@ fn compensations_run_in_the_object_before_the_task_is_cancelled() {
     );
 
     // Without the admin token the Worker serves no inspector.
-    let inspector = format!("{}/api/tasks", durable_mcp::INSPECTOR_PATH);
+    let inspector = format!("{}/api/tasks", durable_mcp::http::INSPECTOR_PATH);
     assert_eq!(worker.get(&inspector).status, 404);
 
     // Each failed attempt of the release reached the console as an object with the task's
@@ -582,6 +582,6 @@ fn an_operator_lists_reads_answers_wakes_and_cancels_tasks() {
     let state = tempfile::tempdir().unwrap();
     let (worker, client) = start(state.path(), &[("DURABLE_MCP_INSPECTOR_TOKEN", TOKEN)]);
     let address = ([127, 0, 0, 1], worker.port()).into();
-    let inspector = Inspector::new(address, durable_mcp::INSPECTOR_PATH, TOKEN);
+    let inspector = Inspector::new(address, durable_mcp::http::INSPECTOR_PATH, TOKEN);
     operator_round(&client, &inspector);
 }

@@ -243,7 +243,7 @@ fn run_script(
         .env("SCREENSHOT", screenshot)
         .env("CHROMIUM", chromium)
         .env("TOKEN", INSPECTOR_TOKEN)
-        .env("INSPECTOR_PATH", durable_mcp::INSPECTOR_PATH);
+        .env("INSPECTOR_PATH", durable_mcp::http::INSPECTOR_PATH);
     let run = run_with_limit(&mut command, SCRIPT_TIMEOUT)?;
     if run.succeeded() {
         let line = run.stdout.lines().last().unwrap_or("").trim().to_owned();

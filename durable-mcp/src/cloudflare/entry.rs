@@ -121,7 +121,7 @@ impl Endpoint {
         format!("{}{WAKE_PATH}", self.parent_path())
     }
 
-    /// The endpoint's task inspector: [`INSPECTOR_PATH`](crate::INSPECTOR_PATH) beside the
+    /// The endpoint's task inspector: [`INSPECTOR_PATH`](crate::http::INSPECTOR_PATH) beside the
     /// endpoint's path, so `/__durable-mcp/inspector` for `/mcp` and
     /// `/a/__durable-mcp/inspector` for `/a/mcp`. It lists and acts on the tasks of the
     /// endpoint's bindings, and exists while the Worker has

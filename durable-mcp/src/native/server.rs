@@ -224,7 +224,7 @@ impl NativeHost {
         Ok(self)
     }
 
-    /// Serves the task inspector at [`INSPECTOR_PATH`](crate::INSPECTOR_PATH), its API
+    /// Serves the task inspector at [`INSPECTOR_PATH`](crate::http::INSPECTOR_PATH), its API
     /// answering only requests with `Authorization: Bearer <token>`: an operator's view of
     /// every task (whoever created it), its journal and input, and cancel, wake and answer.
     /// Off unless given (then the path answers 404). Read from

@@ -24,7 +24,7 @@ use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
 use durable_mcp::testing::{
     MemoryStore, RecordingScheduler, VIRTUAL_EPOCH, VirtualClock, VirtualTimer,
 };
-use durable_mcp::{Divergence, EngineError};
+use durable_mcp::http::{Divergence, EngineError};
 use durable_mcp::{McpServer, TaskRegistry, TaskTool};
 use durable_mcp::{TaskStatus, Timestamp};
 use durable_mcp_tests::mcp::McpClient;
