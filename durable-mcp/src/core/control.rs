@@ -125,7 +125,10 @@ impl<'de> serde::Deserialize<'de> for Timestamp {
 
 /// Everything a poller may see of a task. It crosses from a Durable Object to the Worker as
 /// JSON, so it is serde both ways.
+///
+/// Only the engine builds one; more fields may come in a minor release.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct TaskSnapshot {
     /// The opaque id.
     pub task_id: String,

@@ -28,8 +28,10 @@ use crate::core::{
     Timestamp, Write,
 };
 
-/// What [`Engine::create_task`] creates.
+/// What [`Engine::create_task`] creates: [`CreateTask::new`], then the setters for what
+/// differs from the definition's defaults. More fields may come in a minor release.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct CreateTask {
     /// The registered task to run.
     pub tool_name: String,
@@ -63,6 +65,41 @@ impl CreateTask {
             task_id: None,
             parent: None,
         }
+    }
+
+    /// Overrides the definition's retention (`None`: the task is kept forever).
+    #[must_use]
+    pub fn ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Binds the task to `principal`.
+    #[must_use]
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = Some(principal.into());
+        self
+    }
+
+    /// Lists the task under `scope`, a key naming its creator, passed back to [`Engine::list`].
+    #[must_use]
+    pub fn list_scope(mut self, scope: impl Into<String>) -> Self {
+        self.list_scope = Some(scope.into());
+        self
+    }
+
+    /// Creates the task under `task_id` instead of a random one (for idempotent creation).
+    #[must_use]
+    pub fn task_id(mut self, task_id: impl Into<String>) -> Self {
+        self.task_id = Some(task_id.into());
+        self
+    }
+
+    /// Makes the task a child of the task `parent` names.
+    #[must_use]
+    pub fn parent(mut self, parent: ParentLink) -> Self {
+        self.parent = Some(parent);
+        self
     }
 }
 

@@ -17,7 +17,20 @@ pub type TaskHandler =
     dyn for<'a> Fn(&'a TaskContext, Value) -> LocalBoxFuture<'a, Result<Value, TaskError>>;
 
 /// The options a task is created and run with.
+///
+/// More options may come in a minor release: start from [`TaskOptions::default`] and set the
+/// fields to change on it (or use the setters of [`TaskDefinition`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use durable_mcp::TaskOptions;
+///
+/// let mut options = TaskOptions::default();
+/// options.ttl = None;
+/// options.poll_interval = Duration::from_secs(2);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct TaskOptions {
     /// Retention from creation; `None` keeps tasks forever. Default 24 hours.
     pub ttl: Option<Duration>,

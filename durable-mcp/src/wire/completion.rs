@@ -9,8 +9,12 @@ use serde::{Deserialize, Serialize};
 pub const MAX_COMPLETION_VALUES: usize = 100;
 
 /// What the argument being completed belongs to.
+///
+/// More kinds of reference may come in a minor release: a `match` on one needs a `_` arm
+/// (answering no suggestions).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum CompletionReference {
     /// An argument of a prompt (`ref/prompt`).
     #[serde(rename = "ref/prompt")]
@@ -30,7 +34,11 @@ pub enum CompletionReference {
 }
 
 /// The argument being completed and what the user has typed of it.
+///
+/// The router reads it from the request; [`CompletionArgument::new`] builds one (to call a
+/// completion handler in a test). More fields may come in a minor release.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompletionArgument {
     /// The argument's name.
     pub name: String,
@@ -38,8 +46,19 @@ pub struct CompletionArgument {
     pub value: String,
 }
 
+impl CompletionArgument {
+    /// The argument `name`, of which the user has typed `value`.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        CompletionArgument {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+}
+
 /// The context of a completion.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompletionContext {
     /// Arguments already resolved, by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +67,7 @@ pub struct CompletionContext {
 
 /// `completion/complete` params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompleteParams {
     /// The prompt or resource the argument belongs to.
     #[serde(rename = "ref")]
@@ -59,9 +79,12 @@ pub struct CompleteParams {
     pub context: Option<CompletionContext>,
 }
 
-/// The suggestions for one argument (the `completion` of a `CompleteResult`).
+/// The suggestions for one argument (the `completion` of a `CompleteResult`):
+/// [`Completion::new`] or [`Completion::matching`], then the setters. More fields may come in a
+/// minor release.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Completion {
     /// The suggested values, best first; at most 100 are sent.
     pub values: Vec<String>,
@@ -96,6 +119,20 @@ impl Completion {
                 .map(|candidate| candidate.as_ref().to_owned())
                 .collect(),
         )
+    }
+
+    /// Sets how many values there are in all (may exceed the values given).
+    #[must_use]
+    pub fn total(mut self, total: u64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// Sets whether there are more values than those given.
+    #[must_use]
+    pub fn has_more(mut self, has_more: bool) -> Self {
+        self.has_more = Some(has_more);
+        self
     }
 
     /// The completion as it may be sent: cut to 100 values, with

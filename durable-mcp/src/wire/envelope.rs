@@ -23,6 +23,7 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// A client's or server's name and version.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Implementation {
     /// Programmatic name.
     pub name: String,
@@ -35,6 +36,7 @@ pub struct Implementation {
 
 /// What a client declared it supports, for this one request.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// Extensions by identifier (`{"io.modelcontextprotocol/tasks": {}}`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
@@ -58,6 +60,7 @@ impl ClientCapabilities {
 
 /// The envelope of one request, read from `params._meta`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct RequestMeta {
     /// The revision the request is written in.
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]

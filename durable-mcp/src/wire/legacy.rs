@@ -16,6 +16,7 @@ pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"]
 /// the `CreateTaskResult` of a `tools/call`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LegacyTask {
     /// The opaque id.
     pub task_id: String,

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 /// `tools/call` params.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolParams {
     /// The tool to call.
     pub name: String,
@@ -24,6 +25,7 @@ pub struct CallToolParams {
 /// `tasks/get` params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct GetTaskParams {
     /// The task.
     pub task_id: String,
@@ -32,6 +34,7 @@ pub struct GetTaskParams {
 /// `tasks/cancel` params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CancelTaskParams {
     /// The task.
     pub task_id: String,
@@ -40,6 +43,7 @@ pub struct CancelTaskParams {
 /// `tasks/update` params.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UpdateTaskParams {
     /// The task.
     pub task_id: String,
@@ -49,6 +53,7 @@ pub struct UpdateTaskParams {
 
 /// `resources/read` params.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReadResourceParams {
     /// The resource.
     pub uri: String,

@@ -8,9 +8,11 @@ use serde_json::{Map, Value};
 
 use super::tools::Content;
 
-/// A prompt or prompt template as `prompts/list` describes it.
+/// A prompt or prompt template as `prompts/list` describes it: [`Prompt::new`], then the
+/// setters. More fields may come in a minor release.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Prompt {
     /// The name clients get it by.
     pub name: String,
@@ -70,8 +72,11 @@ impl Prompt {
 }
 
 /// One argument of a [`Prompt`]. Argument values are strings.
+///
+/// [`PromptArgument::new`], then the setters; more fields may come in a minor release.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PromptArgument {
     /// Its name (the key in `prompts/get` `arguments`).
     pub name: String,
@@ -129,8 +134,10 @@ pub enum Role {
     Assistant,
 }
 
-/// One message of an expanded prompt.
+/// One message of an expanded prompt: [`PromptMessage::user`], [`PromptMessage::assistant`] or
+/// [`PromptMessage::new`]. More fields may come in a minor release.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PromptMessage {
     /// Who it is from.
     pub role: Role,
@@ -139,6 +146,11 @@ pub struct PromptMessage {
 }
 
 impl PromptMessage {
+    /// A message from `role`.
+    pub fn new(role: Role, content: Content) -> Self {
+        PromptMessage { role, content }
+    }
+
     /// A message from the user.
     pub fn user(content: Content) -> Self {
         PromptMessage {
@@ -157,7 +169,11 @@ impl PromptMessage {
 }
 
 /// What `prompts/get` answers: the prompt expanded with its arguments.
+///
+/// [`GetPromptResult::new`] or [`GetPromptResult::user_text`], then the setters; more fields
+/// may come in a minor release.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GetPromptResult {
     /// What this expansion is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +207,7 @@ impl GetPromptResult {
 /// `prompts/get` params.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct GetPromptParams {
     /// The prompt to expand.
     pub name: String,

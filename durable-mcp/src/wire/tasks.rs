@@ -37,6 +37,7 @@ impl Serialize for TaskStatusWire {
 /// The fields every task shape carries.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TaskFields {
     /// The opaque id.
     pub task_id: String,
@@ -83,6 +84,7 @@ impl TaskFields {
 /// What `tools/call` answers when it created a task: flat, `resultType: "task"`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateTaskResult {
     /// Always `"task"`.
     pub result_type: &'static str,
@@ -105,6 +107,7 @@ impl CreateTaskResult {
 /// (`inputRequests`, `result` or `error`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct DetailedTask {
     /// The task.
     #[serde(flatten)]

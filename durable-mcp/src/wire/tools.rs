@@ -4,9 +4,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// A tool as `tools/list` describes it.
+/// A tool as `tools/list` describes it: [`Tool::new`], then the setters. More fields may come
+/// in a minor release.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Tool {
     /// The name clients call it by.
     pub name: String,
@@ -52,11 +54,28 @@ impl Tool {
         self.title = Some(title.into());
         self
     }
+
+    /// Sets the JSON Schema of the tool's `structuredContent` (an object schema).
+    #[must_use]
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the tool annotations (`{"readOnlyHint": true, ...}`).
+    #[must_use]
+    pub fn annotations(mut self, annotations: Value) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
 }
 
 /// One block of a tool's unstructured result.
+///
+/// More kinds of block may come in a minor release: a `match` on one needs a `_` arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Content {
     /// Text.
     Text {
@@ -103,9 +122,12 @@ impl Content {
     }
 }
 
-/// What a tool call (or a completed task) returns.
+/// What a tool call (or a completed task) returns: [`CallToolResult::text`],
+/// [`CallToolResult::error`] or [`CallToolResult::new`], then the setters. More fields may come
+/// in a minor release.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolResult {
     /// Unstructured content.
     pub content: Vec<Content>,
@@ -118,6 +140,14 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
+    /// A successful result of the blocks `content`, in order.
+    pub fn new(content: Vec<Content>) -> Self {
+        CallToolResult {
+            content,
+            ..CallToolResult::default()
+        }
+    }
+
     /// A successful result of one text block.
     pub fn text(text: impl Into<String>) -> Self {
         CallToolResult {
@@ -139,6 +169,14 @@ impl CallToolResult {
     #[must_use]
     pub fn with_structured(mut self, value: Value) -> Self {
         self.structured_content = Some(value);
+        self
+    }
+
+    /// Marks the result a tool-level failure (`isError: true`), as [`CallToolResult::error`]
+    /// does for one text block.
+    #[must_use]
+    pub fn with_error(mut self) -> Self {
+        self.is_error = Some(true);
         self
     }
 
@@ -195,8 +233,12 @@ impl<T: Serialize> IntoCallToolResult for Json<T> {
 
 /// A call's answer when the server needs input before it can run the call: the client fulfils
 /// `inputRequests` and retries the same call with `inputResponses` and `requestState` echoed.
+///
+/// Built from [`InputRequiredResult::default`] with the setters; more fields may come in a
+/// minor release.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InputRequiredResult {
     /// Requests by key (`{"method": "elicitation/create", "params": {...}}`).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
@@ -217,6 +259,15 @@ impl InputRequiredResult {
         self
     }
 
+    /// Asks for one input request under `key`, given whole as the client is to run it
+    /// (`{"method": "sampling/createMessage", "params": {...}}`): for requests other than
+    /// elicitations, which [`elicit`](Self::elicit) writes.
+    #[must_use]
+    pub fn input_request(mut self, key: impl Into<String>, request: Value) -> Self {
+        self.input_requests.insert(key.into(), request);
+        self
+    }
+
     /// Sets the state the client echoes.
     #[must_use]
     pub fn state(mut self, state: impl Into<String>) -> Self {
@@ -228,4 +279,51 @@ impl InputRequiredResult {
 /// The input request object for an elicitation with `params`.
 pub fn elicitation_request(params: Value) -> Value {
     serde_json::json!({ "method": "elicitation/create", "params": params })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_result_of_several_blocks_may_be_a_tool_error() {
+        let result = CallToolResult::new(vec![Content::text("a"), Content::text("b")]);
+        assert_eq!(result.is_error, None);
+        assert_eq!(
+            json!(result.with_error()),
+            json!({ "content": [{ "type": "text", "text": "a" }, { "type": "text", "text": "b" }],
+                    "isError": true })
+        );
+        assert_eq!(
+            CallToolResult::new(vec![Content::text("x")]).with_error(),
+            CallToolResult::error("x")
+        );
+    }
+
+    #[test]
+    fn input_requests_may_be_elicitations_or_given_whole() {
+        let sampling = json!({ "method": "sampling/createMessage", "params": {} });
+        let result = InputRequiredResult::default()
+            .elicit("name", json!({ "mode": "form" }))
+            .input_request("reply", sampling.clone())
+            .state("s");
+        assert_eq!(result.input_requests["reply"], sampling);
+        assert_eq!(
+            result.input_requests["name"]["method"],
+            "elicitation/create"
+        );
+        assert_eq!(result.request_state.as_deref(), Some("s"));
+    }
+
+    #[test]
+    fn a_tool_sets_its_output_schema_and_annotations() {
+        let tool = Tool::new("t", json!({ "type": "object" }))
+            .output_schema(json!({ "type": "object" }))
+            .annotations(json!({ "readOnlyHint": true }));
+        let wire = json!(tool);
+        assert_eq!(wire["outputSchema"], json!({ "type": "object" }));
+        assert_eq!(wire["annotations"], json!({ "readOnlyHint": true }));
+    }
 }

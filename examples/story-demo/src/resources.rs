@@ -18,15 +18,12 @@ pub fn add_all(server: McpServer) -> McpServer {
 }
 
 fn add_story(server: McpServer, story: &'static ValidStory) -> McpServer {
-    let manifest = Resource {
-        uri: uri::manifest(&story.id),
-        name: format!("{}/manifest", story.id),
-        description: Some(format!(
+    let manifest = Resource::new(uri::manifest(&story.id), format!("{}/manifest", story.id))
+        .description(format!(
             "Story manifest of \"{}\": {}",
             story.title, story.blurb
-        )),
-        mime_type: Some(JSON.to_owned()),
-    };
+        ))
+        .mime_type(JSON);
     let server = add(server, manifest, manifest_json(story));
     let scenes = story.scenes.iter().map(|(id, svg)| {
         let described = format!("{}: scene {id}", story.title);
@@ -49,12 +46,9 @@ fn add_story(server: McpServer, story: &'static ValidStory) -> McpServer {
     scenes
         .chain(sprites)
         .fold(server, |server, (uri, name, description, svg)| {
-            let resource = Resource {
-                uri,
-                name,
-                description: Some(description),
-                mime_type: Some(SVG.to_owned()),
-            };
+            let resource = Resource::new(uri, name)
+                .description(description)
+                .mime_type(SVG);
             add(server, resource, svg.clone())
         })
 }

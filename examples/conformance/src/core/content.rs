@@ -85,18 +85,15 @@ async fn test_embedded_resource() -> CallToolResult {
 /// Answers with text, an image and an embedded resource.
 #[tool]
 async fn test_multiple_content_types() -> CallToolResult {
-    CallToolResult {
-        content: vec![
-            Content::text("Multiple content types test:"),
-            image(),
-            embedded(
-                "test://mixed-content-resource",
-                "application/json",
-                &json!({ "test": "data", "value": 123 }).to_string(),
-            ),
-        ],
-        ..CallToolResult::default()
-    }
+    CallToolResult::new(vec![
+        Content::text("Multiple content types test:"),
+        image(),
+        embedded(
+            "test://mixed-content-resource",
+            "application/json",
+            &json!({ "test": "data", "value": 123 }).to_string(),
+        ),
+    ])
 }
 
 /// Always fails, as a tool error the model can read.
@@ -159,10 +156,7 @@ fn answer(result: CallToolResult) -> std::future::Ready<Result<ToolOutcome, Erro
 }
 
 fn only(content: Content) -> CallToolResult {
-    CallToolResult {
-        content: vec![content],
-        ..CallToolResult::default()
-    }
+    CallToolResult::new(vec![content])
 }
 
 pub(super) fn image() -> Content {

@@ -118,9 +118,7 @@ async fn ask_within_capabilities(call: ToolCall) -> Result<ToolOutcome, ErrorObj
 
 /// An `input_required` answer asking for the single input `request` under `key`.
 fn ask(key: &str, request: Value) -> InputRequiredResult {
-    let mut input = InputRequiredResult::default();
-    input.input_requests.insert(key.to_owned(), request);
-    input
+    InputRequiredResult::default().input_request(key, request)
 }
 
 fn done(text: String) -> Result<ToolOutcome, ErrorObject> {

@@ -48,23 +48,20 @@ pub fn add(server: McpServer) -> McpServer {
             },
         )
         .resource_template(
-            ResourceTemplate {
-                uri_template: format!("{TEMPLATE_PREFIX}{{id}}{TEMPLATE_SUFFIX}"),
-                name: "template-data".to_owned(),
-                description: Some("JSON data for the item `id`.".to_owned()),
-                mime_type: Some("application/json".to_owned()),
-            },
+            ResourceTemplate::new(
+                format!("{TEMPLATE_PREFIX}{{id}}{TEMPLATE_SUFFIX}"),
+                "template-data",
+            )
+            .description("JSON data for the item `id`.")
+            .mime_type("application/json"),
             |uri| async move { read_template(uri) },
         )
 }
 
 fn resource(uri: &str, name: &str, description: &str, mime_type: &str) -> Resource {
-    Resource {
-        uri: uri.to_owned(),
-        name: name.to_owned(),
-        description: Some(description.to_owned()),
-        mime_type: Some(mime_type.to_owned()),
-    }
+    Resource::new(uri, name)
+        .description(description)
+        .mime_type(mime_type)
 }
 
 /// Reads `test://template/{id}/data`. The router hands this reader every URI under the
