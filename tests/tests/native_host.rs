@@ -61,7 +61,7 @@ fn the_state_directory_holds_one_sqlite_file() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::start("conformance-server", dir.path(), &[]);
     create(&McpClient::new(server.url()), 60.0);
-    assert!(dir.path().join(durable_mcp::native::DATABASE_FILE).exists());
+    assert!(dir.path().join(durable_mcp::native::NativeHost::DATABASE_FILE).exists());
     server.kill();
 }
 
@@ -177,7 +177,7 @@ fn an_input_round_survives_a_killed_host() {
 
 /// Rows in the host's task table, read from its SQLite file.
 fn stored_tasks(dir: &std::path::Path) -> i64 {
-    let path = dir.join(durable_mcp::native::DATABASE_FILE);
+    let path = dir.join(durable_mcp::native::NativeHost::DATABASE_FILE);
     let connection = rusqlite::Connection::open(path).unwrap();
     connection
         .query_row("SELECT count(*) FROM task", [], |row| row.get(0))

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use durable_mcp::TaskStatus;
-use durable_mcp::native::DATABASE_FILE;
+use durable_mcp::native::NativeHost;
 use durable_mcp::store::{StepKind, StepStatus};
 use durable_mcp_tests::http::Connection;
 use durable_mcp_tests::mcp::McpClient;
@@ -81,7 +81,7 @@ fn create_task(
 
 /// Waits until the store holds `count` parked tasks, reading the server's SQLite file.
 pub(super) fn wait_parked(server: &NativeServer, count: usize) -> Result<()> {
-    let database = server.state_dir().join(DATABASE_FILE);
+    let database = server.state_dir().join(NativeHost::DATABASE_FILE);
     let connection =
         rusqlite::Connection::open_with_flags(database, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     connection.busy_timeout(Duration::from_secs(5))?;

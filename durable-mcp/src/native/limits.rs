@@ -14,12 +14,12 @@ use tokio::sync::Notify;
 use crate::core::trace;
 
 /// How long a connection may wait for a complete request head unless configured otherwise.
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a request body may take to arrive unless configured otherwise.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many connections may be open at once unless configured otherwise: far below the
 /// usual limit of 1,024 descriptors, which the database and the runtime share.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
 /// The first pause after `accept` fails; it doubles while failures go on.
 const FIRST_ACCEPT_PAUSE: Duration = Duration::from_millis(10);
@@ -39,6 +39,17 @@ pub struct ConnectionLimits {
     /// How many connections may be open at once; at the cap the host accepts no more until
     /// one closes (the operating system queues the rest).
     pub max_connections: usize,
+}
+
+impl ConnectionLimits {
+    /// How long a connection may wait for a complete request head unless configured
+    /// otherwise.
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = DEFAULT_HEADER_READ_TIMEOUT;
+    /// How long a request body may take to arrive unless configured otherwise.
+    pub const DEFAULT_BODY_READ_TIMEOUT: Duration = DEFAULT_BODY_READ_TIMEOUT;
+    /// How many connections may be open at once unless configured otherwise: far below the
+    /// usual limit of 1,024 descriptors, which the database and the runtime share.
+    pub const DEFAULT_MAX_CONNECTIONS: usize = DEFAULT_MAX_CONNECTIONS;
 }
 
 impl Default for ConnectionLimits {

@@ -15,12 +15,6 @@ mod server;
 pub(crate) mod sqlite;
 mod worker;
 
-pub use limits::{
-    ConnectionLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS,
-};
-pub use server::{
-    DATABASE_FILE, DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_MAX_ACTIVATIONS,
-    DEFAULT_MAX_WAITING, DEFAULT_PORT, HostError, LOCK_FILE, Listening, NativeHost,
-};
+pub use limits::ConnectionLimits;
+pub use server::{HostError, Listening, NativeHost};
 pub use sqlite::SqliteStore;

@@ -24,21 +24,21 @@ use crate::settings::{
 };
 
 /// The port examples listen on unless `PORT` says otherwise.
-pub const DEFAULT_PORT: u16 = 8787;
+pub(crate) const DEFAULT_PORT: u16 = 8787;
 /// The request body limit unless configured otherwise (4 MiB).
-pub const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_BODY_LIMIT: usize = 4 * 1024 * 1024;
 /// The state directory unless configured otherwise, relative to the working directory.
-pub const DEFAULT_DATA_DIR: &str = ".durable-mcp";
+pub(crate) const DEFAULT_DATA_DIR: &str = ".durable-mcp";
 /// The database file inside the state directory.
-pub const DATABASE_FILE: &str = "tasks.sqlite3";
+pub(crate) const DATABASE_FILE: &str = "tasks.sqlite3";
 /// The lock file inside the state directory: a running host holds an exclusive lock on it
 /// (and writes its process id into it), so that no second process uses the directory.
-pub const LOCK_FILE: &str = "host.lock";
+pub(crate) const LOCK_FILE: &str = "host.lock";
 /// How many task activations run at once unless configured otherwise, over all workers.
-pub const DEFAULT_MAX_ACTIVATIONS: usize = 128;
+pub(crate) const DEFAULT_MAX_ACTIVATIONS: usize = 128;
 /// How many due tasks may wait for an activation slot before new tasks are refused, unless
 /// configured otherwise, over all workers.
-pub const DEFAULT_MAX_WAITING: usize = 10_000;
+pub(crate) const DEFAULT_MAX_WAITING: usize = 10_000;
 
 /// Why the host could not start or stopped.
 ///
@@ -98,10 +98,10 @@ impl std::fmt::Debug for HostError {
 ///
 /// # The state directory
 ///
-/// The host keeps every task in [`DATABASE_FILE`] inside its state directory
+/// The host keeps every task in [`DATABASE_FILE`](NativeHost::DATABASE_FILE) inside its state directory
 /// (`./.durable-mcp/` unless [`NativeHost::data_dir`] or `DURABLE_MCP_DATA` says otherwise).
 /// One directory serves one process: before it recovers stored tasks, [`NativeHost::bind`]
-/// takes an exclusive lock on [`LOCK_FILE`] in the directory and holds it until the host
+/// takes an exclusive lock on [`LOCK_FILE`](NativeHost::LOCK_FILE) in the directory and holds it until the host
 /// stops, and a second host on the same directory fails with [`HostError::DataDirInUse`]
 /// without touching a task. The lock is the operating system's (`flock` on Unix), so it is
 /// released however the process ends, a crash included. Run more processes with a directory
@@ -152,6 +152,25 @@ impl std::fmt::Debug for NativeHost {
             .field("pages", &self.http.pages.is_some())
             .finish_non_exhaustive()
     }
+}
+
+impl NativeHost {
+    /// The port examples listen on unless `PORT` says otherwise.
+    pub const DEFAULT_PORT: u16 = DEFAULT_PORT;
+    /// The request body limit unless configured otherwise (4 MiB).
+    pub const DEFAULT_BODY_LIMIT: usize = DEFAULT_BODY_LIMIT;
+    /// The state directory unless configured otherwise, relative to the working directory.
+    pub const DEFAULT_DATA_DIR: &'static str = DEFAULT_DATA_DIR;
+    /// The database file inside the state directory.
+    pub const DATABASE_FILE: &'static str = DATABASE_FILE;
+    /// The lock file inside the state directory: a running host holds an exclusive lock on it
+    /// (and writes its process id into it), so that no second process uses the directory.
+    pub const LOCK_FILE: &'static str = LOCK_FILE;
+    /// How many task activations run at once unless configured otherwise, over all workers.
+    pub const DEFAULT_MAX_ACTIVATIONS: usize = DEFAULT_MAX_ACTIVATIONS;
+    /// How many due tasks may wait for an activation slot before new tasks are refused,
+    /// unless configured otherwise, over all workers.
+    pub const DEFAULT_MAX_WAITING: usize = DEFAULT_MAX_WAITING;
 }
 
 impl NativeHost {
@@ -251,7 +270,7 @@ impl NativeHost {
     }
 
     /// Runs at most `activations` task activations at once over all workers (at least one
-    /// per worker; default [`DEFAULT_MAX_ACTIVATIONS`]). A due task beyond them waits for a
+    /// per worker; default [`DEFAULT_MAX_ACTIVATIONS`](NativeHost::DEFAULT_MAX_ACTIVATIONS)). A due task beyond them waits for a
     /// free slot: one woken by a request (an answer, a cancel) first, then by wake-up time,
     /// and the tasks found in the store at start in turn with both, so that none is starved.
     #[must_use]
@@ -261,7 +280,7 @@ impl NativeHost {
     }
 
     /// Refuses new tasks with HTTP 503 and `Retry-After` while more than `tasks` due tasks
-    /// wait for an activation slot (over all workers; default [`DEFAULT_MAX_WAITING`]), so
+    /// wait for an activation slot (over all workers; default [`DEFAULT_MAX_WAITING`](NativeHost::DEFAULT_MAX_WAITING)), so
     /// that a client creating tasks faster than the host runs them is told to slow down
     /// instead of piling up work. Nothing is stored for a refused call. Tasks found in the
     /// store at start do not count: they only drain.
@@ -296,7 +315,7 @@ impl NativeHost {
     /// a new connection that sends nothing, one kept alive idle between requests, or one
     /// sending its head too slowly (default [`DEFAULT_HEADER_READ_TIMEOUT`], 10 s).
     ///
-    /// [`DEFAULT_HEADER_READ_TIMEOUT`]: super::DEFAULT_HEADER_READ_TIMEOUT
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`]: super::ConnectionLimits::DEFAULT_HEADER_READ_TIMEOUT
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.http.limits.header_read_timeout = timeout;
@@ -306,7 +325,7 @@ impl NativeHost {
     /// Answers HTTP 408 and closes the connection when a request body takes longer than
     /// `timeout` to arrive after its head (default [`DEFAULT_BODY_READ_TIMEOUT`], 30 s).
     ///
-    /// [`DEFAULT_BODY_READ_TIMEOUT`]: super::DEFAULT_BODY_READ_TIMEOUT
+    /// [`DEFAULT_BODY_READ_TIMEOUT`]: super::ConnectionLimits::DEFAULT_BODY_READ_TIMEOUT
     #[must_use]
     pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
         self.http.limits.body_read_timeout = timeout;
@@ -318,7 +337,7 @@ impl NativeHost {
     /// one closes; the operating system queues them meanwhile. Each accepted connection goes
     /// to the worker with the fewest open.
     ///
-    /// [`DEFAULT_MAX_CONNECTIONS`]: super::DEFAULT_MAX_CONNECTIONS
+    /// [`DEFAULT_MAX_CONNECTIONS`]: super::ConnectionLimits::DEFAULT_MAX_CONNECTIONS
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.http.limits.max_connections = connections;

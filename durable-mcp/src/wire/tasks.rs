@@ -2,7 +2,7 @@
 //! the `DetailedTask` `tasks/get` returns.
 //!
 //! Both carry the meta object the body last published with
-//! [`TaskContext::status_with_meta`](crate::TaskContext::status_with_meta), verbatim, as
+//! [`Status::meta`](crate::Status::meta), verbatim, as
 //! `_meta: {"io.durable-mcp-server/status": <meta>}` (the key the TypeScript durable-mcp-server
 //! publishes under), and no such key while there is none. The router adds its own keys
 //! (`io.modelcontextprotocol/serverInfo`) to the same `_meta` object.
