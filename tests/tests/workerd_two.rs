@@ -75,8 +75,11 @@ fn each_endpoint_answers_its_path_and_its_wake_path_only() {
     let state = tempfile::tempdir().unwrap();
     let dir = build_worker_once(WORKER_CRATE);
     let token = "two-servers-token";
-    let worker =
-        WorkerProcess::start_with_vars(&dir, state.path(), &[("DURABLE_MCP_INSPECTOR_TOKEN", token)]);
+    let worker = WorkerProcess::start_with_vars(
+        &dir,
+        state.path(),
+        &[("DURABLE_MCP_INSPECTOR_TOKEN", token)],
+    );
     assert_eq!(worker.get("/mcp").status, 404);
     assert_eq!(worker.get("/a/other").status, 404);
     assert_eq!(worker.get("/b/mcp/").status, 404);
