@@ -18,8 +18,8 @@ const TASK_OPTIONS: &[&str] = &[
     "description",
     "ttl",
     "poll_interval",
-    "retries",
-    "timeout",
+    "retry",
+    "step_timeout",
     "cleanup_timeout",
     "required",
     "optional",
@@ -29,7 +29,54 @@ const TASK_OPTIONS: &[&str] = &[
 ];
 
 /// The options `#[step]` accepts.
-const STEP_OPTIONS: &[&str] = &["name", "retries", "timeout", "crate"];
+const STEP_OPTIONS: &[&str] = &["name", "retry", "timeout", "crate"];
+
+/// An old spelling of an option, refused with its new name (as tokio-macros refuses its
+/// renamed options) rather than as an unknown option.
+pub struct Renamed {
+    pub old: &'static str,
+    pub new: &'static str,
+    /// What the option is, punctuation first, said after "`old` is renamed `new`".
+    pub meaning: &'static str,
+    /// What to write instead, from the option as written.
+    pub example: fn(&syn::Meta) -> String,
+}
+
+impl Renamed {
+    fn message(&self, written: &syn::Meta) -> String {
+        format!(
+            "`{}` is renamed `{}`{} (write {})",
+            self.old,
+            self.new,
+            self.meaning,
+            (self.example)(written)
+        )
+    }
+}
+
+/// The old spellings `#[mcp_task]` refuses.
+const TASK_RENAMED: &[Renamed] = &[
+    Renamed {
+        old: "timeout",
+        new: "step_timeout",
+        meaning: ": it is the timeout of each step of the task",
+        example: crate::args::step_timeout_for_timeout,
+    },
+    Renamed {
+        old: "retries",
+        new: "retry",
+        meaning: ", as in `TaskDefinition::retry`: it is the retry policy of the task's steps",
+        example: crate::args::retry_for_retries,
+    },
+];
+
+/// The old spellings `#[step]` refuses.
+const STEP_RENAMED: &[Renamed] = &[Renamed {
+    old: "retries",
+    new: "retry",
+    meaning: ", as in `Step::retry`: it is the retry policy of this step",
+    example: crate::args::retry_for_retries,
+}];
 
 /// `#[mcp_task]`: the expansion, or the errors next to a stand-in for the user's fn.
 pub fn task(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -96,10 +143,13 @@ fn with_item_on_error(
     expanded.unwrap_or_else(|errors| quote!(#item #errors))
 }
 
+/// The options of `attribute`, which accepts `valid` and refuses the old spellings `renamed`
+/// with their new names.
 pub fn parse_options<T: FromMeta>(
     args: TokenStream,
     attribute: &str,
     valid: &[&str],
+    renamed: &[Renamed],
 ) -> Result<T, TokenStream> {
     let nested = NestedMeta::parse_meta_list(args).map_err(|e| e.to_compile_error())?;
     let mut errors = crate::model::Errors::default();
@@ -120,7 +170,9 @@ pub fn parse_options<T: FromMeta>(
             .map(ToString::to_string)
             .or_else(|| meta.path().is_ident("crate").then(|| "crate".to_owned()))
             .unwrap_or_default();
-        if !valid.contains(&name.as_str()) {
+        if let Some(renamed) = renamed.iter().find(|renamed| renamed.old == name) {
+            errors.push(meta.path().span(), renamed.message(meta));
+        } else if !valid.contains(&name.as_str()) {
             errors.push(
                 meta.path().span(),
                 format!(
@@ -152,14 +204,14 @@ pub fn parse_options<T: FromMeta>(
 
 fn expand_task(args: TokenStream, item: TokenStream) -> Result<TokenStream, TokenStream> {
     let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
-    let args: TaskArgs = parse_options(args, "#[mcp_task]", TASK_OPTIONS)?;
+    let args: TaskArgs = parse_options(args, "#[mcp_task]", TASK_OPTIONS, TASK_RENAMED)?;
     let task = Task::new(args, item).map_err(|e| e.to_compile_error())?;
     Ok(task_tokens(&task))
 }
 
 fn expand_step(args: TokenStream, item: TokenStream) -> Result<TokenStream, TokenStream> {
     let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
-    let args: StepArgs = parse_options(args, "#[step]", STEP_OPTIONS)?;
+    let args: StepArgs = parse_options(args, "#[step]", STEP_OPTIONS, STEP_RENAMED)?;
     let step = Step::new(args, item).map_err(|e| e.to_compile_error())?;
     Ok(step_tokens(&step))
 }
@@ -252,7 +304,7 @@ fn task_tokens(task: &Task) -> TokenStream {
     }));
     let poll_interval = option(task.poll_interval.map(duration));
     let retry = option(task.retry.as_ref().map(|r| retry(krate, r)));
-    let timeout = option(task.timeout.map(duration));
+    let step_timeout = option(task.step_timeout.map(duration));
     let cleanup_timeout = option(task.cleanup_timeout.map(duration));
     let required = task.required;
     let scopes = &task.scopes;
@@ -272,7 +324,7 @@ fn task_tokens(task: &Task) -> TokenStream {
                     ttl: #ttl,
                     poll_interval: #poll_interval,
                     retry: #retry,
-                    timeout: #timeout,
+                    timeout: #step_timeout,
                     cleanup_timeout: #cleanup_timeout,
                     required: #required,
                     annotations: &[#(#annotations),*],

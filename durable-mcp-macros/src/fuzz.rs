@@ -1,9 +1,10 @@
 //! Fuzz target: the attribute arguments of `#[mcp_task(...)]` and `#[step(...)]`, as
 //! property tests (stable Rust, so they run in `cargo test`).
 //!
-//! Each case writes an argument list from the options both attributes know (each with a value
-//! of a random kind: strings that are or are not durations, integers, booleans, paths, nested
-//! lists), junk keys and junk tokens, and expands it over a valid fn. Invariant: the expansion
+//! Each case writes an argument list from the options both attributes know and the old
+//! spellings they refuse (each with a value of a random kind: strings that are or are not
+//! durations, integers, booleans, paths, nested lists), junk keys and junk tokens, and expands
+//! it over a valid fn. Invariant: the expansion
 //! never panics and is always a Rust file that parses: the expansion, or the user's item with
 //! `compile_error!`s. `PROPTEST_CASES` sets the number of cases (`cargo xtask fuzz`); each
 //! target reports `fuzz-target <name>: <executions> executions in <ms> ms` on stderr.
@@ -24,8 +25,12 @@ const KEYS: &[&str] = &[
     "description",
     "ttl",
     "poll_interval",
-    "retries",
+    "retry",
+    "step_timeout",
     "timeout",
+    "cleanup_timeout",
+    // The old spelling of `retry`, refused with its new name (as is `timeout` on a task).
+    "retries",
     "required",
     "optional",
     "annotations",

@@ -57,7 +57,7 @@ pub struct Task {
     pub ttl: Option<Ttl>,
     pub poll_interval: Option<Millis>,
     pub retry: Option<Retry>,
-    pub timeout: Option<Millis>,
+    pub step_timeout: Option<Millis>,
     pub cleanup_timeout: Option<Millis>,
     pub required: bool,
     pub annotations: Vec<(&'static str, bool)>,
@@ -129,7 +129,7 @@ fn retry(errors: &mut Errors, args: &RetryArgs) -> Retry {
         if **limit == 0 {
             errors.push(
                 limit.span(),
-                "`retries(limit = ..)` counts attempts, the first included: it is at least 1 \
+                "`retry(limit = ..)` counts attempts, the first included: it is at least 1 \
                  (`limit = 1` never retries)",
             );
             None
@@ -331,15 +331,15 @@ impl Task {
             .poll_interval
             .as_ref()
             .and_then(|interval| positive(&mut errors, "poll_interval", interval));
-        let timeout = args
-            .timeout
+        let step_timeout = args
+            .step_timeout
             .as_ref()
-            .and_then(|timeout| positive(&mut errors, "timeout", timeout));
+            .and_then(|timeout| positive(&mut errors, "step_timeout", timeout));
         let cleanup_timeout = args
             .cleanup_timeout
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "cleanup_timeout", timeout));
-        let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
+        let retry = args.retry.as_ref().map(|r| retry(&mut errors, &r.0));
         let tool_name = name(&mut errors, args.name.as_ref(), &item);
         let scopes = scopes(&mut errors, args.scopes.as_deref());
         errors.finish()?;
@@ -351,7 +351,7 @@ impl Task {
             ttl,
             poll_interval,
             retry,
-            timeout,
+            step_timeout,
             cleanup_timeout,
             required: args.required.is_present(),
             annotations: annotations(args.annotations.as_ref()),
@@ -418,7 +418,7 @@ impl Step {
             .timeout
             .as_ref()
             .and_then(|timeout| positive(&mut errors, "timeout", timeout));
-        let retry = args.retries.as_ref().map(|r| retry(&mut errors, &r.0));
+        let retry = args.retry.as_ref().map(|r| retry(&mut errors, &r.0));
         let step_name = name(&mut errors, args.name.as_ref(), &item);
         errors.finish()?;
         Ok(Step {

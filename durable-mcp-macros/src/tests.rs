@@ -48,8 +48,8 @@ fn task_with_every_option() {
             description = "Fetches the report and sends it.",
             ttl = "1h",
             poll_interval = "2s",
-            retries(limit = 5, delay = "1s", backoff = "exponential", max_delay = "1m", jitter = false),
-            timeout = "30s",
+            retry(limit = 5, delay = "1s", backoff = "exponential", max_delay = "1m", jitter = false),
+            step_timeout = "30s",
             cleanup_timeout = "2m",
             optional,
             annotations(read_only = false, destructive = false, idempotent = true, open_world = true),
@@ -109,7 +109,7 @@ fn step_with_every_option() {
     let expanded = expand::step(
         quote! {
             name = "send-mail",
-            retries(limit = 4, delay = "2s", backoff = "linear", max_delay = "10s", jitter = true),
+            retry(limit = 4, delay = "2s", backoff = "linear", max_delay = "10s", jitter = true),
             timeout = "15s",
             crate = ::my_framework::durable_mcp,
         },
@@ -196,23 +196,14 @@ fn a_failing_task_names_the_crate_it_was_given() {
 }
 
 #[test]
-fn retries_without_its_list_says_what_to_write() {
+fn retry_without_its_list_says_what_to_write() {
     for (args, suggestion) in [
-        (quote!(retries = 3), "`retries(limit = 3)`"),
-        (quote!(retries(3)), "`retries(limit = 3)`"),
-        (
-            quote!(retries = "3"),
-            "`retries(limit = 5, delay = \"1s\")`",
-        ),
-        (
-            quote!(retries = true),
-            "`retries(limit = 5, delay = \"1s\")`",
-        ),
-        (quote!(retries), "`retries(limit = 5, delay = \"1s\")`"),
-        (
-            quote!(retries = limit),
-            "`retries(limit = 5, delay = \"1s\")`",
-        ),
+        (quote!(retry = 3), "`retry(limit = 3)`"),
+        (quote!(retry(3)), "`retry(limit = 3)`"),
+        (quote!(retry = "3"), "`retry(limit = 5, delay = \"1s\")`"),
+        (quote!(retry = true), "`retry(limit = 5, delay = \"1s\")`"),
+        (quote!(retry), "`retry(limit = 5, delay = \"1s\")`"),
+        (quote!(retry = limit), "`retry(limit = 5, delay = \"1s\")`"),
     ] {
         for expanded in [
             expand::task(
@@ -236,10 +227,75 @@ fn retries_without_its_list_says_what_to_write() {
                 .into_iter()
                 .next()
                 .unwrap_or_default();
-            assert!(message.contains("`retries` takes"), "{args}: {message}");
+            assert!(message.contains("`retry` takes"), "{args}: {message}");
             assert!(message.contains(suggestion), "{args}: {message}");
         }
     }
+}
+
+/// The old spellings `retries` (both attributes) and `timeout` (`#[mcp_task]` only) are
+/// refused with their new names and what to write, and nothing else is reported for them.
+#[test]
+fn the_old_spellings_are_refused_with_their_new_names() {
+    let task = |args: TokenStream| {
+        expand::task(
+            args,
+            quote!(
+                async fn work(input: Order) -> Result<String, TaskError> {
+                    todo!()
+                }
+            ),
+        )
+    };
+    let step = |args: TokenStream| {
+        expand::step(
+            args,
+            quote!(
+                async fn fetch() -> Result<String, StepError> {
+                    todo!()
+                }
+            ),
+        )
+    };
+    for (expanded, said) in [
+        (
+            task(quote!(timeout = "45s")),
+            "`timeout` is renamed `step_timeout`: it is the timeout of each step of the task \
+             (write `step_timeout = \"45s\"`)",
+        ),
+        (
+            task(quote!(timeout = 30)),
+            "(write `step_timeout = \"30s\"`)",
+        ),
+        (
+            task(quote!(retries(limit = 3, delay = "1s", jitter))),
+            "`retries` is renamed `retry`, as in `TaskDefinition::retry`: it is the retry policy \
+             of the task's steps (write `retry(limit = 3, delay = \"1s\", jitter)`)",
+        ),
+        (
+            step(quote!(retries = 3)),
+            "`retries` is renamed `retry`, as in `Step::retry`: it is the retry policy of this \
+             step (write `retry(limit = 3)`)",
+        ),
+        (step(quote!(retries(3))), "(write `retry(limit = 3)`)"),
+        (
+            step(quote!(retries)),
+            "(write `retry(limit = 5, delay = \"1s\")`)",
+        ),
+    ] {
+        let messages = error_messages(expanded);
+        assert!(
+            messages.len() == 1 && messages[0].ends_with(said),
+            "{said}: {messages:?}"
+        );
+    }
+    // `timeout` stays the option of a step; `step_timeout` is the task's.
+    assert!(error_messages(step(quote!(timeout = "10s"))).is_empty());
+    let messages = error_messages(step(quote!(step_timeout = "10s")));
+    assert!(
+        messages[0].starts_with("unknown option `step_timeout` of #[step]"),
+        "{messages:?}"
+    );
 }
 
 #[test]

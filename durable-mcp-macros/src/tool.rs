@@ -63,7 +63,7 @@ struct Tool {
 
 fn checked(args: TokenStream, item: TokenStream) -> Result<Tool, TokenStream> {
     let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
-    let args: ToolArgs = parse_options(args, "#[tool]", OPTIONS)?;
+    let args: ToolArgs = parse_options(args, "#[tool]", OPTIONS, &[])?;
     Tool::new(args, item).map_err(|e| e.to_compile_error())
 }
 

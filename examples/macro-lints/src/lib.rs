@@ -32,7 +32,7 @@ pub struct Counted {
 /// # Errors
 ///
 /// Never; a step's signature returns a `Result` all the same.
-#[step(retries(
+#[step(retry(
     limit = 3,
     delay = "1s",
     backoff = "exponential",
@@ -64,8 +64,8 @@ pub async fn label(label: &str, value: u32) -> Result<Counted, StepError> {
     title = "Count",
     ttl = "1h",
     poll_interval = "1s",
-    timeout = "30s",
-    retries(limit = 2),
+    step_timeout = "30s",
+    retry(limit = 2),
     annotations(read_only, idempotent, destructive = false, open_world = false)
 )]
 pub async fn count(cx: &TaskContext, input: CountInput) -> Result<Json<Counted>, TaskError> {

@@ -41,7 +41,7 @@ mod shadowed {
     #[step(
         name = "square",
         timeout = "5s",
-        retries(
+        retry(
             limit = 2,
             delay = "1s",
             backoff = "linear",
@@ -66,14 +66,14 @@ mod shadowed {
         description = "Squares every value, one step each.",
         ttl = "1h",
         poll_interval = "1s",
-        retries(
+        retry(
             limit = 3,
             delay = "1s",
             backoff = "exponential",
             max_delay = "1m",
             jitter = true
         ),
-        timeout = "30s",
+        step_timeout = "30s",
         optional,
         annotations(read_only, destructive = false, idempotent, open_world = false),
         crate = "::durable_mcp"

@@ -38,7 +38,7 @@ pub mod tools {
     }
 
     /// Counts one more.
-    #[step(retries(limit = 2), timeout = "1s")]
+    #[step(retry(limit = 2), timeout = "1s")]
     pub async fn next(n: u32) -> Result<u32, StepError> {
         Ok(n + 1)
     }

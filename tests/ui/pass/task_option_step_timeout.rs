@@ -1,4 +1,4 @@
-// Checks: `timeout` sets the task's default per-attempt step timeout.
+// Checks: `step_timeout` sets the task's default per-attempt step timeout.
 use std::time::Duration;
 
 use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
@@ -6,7 +6,7 @@ use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Input {}
 
-#[mcp_task(timeout = "45s")]
+#[mcp_task(step_timeout = "45s")]
 async fn work(_cx: &TaskContext, _input: Input) -> Result<String, TaskError> {
     Ok(String::new())
 }

@@ -1,7 +1,7 @@
-// Checks: `retries = 3` is refused: retries takes a list, `retries(limit = 3)`.
+// Checks: `retry` written alone is refused with an example of its list and its fields.
 use durable_mcp::{StepError, step};
 
-#[step(retries = 3)]
+#[step(retry)]
 async fn fetch() -> Result<String, StepError> {
     Ok(String::new())
 }

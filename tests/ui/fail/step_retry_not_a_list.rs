@@ -1,7 +1,7 @@
-// Checks: `retries(limit = 0)` is refused: the limit counts attempts and is at least 1.
+// Checks: `retry = 3` is refused: retry takes a list, `retry(limit = 3)`.
 use durable_mcp::{StepError, step};
 
-#[step(retries(limit = 0))]
+#[step(retry = 3)]
 async fn fetch() -> Result<String, StepError> {
     Ok(String::new())
 }

@@ -1,7 +1,7 @@
-// Checks: `retries` written alone is refused with an example of its list and its fields.
+// Checks: `retry(limit = 0)` is refused: the limit counts attempts and is at least 1.
 use durable_mcp::{StepError, step};
 
-#[step(retries)]
+#[step(retry(limit = 0))]
 async fn fetch() -> Result<String, StepError> {
     Ok(String::new())
 }

@@ -1,7 +1,7 @@
-// Checks: `retries(3)` is refused with what to write: `retries(limit = 3)`.
+// Checks: `retry(3)` is refused with what to write: `retry(limit = 3)`.
 use durable_mcp::{StepError, step};
 
-#[step(retries(3))]
+#[step(retry(3))]
 async fn fetch() -> Result<String, StepError> {
     Ok(String::new())
 }

@@ -1,8 +1,8 @@
-// Checks: `#[step(retries(..))]` with every field compiles.
+// Checks: `#[step(retry(..))]` with every field compiles.
 use durable_mcp::{StepError, step};
 use futures_util::FutureExt;
 
-#[step(retries(
+#[step(retry(
     limit = 3,
     delay = "2s",
     backoff = "exponential",
@@ -13,7 +13,7 @@ async fn fetch() -> Result<u32, StepError> {
     Ok(7)
 }
 
-#[step(retries(backoff = "constant"))]
+#[step(retry(backoff = "constant"))]
 async fn constant() -> Result<u32, StepError> {
     Ok(1)
 }

@@ -1,4 +1,4 @@
-// Checks: `retries(..)` with every field sets the task's default step retry policy.
+// Checks: `retry(..)` with every field sets the task's default step retry policy.
 use std::time::Duration;
 
 use durable_mcp::Backoff;
@@ -7,7 +7,7 @@ use durable_mcp::{McpServer, TaskContext, TaskError, mcp_task};
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Input {}
 
-#[mcp_task(retries(
+#[mcp_task(retry(
     limit = 7,
     delay = "250ms",
     backoff = "linear",
