@@ -61,7 +61,11 @@ fn the_state_directory_holds_one_sqlite_file() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::start("conformance-server", dir.path(), &[]);
     create(&McpClient::new(server.url()), 60.0);
-    assert!(dir.path().join(durable_mcp::native::NativeHost::DATABASE_FILE).exists());
+    assert!(
+        dir.path()
+            .join(durable_mcp::native::NativeHost::DATABASE_FILE)
+            .exists()
+    );
     server.kill();
 }
 

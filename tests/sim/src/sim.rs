@@ -15,6 +15,7 @@ use durable_mcp::__internals::schedule::next_wake;
 use durable_mcp::LocalBoxFuture;
 use durable_mcp::http::CreateTask;
 use durable_mcp::http::{Clock, Host, Scheduler};
+use durable_mcp::http::{Divergence, EngineError};
 use durable_mcp::http::{Engine, Router};
 use durable_mcp::http::{Headers, HttpRequest};
 use durable_mcp::native::SqliteStore;
@@ -24,7 +25,6 @@ use durable_mcp::store::{LoadScope, StepKind, StepStatus, TaskState};
 use durable_mcp::testing::{
     MemoryStore, RecordingScheduler, VIRTUAL_EPOCH, VirtualClock, VirtualTimer,
 };
-use durable_mcp::http::{Divergence, EngineError};
 use durable_mcp::{McpServer, TaskRegistry, TaskTool};
 use durable_mcp::{TaskStatus, Timestamp};
 use durable_mcp_tests::mcp::McpClient;

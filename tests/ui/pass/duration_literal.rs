@@ -25,7 +25,7 @@ fn main() {
     assert_eq!(duration!("100000000d"), durable_mcp::MAX_DURATION);
 
     let server = McpServer::new("ui", "0").task(pause);
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&server);
     let id = harness.create("pause", serde_json::json!({}));
     harness.advance(duration!("5m"));
     assert_eq!(harness.status(&id), TaskStatus::Working);

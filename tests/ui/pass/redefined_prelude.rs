@@ -105,7 +105,7 @@ fn main() {
         .task(shadowed::squares)
         .task(shadowed::echo);
     assert_eq!(server.tool_names(), ["squares", "echo"]);
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&server);
     let id = harness.create("squares", serde_json::json!({ "values": [2, 3] }));
     harness.run_until_idle();
     harness.advance("1s");

@@ -26,7 +26,7 @@ async fn squares(_cx: &TaskContext, input: Input) -> Result<Json<Vec<u64>>, Task
 
 fn main() {
     let server = McpServer::new("ui", "0").task(squares);
-    let mut harness = Harness::new(server.task_registry());
+    let mut harness = Harness::new(&server);
     let id = harness.create("squares", serde_json::json!({ "values": [1, 2, 3] }));
     harness.run_until_idle();
     assert_eq!(harness.status(&id), TaskStatus::Completed);
