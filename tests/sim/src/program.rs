@@ -780,7 +780,11 @@ impl Model<'_> {
                 let key = self.keys.claim(name);
                 self.tokens.push(self.seen(&key)?);
             }
-            Op::Offer { .. } | Op::OnCancel { .. } => {}
+            Op::Offer { key } => {
+                // An offer claims its key like every other operation; it adds no token.
+                self.keys.claim(key);
+            }
+            Op::OnCancel { .. } => {}
             Op::Draw(Draw::Patched(id)) => {
                 // The side the body saw (checked against the rules as it is seen), else the
                 // side of code that never changed.
@@ -1052,7 +1056,7 @@ pub fn journal_keys(program: &Program) -> Vec<String> {
                         walk(branch, keys, out);
                     }
                 }
-                Op::Offer { key } => out.push((*key).to_owned()),
+                Op::Offer { key } => out.push(keys.claim(key)),
                 Op::Children(children) => out.extend(children.iter().map(|_| keys.claim(CHILD))),
                 Op::Gated { new, .. } => walk(new, keys, out),
                 Op::Draw(_) | Op::Status { .. } | Op::OnCancel { .. } => {}
@@ -1249,7 +1253,10 @@ impl Walk<'_> {
                 let key = self.keys.claim(name);
                 self.ground(key, false)
             }
-            Op::Offer { key } => self.ground((*key).to_owned(), true),
+            Op::Offer { key } => {
+                let key = self.keys.claim(key);
+                self.ground(key, true)
+            }
             Op::Draw(Draw::Patched(id)) => {
                 self.gate(id);
                 Ok(())
