@@ -4,7 +4,7 @@
 //! Worker from its variables and secrets (`[vars]` in wrangler.toml, `wrangler secret put`).
 //! A value that is set but unusable stops the host before it serves anyone, with a message
 //! naming the setting and saying how to fix it: the native host does not start, a Worker
-//! answers every request with that message. An unset setting keeps its default.
+//! answers every request to its endpoint with that message. An unset setting keeps its default.
 //!
 //! | Setting | Hosts | Value |
 //! |---------|-------|-------|

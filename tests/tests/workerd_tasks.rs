@@ -298,6 +298,43 @@ fn the_allowed_hosts_variable_opens_the_endpoint_to_the_workers_own_hosts() {
     assert_eq!(preflight.header("access-control-allow-origin"), Some(page));
 }
 
+/// A setting that is set but unusable stops the Worker as it stops the native host: each of
+/// the endpoint's paths answers 500 naming the setting and the fix, and nothing is served with
+/// a default the operator did not choose; paths that are not the endpoint's stay 404.
+#[test]
+fn an_unusable_setting_refuses_every_request_to_the_endpoint() {
+    let _one = one_worker_at_a_time();
+    for (name, value, fix) in [
+        ("DURABLE_MCP_LEASE", "soon", "such as 90s"),
+        ("DURABLE_MCP_INSPECTOR_TOKEN", "short", "openssl rand"),
+        ("RUST_LOG", "info,=", "per-target levels"),
+        (
+            "DURABLE_MCP_OAUTH_ISSUER",
+            "https://issuer.example.test",
+            "DURABLE_MCP_OAUTH_RESOURCE",
+        ),
+    ] {
+        let state = tempfile::tempdir().unwrap();
+        let dir = build_worker_once(WORKER_CRATE);
+        let worker = WorkerProcess::start_with_vars(&dir, state.path(), &[(name, value)]);
+        let client = McpClient::new(&worker.mcp_url());
+        let (body, headers) = client.build("tools/list", json!({}), false);
+        for refused in [
+            client.send_built(&body, &headers),
+            worker.get("/__durable-mcp/inspector"),
+            worker.post("/__durable-mcp/wake/some-task", &[]),
+        ] {
+            let text = String::from_utf8_lossy(&refused.body).into_owned();
+            assert_eq!(refused.status, 500, "{name}={value}: {text}");
+            assert!(
+                text.contains(name) && text.contains(fix),
+                "{name}={value}: {text}"
+            );
+        }
+        assert_eq!(worker.get("/elsewhere").status, 404, "{name}={value}");
+    }
+}
+
 /// A 5 MB body is refused with 413, whether it declares its length (refused on the header
 /// before the Worker reads a byte) or comes in chunks without one (read only up to the 4 MiB
 /// limit). wrangler's local proxy receives each body whole before the Worker sees the request,

@@ -130,6 +130,14 @@ impl Endpoint {
         format!("{}{INSPECTOR_PATH}", self.parent_path())
     }
 
+    /// Whether `path` is one the endpoint answers besides its inspector: its own, its wake
+    /// path, or MCP authorization's metadata.
+    fn serves(&self, path: &str) -> bool {
+        path == self.path
+            || path.starts_with(self.wake_path().as_str())
+            || path.starts_with("/.well-known/")
+    }
+
     fn parent_path(&self) -> &'static str {
         self.path.rsplit_once('/').map_or("", |(parent, _)| parent)
     }
@@ -203,6 +211,17 @@ where
     F: FnOnce() -> McpServer,
 {
     super::logging::install(env);
+    let request = request.into_platform_request();
+    let url = request.url();
+    let path = url_path(&url);
+    let inspector_path = path
+        .strip_prefix(endpoint.inspector_path().as_str())
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'));
+    if inspector_path.is_none() && !endpoint.serves(path) {
+        return not_found(endpoint);
+    }
+    // Every path the endpoint serves answers 500 while a setting is unusable, rather than
+    // serve on a setting it cannot honour.
     let settings = match WorkerSettings::of_isolate(env) {
         Ok(settings) => settings,
         Err(unusable) => {
@@ -212,12 +231,6 @@ where
         }
     };
     let token = settings.inspector_token.as_deref();
-    let request = request.into_platform_request();
-    let url = request.url();
-    let path = url_path(&url);
-    let inspector_path = path
-        .strip_prefix(endpoint.inspector_path().as_str())
-        .filter(|rest| rest.is_empty() || rest.starts_with('/'));
     if let Some(inspector_path) = inspector_path {
         return inspect(&request, env, endpoint, token, inspector_path, &url).await;
     }

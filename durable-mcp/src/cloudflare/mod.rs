@@ -53,7 +53,7 @@
 //! the secret [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR) set, an operator
 //! can wake a task at once (see [`WAKE_PATH`]) and use the task inspector (see
 //! [`Endpoint::inspector_path`]). A setting that is set but unusable makes the Worker answer
-//! every request with HTTP 500 and a message naming it.
+//! every request to the endpoint's paths with HTTP 500 and a message naming it.
 //!
 //! # Logs
 //!
