@@ -109,20 +109,6 @@ pub fn check_duplicate_create(
     Ok(())
 }
 
-// Timestamps cross hosts as plain milliseconds. The impls live here, not beside the type, because
-// the macros crate compiles `time.rs` on its own, without serde.
-impl serde::Serialize for Timestamp {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(self.0)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Timestamp {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        u64::deserialize(deserializer).map(Timestamp::from_millis)
-    }
-}
-
 /// Everything a poller may see of a task. It crosses from a Durable Object to the Worker as
 /// JSON, so it is serde both ways.
 ///

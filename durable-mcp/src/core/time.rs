@@ -199,6 +199,19 @@ pub fn format_duration(duration: Duration) -> String {
     format!("{millis}ms")
 }
 
+// Timestamps cross hosts as plain milliseconds.
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        u64::deserialize(deserializer).map(Timestamp::from_millis)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
