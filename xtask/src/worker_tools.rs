@@ -1,6 +1,6 @@
 //! The tools a Rust Worker is built and run with, installed idempotently for the tests:
-//! worker-build and wasm-bindgen-cli from crates.io into `target/worker-tools/` (debug builds:
-//! a minute each instead of four, and their own speed does not matter), and wrangler (workerd)
+//! worker-build and wasm-bindgen-cli from the crate registry into `target/worker-tools/` (debug
+//! builds: several times faster to build, and their own speed does not matter), and wrangler (workerd)
 //! from npm into `tests/workerd/node_modules/` as its lockfile pins it.
 //!
 //! `worker-build --panic-unwind` rebuilds std with unwinding on the nightly toolchain
