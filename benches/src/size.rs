@@ -10,7 +10,7 @@
 //! asserted; the first unstripped build rebuilds std (about ten minutes), later ones take as long
 //! as a Worker build.
 //!
-//! `size --smoke` (run by `cargo xtask test`, see the `smoke` module) builds as deployed and
+//! `size --smoke` (run by `cargo xtask test`, see xtask's `smoke` module) builds as deployed and
 //! reads that module, whose names are stripped, instead of building again with names: the build
 //! with names shares nothing with the others, and would add those ten minutes to the test command.
 
