@@ -18,5 +18,5 @@ pub use crate::rpc::{
     PROTOCOL_VERSION_HEADER, Router,
 };
 pub use crate::runtime::{
-    Clock, CreateTask, Engine, Host, RouteError, Scheduler, TaskRoute, Timer,
+    Clock, CreateTask, Engine, Host, RouteError, Scheduler, TaskChanges, TaskRoute, Timer,
 };

@@ -15,6 +15,7 @@ use super::in_flight::{InFlightMark, InFlightRegistry};
 use super::ports::StoreError;
 use super::registry::{TaskDefinition, TaskRegistry};
 use super::route::{OwnTasks, TaskRoute};
+use super::watch::{PublishingStore, Sink, Watchers};
 use crate::core::child::{self, ChildOutcome};
 use crate::core::control::{self, NewTask, TaskSnapshot};
 use crate::core::limits::to_stored_json;
@@ -129,6 +130,8 @@ pub struct Engine {
     claims: RefCell<HashMap<String, u64>>,
     /// How this engine reaches other tasks (a child to start or cancel, a parent to tell).
     tasks: RefCell<Option<Reach>>,
+    /// Who follows which task's changes; the host's store tells them of each commit.
+    watchers: Rc<Watchers>,
 }
 
 /// How an engine reaches other tasks.
@@ -161,7 +164,12 @@ impl Engine {
 
     /// An engine running the tasks of a registry shared with other engines (a Worker isolate
     /// builds its registry once for all the objects it hosts).
-    pub fn with_shared_registry(registry: Rc<TaskRegistry>, host: Host) -> Self {
+    pub fn with_shared_registry(registry: Rc<TaskRegistry>, mut host: Host) -> Self {
+        let watchers = Rc::new(Watchers::default());
+        host.store = Rc::new(PublishingStore {
+            inner: host.store,
+            watchers: Rc::clone(&watchers),
+        });
         Engine {
             host,
             registry,
@@ -171,6 +179,7 @@ impl Engine {
             in_flight: InFlightRegistry::default(),
             claims: RefCell::default(),
             tasks: RefCell::new(None),
+            watchers,
         }
     }
 
@@ -294,6 +303,20 @@ impl Engine {
     pub fn get(&self, task_id: &str, caller: Option<&str>) -> Result<TaskSnapshot, EngineError> {
         self.visible(task_id, Access::Caller(caller))
             .map(|state| control::snapshot(&state))
+    }
+
+    /// The task's snapshot as `caller` may see it, and from now on its snapshot after each
+    /// write that may change it, sent to `sink` (see [`TaskChanges`](super::TaskChanges)).
+    /// Both happen at once: no write comes between the snapshot and the watch.
+    pub(crate) fn watch(
+        &self,
+        task_id: &str,
+        caller: Option<&str>,
+        sink: Box<dyn Sink>,
+    ) -> Result<TaskSnapshot, EngineError> {
+        let snapshot = self.get(task_id, caller)?;
+        self.watchers.add(task_id, sink);
+        Ok(snapshot)
     }
 
     /// One page of the tasks created with the listing scope `scope`, oldest first (by creation

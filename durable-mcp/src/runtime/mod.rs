@@ -17,6 +17,7 @@ pub(crate) mod ports;
 mod registry;
 pub(crate) mod route;
 mod step;
+pub(crate) mod watch;
 
 pub use crate::core::step_failure::StepFailureKind;
 pub use crate::core::terminal::tool_error_result;
@@ -32,3 +33,4 @@ pub use registry::{TaskDefinition, TaskHandler, TaskOptions, TaskRegistry};
 pub use route::{RouteError, TaskRoute};
 #[cfg(feature = "testing")]
 pub(crate) use step::panic_message as panic_text;
+pub use watch::TaskChanges;

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::engine::{CreateTask, Engine};
 use super::ports::LocalBoxFuture;
+use super::watch::TaskChanges;
 use crate::core::{ChildOutcome, EngineError, ListPage, ListPosition, TaskSnapshot};
 
 /// How a host reaches any of its tasks: what the router and the engine need of another task.
@@ -77,6 +78,23 @@ pub trait TaskRoute {
     /// Waits `duration` on the host's timer (the router's waits between the polls of a task it
     /// follows).
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()>;
+
+    /// Follows the task as `caller` may see it ([`TaskChanges`]): what a
+    /// `subscriptions/listen` stream pushes. The same check as [`get`](Self::get) decides
+    /// whether the caller may.
+    ///
+    /// The provided implementation refuses every task, and listen streams then acknowledge
+    /// no task: clients poll `tasks/get` instead.
+    fn watch<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
+        let _ = (task_id, caller);
+        Box::pin(std::future::ready(Err(RouteError::Refused(
+            "this host does not push task changes; poll tasks/get".to_owned(),
+        ))))
+    }
 }
 
 /// Why a [`TaskRoute`] operation did not happen, sorted by what the caller can do about it.
@@ -217,4 +235,26 @@ impl TaskRoute for OwnTasks {
             None => Box::pin(std::future::ready(())),
         }
     }
+
+    fn watch<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
+        self.ready(|engine| {
+            let (sink, changes) = futures_channel::mpsc::unbounded();
+            let first = engine.watch(task_id, caller, Box::new(sink))?;
+            Ok(changes_from(first, changes))
+        })
+    }
+}
+
+/// The changes of a task watched in this process: its first snapshot, then what its engine
+/// sends.
+pub(crate) fn changes_from(
+    first: TaskSnapshot,
+    rest: futures_channel::mpsc::UnboundedReceiver<TaskSnapshot>,
+) -> TaskChanges {
+    use futures_util::StreamExt;
+    Box::pin(futures_util::stream::once(std::future::ready(first)).chain(rest))
 }
