@@ -11,6 +11,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_channel::mpsc::UnboundedSender;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -18,7 +19,10 @@ use super::activations::Activations;
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
 use crate::inspector::{self, InspectedTasks, TaskFilter};
-use crate::runtime::{CreateTask, Engine, LocalBoxFuture, RouteError, TaskRoute, new_task_id};
+use crate::runtime::route::changes_from;
+use crate::runtime::{
+    CreateTask, Engine, LocalBoxFuture, RouteError, TaskChanges, TaskRoute, new_task_id,
+};
 
 /// The worker that owns `task_id` among `workers`: FNV-1a of the id, so that every thread
 /// agrees without talking.
@@ -42,6 +46,13 @@ pub(super) enum Control {
         write: TaskWrite,
         caller: Option<String>,
         reply: oneshot::Sender<Result<(), RouteError>>,
+    },
+    /// Follow the task: its snapshot now, and each change into `sink`.
+    Watch {
+        task_id: String,
+        caller: Option<String>,
+        sink: UnboundedSender<TaskSnapshot>,
+        reply: oneshot::Sender<Result<TaskSnapshot, RouteError>>,
     },
 }
 
@@ -126,6 +137,18 @@ impl WorkerTasks {
         Ok(())
     }
 
+    /// Watches the task here, where its commits happen.
+    fn watch_here(
+        &self,
+        task_id: &str,
+        caller: Option<&str>,
+        sink: UnboundedSender<TaskSnapshot>,
+    ) -> Result<TaskSnapshot, RouteError> {
+        (self.engine)
+            .watch(task_id, caller, Box::new(sink))
+            .map_err(RouteError::from)
+    }
+
     /// Carries out `write` at the task's owner.
     async fn write(
         &self,
@@ -161,6 +184,14 @@ impl WorkerTasks {
                     reply,
                 } => {
                     let _ = reply.send(self.write_here(&task_id, &write, caller.as_deref()));
+                }
+                Control::Watch {
+                    task_id,
+                    caller,
+                    sink,
+                    reply,
+                } => {
+                    let _ = reply.send(self.watch_here(&task_id, caller.as_deref(), sink));
                 }
             }
         }
@@ -266,6 +297,31 @@ impl TaskRoute for WorkerTasks {
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
         self.engine.host().timer.delay(duration)
+    }
+
+    /// Watched at the owner: the engine there makes the task's commits, and sends each change
+    /// across threads into this worker's stream.
+    fn watch<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
+        Box::pin(async move {
+            let (sink, changes) = futures_channel::mpsc::unbounded();
+            let owner = self.owner_of(task_id);
+            let first = if owner == self.index {
+                self.watch_here(task_id, caller, sink)?
+            } else {
+                self.at_owner(owner, |reply| Control::Watch {
+                    task_id: task_id.to_owned(),
+                    caller: caller.map(str::to_owned),
+                    sink,
+                    reply,
+                })
+                .await?
+            };
+            Ok(changes_from(first, changes))
+        })
     }
 }
 

@@ -16,6 +16,7 @@ use super::limits::{ConnectionLimits, ConnectionSlots};
 use super::owners::{Inboxes, owner};
 use super::sqlite::SqliteStore;
 use super::worker::{ServerFactory, Worker};
+use crate::rpc::listeners::Listeners;
 use crate::rpc::{Headers, HttpResponse, McpServer};
 use crate::runtime::Store;
 use crate::settings::{
@@ -515,6 +516,9 @@ impl Listening {
         let (handed, connections): (Vec<_>, Vec<_>) =
             (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
         let mut finished = Vec::new();
+        // One hub for the listen streams of every worker: a list change made on one thread
+        // reaches the streams held on the others.
+        let listeners = Listeners::default();
         let parts =
             (self.stores.into_iter().zip(inboxes)).zip(connections.into_iter().zip(self.recovered));
         for (index, ((store, inbox), (connections, recovered))) in parts.enumerate() {
@@ -530,6 +534,7 @@ impl Listening {
                 max_waiting: self.max_waiting,
                 http: self.http.clone(),
                 stop: stopped.clone(),
+                listeners: listeners.clone(),
             };
             let (done, ended) = oneshot::channel();
             std::thread::Builder::new()
@@ -550,6 +555,8 @@ impl Listening {
             _ = first_end => {}
             () = accepting => {}
         }
+        // Listen streams end with their `complete` response while the workers stop.
+        listeners.close();
         let _ = stop.send(true);
         let mut outcome = Ok(());
         for ended in finished {

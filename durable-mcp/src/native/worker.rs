@@ -14,6 +14,7 @@ use super::http::{Accepted, HttpSettings, serve_connections};
 use super::outbound::NativeOutbound;
 use super::owners::{Control, Inboxes, WorkerTasks};
 use super::sqlite::SqliteStore;
+use crate::rpc::listeners::Listeners;
 use crate::rpc::{McpServer, Router};
 use crate::runtime::{Engine, Host};
 
@@ -39,6 +40,8 @@ pub(super) struct Worker {
     pub(super) max_waiting: usize,
     pub(super) http: HttpSettings,
     pub(super) stop: watch::Receiver<bool>,
+    /// The host's listen streams, shared by every worker.
+    pub(super) listeners: Listeners,
 }
 
 impl Worker {
@@ -84,14 +87,28 @@ impl Worker {
         tokio::task::spawn_local(Rc::clone(&tasks).serve_inbox(self.inbox));
         let wakes = tokio::task::spawn_local(Rc::clone(&activations).run(engine));
         let inspected = Rc::clone(&tasks);
-        let router = Rc::new(Router::with_tasks(server, tasks));
+        let router = Router::with_tasks(server, tasks).with_listeners(self.listeners.clone());
+        let router = Rc::new(router);
         let mut stop = self.stop;
         let stopped = async move {
             let _ = stop.wait_for(|stop| *stop).await;
         };
         serve_connections(self.connections, router, inspected, self.http, stopped).await;
+        drain_streams(&self.listeners).await;
         wakes.abort();
         activations.settle(SETTLE_ON_STOP).await;
         Ok(())
+    }
+}
+
+/// How long a stopping worker gives its listen streams to send their last response.
+const STREAMS_END_WITHIN: Duration = Duration::from_secs(1);
+
+/// Waits until the host's listen streams, told to end, have ended (or a second has passed),
+/// so that their clients read a graceful end rather than a dropped connection.
+async fn drain_streams(listeners: &Listeners) {
+    let deadline = tokio::time::Instant::now() + STREAMS_END_WITHIN;
+    while listeners.open() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

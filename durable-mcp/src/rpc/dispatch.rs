@@ -13,6 +13,7 @@ use super::follow::{Emit, Follow, OnInput, Outcome as FollowOutcome, Refusal};
 use super::headers::check_param_headers;
 use super::http::Headers;
 use super::inline;
+use super::listeners::Listeners;
 use super::notify::{LogLevel, Notifier};
 use super::prompts::CompletionCall;
 use super::request::{Outcome, ToolCall};
@@ -45,6 +46,7 @@ pub(crate) enum Method {
     TasksGet,
     TasksUpdate,
     TasksCancel,
+    SubscriptionsListen,
 }
 
 impl Method {
@@ -62,6 +64,7 @@ impl Method {
             "tasks/get" => Method::TasksGet,
             "tasks/update" => Method::TasksUpdate,
             "tasks/cancel" => Method::TasksCancel,
+            "subscriptions/listen" => Method::SubscriptionsListen,
             _ => return None,
         })
     }
@@ -108,6 +111,8 @@ pub(crate) struct Call<'a> {
     /// The scopes the caller's access token grants; `None` when the server checks no tokens.
     pub(crate) granted: Option<Vec<String>>,
     pub(crate) headers: &'a Headers,
+    /// The host's open listen streams, which a handler's list changes reach.
+    pub(crate) listeners: &'a Listeners,
 }
 
 /// How long a listing may be cached, in milliseconds: listings change only with a deploy, but
@@ -142,6 +147,9 @@ impl Call<'_> {
             Method::TasksGet => self.get_task().await,
             Method::TasksUpdate => self.update_task().await,
             Method::TasksCancel => self.cancel_task().await,
+            Method::SubscriptionsListen => Err(RpcError::internal(
+                "subscriptions/listen is answered by listen",
+            )),
         }
     }
 
@@ -154,12 +162,14 @@ impl Call<'_> {
     }
 
     fn discover(&self) -> Value {
-        let mut capabilities = json!({ "tools": {} });
+        // Every list may change (a handler says so through its notifier), and
+        // subscriptions/listen pushes the change to whoever asked.
+        let mut capabilities = json!({ "tools": { "listChanged": true } });
         if !self.server.resources.is_empty() {
-            capabilities["resources"] = json!({});
+            capabilities["resources"] = json!({ "listChanged": true, "subscribe": true });
         }
         if !self.server.prompts.is_empty() {
-            capabilities["prompts"] = json!({});
+            capabilities["prompts"] = json!({ "listChanged": true });
         }
         if self.server.completion.is_some() {
             capabilities["completions"] = json!({});
@@ -259,7 +269,8 @@ impl Call<'_> {
             request_state: params.request_state,
             principal: self.principal.clone(),
             client_capabilities: self.meta.client_capabilities.clone(),
-            notify: Notifier::listening(progress_token(self.params), self.log_level),
+            notify: Notifier::listening(progress_token(self.params), self.log_level)
+                .announcing_to(self.listeners),
         };
         check_param_headers(&entry.tool().input_schema, &call.arguments, self.headers)?;
         Ok((entry, call))

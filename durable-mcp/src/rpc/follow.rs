@@ -29,7 +29,7 @@ const FIRST_PAUSE: Duration = Duration::from_millis(5);
 const LONGEST_PAUSE: Duration = Duration::from_millis(200);
 
 /// How long a stream stays silent before a comment keeps it open.
-const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
+pub(crate) const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 
 /// One thing to tell the client.
 #[derive(Debug)]

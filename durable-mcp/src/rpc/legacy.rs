@@ -23,6 +23,7 @@ use super::error::RpcError;
 use super::exchange::{Answered, Exchange, Shape};
 use super::follow::{Emit, Follow, OnInput, Outcome, Refusal};
 use super::http::Headers;
+use super::listeners::Listeners;
 use super::notify::LogLevel;
 use super::request::{Handler, Outcome as RequestOutcome, ToolCall};
 use super::server::{McpServer, Preparation, TaskTool, ToolEntry};
@@ -69,6 +70,8 @@ pub(crate) struct LegacyCall<'a> {
     pub(crate) principal: Option<String>,
     /// The scopes the caller's access token grants; `None` when the server checks no tokens.
     pub(crate) granted: Option<Vec<String>>,
+    /// The host's open listen streams, which a handler's list changes reach.
+    pub(crate) listeners: &'a Listeners,
 }
 
 impl LegacyCall<'_> {
@@ -196,6 +199,7 @@ impl LegacyCall<'_> {
             principal: self.principal.clone(),
             granted: self.granted.clone(),
             headers: self.headers,
+            listeners: self.listeners,
         }
     }
 

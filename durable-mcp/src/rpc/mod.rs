@@ -16,6 +16,8 @@ pub(crate) mod headers;
 mod http;
 mod inline;
 pub(crate) mod legacy;
+mod listen;
+pub(crate) mod listeners;
 mod notify;
 mod prompts;
 mod relay;

@@ -8,6 +8,8 @@ use std::rc::Rc;
 use std::task::Waker;
 
 use serde::{Deserialize, Serialize};
+
+use super::listeners::{Listeners, ServerChange};
 use serde_json::{Value, json};
 
 /// The severity of a log message, lowest first (syslog's levels, as MCP names them).
@@ -32,11 +34,17 @@ pub enum LogLevel {
     Emergency,
 }
 
-/// Sends notifications to the client of one call: [`log`](Self::log) and
-/// [`progress`](Self::progress). What the client did not ask for (a progress token, a log
-/// level) is dropped, and so is everything when the call cannot stream.
+/// Sends notifications to the client of one call ([`log`](Self::log) and
+/// [`progress`](Self::progress)), and tells every client listening on the server that a list
+/// or a resource changed ([`tools_list_changed`](Self::tools_list_changed) and its siblings).
+/// What the client did not ask for (a progress token, a log level, a `subscriptions/listen`
+/// stream for that change) is dropped, and so is everything when the call cannot stream.
 #[derive(Clone, Default)]
-pub struct Notifier(Option<Rc<Outbox>>);
+pub struct Notifier {
+    outbox: Option<Rc<Outbox>>,
+    /// The host's listen streams, for list changes.
+    listeners: Option<Listeners>,
+}
 
 struct Outbox {
     progress_token: Option<Value>,
@@ -51,24 +59,66 @@ impl Notifier {
     /// `log_level` up.
     pub(crate) fn listening(progress_token: Option<Value>, log_level: Option<LogLevel>) -> Self {
         if progress_token.is_none() && log_level.is_none() {
-            return Notifier(None);
+            return Notifier::default();
         }
-        Notifier(Some(Rc::new(Outbox {
+        let outbox = Rc::new(Outbox {
             progress_token,
             log_level,
             queue: RefCell::default(),
             waker: RefCell::default(),
-        })))
+        });
+        Notifier {
+            outbox: Some(outbox),
+            listeners: None,
+        }
     }
 
-    /// Whether anything sent reaches the client.
+    /// The same notifier, whose list changes reach the streams of `listeners`.
+    pub(crate) fn announcing_to(mut self, listeners: &Listeners) -> Self {
+        self.listeners = Some(listeners.clone());
+        self
+    }
+
+    /// Whether log messages and progress reach the client of this call.
     pub fn is_listening(&self) -> bool {
-        self.0.is_some()
+        self.outbox.is_some()
+    }
+
+    /// Tells every `subscriptions/listen` stream that asked for it that the server's list of
+    /// tools changed (`notifications/tools/list_changed`). On the native host this reaches the
+    /// streams of the whole process; on a Worker, those of the isolate that runs the call.
+    pub fn tools_list_changed(&self) {
+        self.announce(ServerChange::ToolsListChanged);
+    }
+
+    /// Tells the listening clients that the list of prompts changed (see
+    /// [`tools_list_changed`](Self::tools_list_changed)).
+    pub fn prompts_list_changed(&self) {
+        self.announce(ServerChange::PromptsListChanged);
+    }
+
+    /// Tells the listening clients that the list of resources changed (see
+    /// [`tools_list_changed`](Self::tools_list_changed)).
+    pub fn resources_list_changed(&self) {
+        self.announce(ServerChange::ResourcesListChanged);
+    }
+
+    /// Tells the clients listening to the resource `uri` that its content changed
+    /// (`notifications/resources/updated`; see
+    /// [`tools_list_changed`](Self::tools_list_changed)).
+    pub fn resource_updated(&self, uri: &str) {
+        self.announce(ServerChange::ResourceUpdated(uri.to_owned()));
+    }
+
+    fn announce(&self, change: ServerChange) {
+        if let Some(listeners) = &self.listeners {
+            listeners.announce(change);
+        }
     }
 
     /// Sends a log message (`notifications/message`) if the client wants `level`.
     pub fn log(&self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) {
-        let Some(outbox) = &self.0 else { return };
+        let Some(outbox) = &self.outbox else { return };
         if outbox.log_level.is_none_or(|wanted| level < wanted) {
             return;
         }
@@ -84,7 +134,7 @@ impl Notifier {
     /// `progress` must grow from one report to the next; `total` is the value it will reach,
     /// if known.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let Some(outbox) = &self.0 else { return };
+        let Some(outbox) = &self.outbox else { return };
         let Some(token) = &outbox.progress_token else {
             return;
         };
@@ -102,7 +152,7 @@ impl Notifier {
 
     /// The oldest notification not sent yet; else `waker` is woken when one comes.
     pub(crate) fn take(&self, waker: &Waker) -> Option<Value> {
-        let outbox = self.0.as_ref()?;
+        let outbox = self.outbox.as_ref()?;
         let next = outbox.queue.borrow_mut().pop_front();
         if next.is_none() {
             *outbox.waker.borrow_mut() = Some(waker.clone());

@@ -19,6 +19,7 @@ use super::headers::{
 };
 use super::http::{Headers, HttpRequest, HttpResponse};
 use super::legacy::{LegacyCall, LegacyReply, list_scope};
+use super::listeners::Listeners;
 use super::relay::{self, CALL_REQUEST_PREFIX};
 use super::server::McpServer;
 use super::session::SESSION_HEADER;
@@ -37,6 +38,8 @@ use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
 pub struct Router {
     server: Rc<McpServer>,
     tasks: Rc<dyn TaskRoute>,
+    /// The host's open listen streams (this router's own unless the host shares its hub).
+    listeners: Listeners,
 }
 
 impl std::fmt::Debug for Router {
@@ -64,7 +67,17 @@ impl Router {
         Router {
             server: server.into(),
             tasks,
+            listeners: Listeners::default(),
         }
+    }
+
+    /// The same router, whose listen streams are those of `listeners`: a host with several
+    /// routers (one per thread, one per request) shares one hub between them, so that a list
+    /// change made through one reaches the streams of all.
+    #[cfg_attr(not(any_host), allow(dead_code))]
+    pub(crate) fn with_listeners(mut self, listeners: Listeners) -> Self {
+        self.listeners = listeners;
+        self
     }
 
     /// The answer to a request for `path` outside the endpoint that MCP authorization
@@ -165,7 +178,7 @@ impl Router {
         if let Some(name) = method.routed_name(&message.params)? {
             expect_header(headers, NAME_HEADER, name)?;
         }
-        Call {
+        let call = Call {
             server: &self.server,
             tasks: &self.tasks,
             list_scope: (caller.principal.as_deref()).and_then(|p| list_scope(Some(p), None)),
@@ -176,9 +189,12 @@ impl Router {
             principal: caller.principal,
             granted: caller.scopes,
             headers,
+            listeners: &self.listeners,
+        };
+        if method == Method::SubscriptionsListen {
+            return call.listen(&message.id).await;
         }
-        .dispatch(method)
-        .await
+        call.dispatch(method).await
     }
 
     /// A request of the 2025 era: see [`legacy`](super::legacy).
@@ -196,6 +212,7 @@ impl Router {
             params: &message.params,
             principal: caller.principal,
             granted: caller.scopes,
+            listeners: &self.listeners,
         };
         match call.answer().await {
             Ok(LegacyReply::Initialized(result, session)) => {

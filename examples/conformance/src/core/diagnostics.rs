@@ -5,6 +5,12 @@
 //! | `test_missing_capability` | needs the client's `sampling` capability: -32021 without it |
 //! | `test_streaming_elicitation` | asks a name inside its own result (`input_required`) |
 //! | `test_logging_tool` | does its work; logs nothing, since no log level was asked for |
+//! | `test_trigger_tool_change` | tells the listening clients that the tool list changed |
+//! | `test_trigger_prompt_change` | tells the listening clients that the prompt list changed |
+//!
+//! The two triggers stand for a server whose lists change at run time: this fixture's lists
+//! stay the same, and the scenario checks only that each `subscriptions/listen` stream that
+//! asked for the change hears of it, and that no other does.
 
 use durable_mcp::PlainTool;
 use durable_mcp::wire::{CallToolResult, ErrorObject, InputRequiredResult, code};
@@ -34,6 +40,27 @@ pub fn add(server: McpServer) -> McpServer {
             |_| {
                 // durable-mcp has no log notifications, so the tool never logs.
                 std::future::ready(Ok(CallToolResult::text("done, nothing logged").into()))
+            },
+        ))
+        .tool(PlainTool::new(
+            no_arguments(
+                "test_trigger_tool_change",
+                "Tells the clients listening for it that the tool list changed.",
+            ),
+            |call| {
+                call.notify.tools_list_changed();
+                std::future::ready(Ok(CallToolResult::text("tool list change announced").into()))
+            },
+        ))
+        .tool(PlainTool::new(
+            no_arguments(
+                "test_trigger_prompt_change",
+                "Tells the clients listening for it that the prompt list changed.",
+            ),
+            |call| {
+                call.notify.prompts_list_changed();
+                let done = CallToolResult::text("prompt list change announced");
+                std::future::ready(Ok(done.into()))
             },
         ))
 }
