@@ -6,6 +6,10 @@
 //! | `many_steps` | task | runs `count` no-op steps (status every 10,000), says how many activations it took |
 //! | `panicking_job` | task | panics, in its body or in a step (`in_step`) |
 //! | `status_meta_job` | task | publishes a status with meta, then one without, and completes |
+//! | `watched_errand` | task | says `waiting`, sleeps `seconds`, asks `go`, says `going`, completes |
+//!
+//! The server also reads the caller's principal from the `x-fixture-principal` header (see
+//! [`add`]), so that the suites can check what one caller may see of another's tasks.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -16,6 +20,11 @@ use serde::Deserialize;
 
 use crate::tasks::NoArguments;
 
+/// The header the fixture takes the caller's principal from. It stands in for a real
+/// authorization layer (a fixture trusts its clients; a server never should): a request
+/// without it is anonymous.
+pub const PRINCIPAL_HEADER: &str = "x-fixture-principal";
+
 /// Adds the fixtures to `server`.
 pub fn add(server: McpServer) -> McpServer {
     server
@@ -23,6 +32,8 @@ pub fn add(server: McpServer) -> McpServer {
         .task(many_steps)
         .task(panicking_job)
         .task(status_meta_job)
+        .task(watched_errand)
+        .authenticate(|headers| Ok(headers.get(PRINCIPAL_HEADER)))
 }
 
 /// Completes at once; kept for 2 s, then its rows (and its Durable Object's storage) go.
@@ -99,4 +110,28 @@ async fn status_meta_job(cx: &TaskContext, _input: NoArguments) -> Result<String
         .await?;
     cx.status("lap 1 done").await?;
     Ok("phases done".to_owned())
+}
+
+/// `watched_errand`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Errand {
+    /// How long to sleep before asking, in seconds.
+    seconds: u64,
+}
+
+/// Goes through every kind of change a client may follow: a status message, a durable sleep,
+/// a question (`go`), its answer, another status message, the result.
+#[mcp_task(ttl = "1h", poll_interval = "200ms")]
+async fn watched_errand(cx: &TaskContext, input: Errand) -> Result<String, TaskError> {
+    cx.status("waiting").await?;
+    cx.sleep("pause", std::time::Duration::from_secs(input.seconds))
+        .await?;
+    let go = serde_json::json!({
+        "mode": "form",
+        "message": "Go on?",
+        "requestedSchema": { "type": "object", "properties": { "go": { "type": "boolean" } } },
+    });
+    cx.elicit("go", go).await?;
+    cx.status("going").await?;
+    Ok("errand done".to_owned())
 }

@@ -341,7 +341,7 @@ pub struct EventReader {
 }
 
 impl EventReader {
-    fn new(streaming: Streaming) -> Self {
+    pub fn new(streaming: Streaming) -> Self {
         EventReader {
             streaming,
             buffer: Vec::new(),

@@ -1,9 +1,10 @@
 //! Helpers of the black-box HTTP tests: the server under test, schema validation and a
-//! 2025-era client; and the suite's 2025 section (`era_2025`).
+//! 2025-era client; and the suite's 2025 section (`era_2025`) and its push section (`listen`).
 #![allow(dead_code)]
 
 pub mod client_2025;
 mod era_2025;
+mod listen;
 pub mod schema;
 pub mod target;
 
