@@ -1086,7 +1086,17 @@ fn discover_advertises_prompts_and_completions() {
         .json();
     assert_result(Spec::Core, "DiscoverResult", &response);
     let capabilities = &response["result"]["capabilities"];
-    assert_eq!(capabilities["prompts"], json!({}), "{capabilities}");
+    // Every list may change, and a listen stream hears of it.
+    assert_eq!(
+        capabilities["prompts"],
+        json!({ "listChanged": true }),
+        "{capabilities}"
+    );
+    assert_eq!(capabilities["tools"], json!({ "listChanged": true }));
+    assert_eq!(
+        capabilities["resources"],
+        json!({ "listChanged": true, "subscribe": true })
+    );
     assert_eq!(capabilities["completions"], json!({}), "{capabilities}");
 }
 

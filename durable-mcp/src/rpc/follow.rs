@@ -15,6 +15,7 @@ use super::error::RpcError;
 use crate::core::{TaskSnapshot, TaskStatus};
 use crate::runtime::TaskRoute;
 use crate::wire::jsonrpc::{ErrorObject, code};
+use crate::wire::legacy::LegacyTask;
 use crate::wire::tools::elicitation_request;
 
 /// The `_meta` key tying a message to the task it concerns (2025-11-25).
@@ -95,6 +96,8 @@ struct Follower {
     /// What is still to be told before the next read.
     queued: VecDeque<Emit>,
     last_message: Option<String>,
+    /// What the last `notifications/tasks/status` said (`tasks/result` streams only).
+    last_status: Option<LegacyTask>,
     progress: u64,
     asked: BTreeSet<String>,
     pause: Duration,
@@ -115,6 +118,7 @@ impl Follow {
             follow: self,
             queued: VecDeque::new(),
             last_message: None,
+            last_status: None,
             progress: 0,
             asked,
             pause: FIRST_PAUSE,
@@ -202,6 +206,7 @@ impl Follower {
     /// Queues what changed in `snapshot`; `Some` when the task asks input the client cannot
     /// give.
     fn see(&mut self, snapshot: TaskSnapshot) -> Option<(Refusal, String)> {
+        self.report_status(&snapshot);
         if let Some(message) = &snapshot.status_message
             && snapshot.status_message != self.last_message
         {
@@ -240,6 +245,28 @@ impl Follower {
                 "params": { "progressToken": token, "progress": self.progress, "message": message },
             })));
         }
+    }
+
+    /// A `notifications/tasks/status` when the task's status or message changed, on a 2025
+    /// `tasks/result` stream (its client declared tasks): the task as `tasks/get` shows it
+    /// then, without its result.
+    fn report_status(&mut self, snapshot: &TaskSnapshot) {
+        if self.follow.outcome != Outcome::TaskResult {
+            return;
+        }
+        let task = LegacyTask::of(snapshot);
+        let unchanged = self.last_status.as_ref().is_some_and(|last| {
+            last.status == task.status && last.status_message == task.status_message
+        });
+        if unchanged {
+            return;
+        }
+        self.queued.push_back(Emit::Message(json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/tasks/status",
+            "params": task,
+        })));
+        self.last_status = Some(task);
     }
 
     /// Sends each input request not sent yet; its id names the task and the request's key.

@@ -544,6 +544,17 @@ fn input_is_asked_on_the_tasks_result_stream_and_the_answer_completes_the_task()
     assert_result(Spec::V2025, "GetTaskPayloadResult", answer);
     assert_valid(Spec::V2025, "CallToolResult", &answer["result"]);
     assert_eq!(text_of(&answer["result"]), "deleted=true");
+    // The stream tells the task's status as it changes, the last before the answer.
+    let statuses: Vec<&Value> = messages
+        .iter()
+        .filter(|message| message["method"] == "notifications/tasks/status")
+        .collect();
+    for status in &statuses {
+        assert_valid(Spec::V2025, "TaskStatusNotification", status);
+        assert_eq!(status["params"]["taskId"], id.as_str());
+    }
+    let last = statuses.last().expect("a status notification");
+    assert_eq!(last["params"]["status"], "completed", "{statuses:?}");
     assert_eq!(
         answer["result"]["_meta"][RELATED_TASK],
         json!({ "taskId": id })
