@@ -7,6 +7,7 @@ pub mod children;
 pub mod http;
 pub mod inspector;
 pub mod issuer;
+pub mod listen;
 pub mod mcp;
 pub mod report_api;
 pub mod server;

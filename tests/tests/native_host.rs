@@ -1,9 +1,10 @@
 //! The native host as a process: graceful shutdown, and tasks surviving a restart on the
-//! same state directory.
+//! same state directory, and what both do to a listen stream.
 
 use std::time::Duration;
 
 use durable_mcp_tests::children;
+use durable_mcp_tests::listen::{End, Listen};
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::server::ServerProcess;
 use durable_mcp_tests::wait;
@@ -357,4 +358,61 @@ fn the_host_logs_task_events_as_json_lines_filtered_by_rust_log() {
             .all(|line| line["target"] == "durable_mcp" || line["level"] != "INFO"),
         "{log}"
     );
+}
+
+/// A listen stream ends when its host is killed, without a `complete` response; the client
+/// opens it again on the restarted host and reads the task as it is then, then what follows.
+#[test]
+fn a_listen_stream_dropped_by_a_killed_host_reads_the_current_state_when_reopened() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(first.url());
+    let id = client.create_task("watched_errand", json!({ "seconds": 0 }));
+    let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
+    assert_eq!(
+        listen.next().unwrap()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    listen.tasks_until("input_required");
+
+    first.kill();
+    assert_eq!(listen.end(), (Vec::new(), End::Dropped));
+
+    let second = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(second.url());
+    let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
+    listen.next().expect("an acknowledgement");
+    let now = listen.task();
+    assert_eq!(now["status"], "input_required", "{now}");
+    assert!(now["inputRequests"]["go"].is_object(), "{now}");
+    client.result(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "go": {
+            "action": "accept", "content": { "go": true } } } }),
+    );
+    let done = listen.tasks_until("completed");
+    assert_eq!(
+        done.last().unwrap()["result"]["content"][0]["text"],
+        "errand done"
+    );
+    assert!(matches!(listen.end(), (before, End::Complete(_)) if before.is_empty()));
+}
+
+/// A host that stops (SIGTERM) ends its listen streams with their `complete` response.
+#[test]
+fn a_stopping_host_ends_its_listen_streams_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start("conformance-server", dir.path(), &[]);
+    let client = McpClient::new(server.url());
+    let mut listen = Listen::open(&client, json!({ "toolsListChanged": true }), &[]);
+    listen.next().expect("an acknowledgement");
+    let stopping = std::thread::spawn(move || server.terminate(Duration::from_secs(30)));
+    let (before, end) = listen.end();
+    assert!(before.is_empty(), "{before:?}");
+    let End::Complete(response) = end else {
+        panic!("the stream was dropped, not ended");
+    };
+    assert_eq!(response["result"]["resultType"], "complete");
+    let status = stopping.join().unwrap().expect("the host stopped");
+    assert!(status.success(), "{status:?}");
 }

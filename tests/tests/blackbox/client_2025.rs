@@ -341,7 +341,7 @@ pub struct EventReader {
 }
 
 impl EventReader {
-    pub fn new(streaming: Streaming) -> Self {
+    fn new(streaming: Streaming) -> Self {
         EventReader {
             streaming,
             buffer: Vec::new(),

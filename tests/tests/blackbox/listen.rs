@@ -1,54 +1,32 @@
 //! The push section of the black-box suite: `subscriptions/listen` streams (2026-07-28, with
 //! the Tasks extension's `taskIds`). Every frame is validated against the upstream schemas and
 //! must carry the stream's subscription id. Like the rest of the suite it runs against a fresh
-//! `conformance-server` or the endpoint at `DURABLE_MCP_TEST_URL` (the Worker).
+//! `conformance-server` or the endpoint at `DURABLE_MCP_TEST_URL` (the Worker). What a host
+//! restart does to a stream is checked per host (`native_host`, `workerd_tasks`).
 
+use durable_mcp_tests::listen::{End, Listen as Stream};
 use serde_json::{Value, json};
 
-use super::client_2025::EventReader;
 use super::{Spec, Target, assert_result, assert_valid};
-
-/// The `_meta` key of the subscription id.
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The header the fixture server reads the caller's principal from.
 const PRINCIPAL: &str = "x-fixture-principal";
 
-/// An open listen stream and the id it was opened with.
-struct Listen {
-    reader: EventReader,
-    id: Value,
-}
+/// An open listen stream whose every frame is validated against the schemas.
+struct Listen(Stream);
 
 impl Listen {
     /// Opens a stream asking for `notifications`, as `principal` when given.
     fn open(target: &Target, notifications: Value, principal: Option<&str>) -> Listen {
-        let params = json!({ "notifications": notifications });
-        let (body, mut headers) = target.client.build("subscriptions/listen", params, true);
-        if let Some(principal) = principal {
-            headers.push((PRINCIPAL.to_owned(), principal.to_owned()));
-        }
-        assert_valid(Spec::Core, "SubscriptionsListenRequest", &body);
-        let headers = durable_mcp_tests::http::borrowed(&headers);
-        let streaming = target
-            .client
-            .raw_streaming("POST", &headers, body.to_string().as_bytes());
-        assert_eq!(streaming.status, 200, "{:?}", streaming.headers);
-        Listen {
-            reader: EventReader::new(streaming),
-            id: body["id"].clone(),
-        }
+        let headers: Vec<(&str, &str)> = principal.map(|p| (PRINCIPAL, p)).into_iter().collect();
+        let stream = Stream::open(&target.client, notifications, &headers);
+        assert_valid(Spec::Core, "SubscriptionsListenRequest", &stream.request);
+        Listen(stream)
     }
 
-    /// The next message, checked to carry this stream's id.
+    /// The next message (carrying the stream's id).
     fn next(&mut self) -> Option<Value> {
-        let message = self.reader.next_message()?;
-        let id = match message.get("method") {
-            Some(_) => &message["params"]["_meta"][SUBSCRIPTION_ID],
-            None => &message["result"]["_meta"][SUBSCRIPTION_ID],
-        };
-        assert_eq!(id, &self.id, "a frame without the stream's id: {message}");
-        Some(message)
+        self.0.next()
     }
 
     /// The acknowledgement, validated; its `notifications`.
@@ -68,14 +46,13 @@ impl Listen {
 
     /// The graceful end: the `complete` response, validated, and nothing after it.
     fn completes(mut self) {
-        let response = self.next().expect("the complete response");
+        let (before, end) = self.0.end();
+        assert!(before.is_empty(), "frames before the end: {before:?}");
+        let End::Complete(response) = end else {
+            panic!("the stream ended without its complete response");
+        };
         assert_result(Spec::Core, "SubscriptionsListenResult", &response);
         assert_eq!(response["result"]["resultType"], "complete", "{response}");
-        assert_eq!(response["id"], self.id);
-        assert!(
-            self.reader.next_message().is_none(),
-            "a frame after the end"
-        );
     }
 }
 

@@ -1,0 +1,129 @@
+//! A `subscriptions/listen` client for tests: opens a stream and reads its JSON-RPC messages
+//! as the server sends them, each checked to carry the stream's subscription id.
+
+use serde_json::{Value, json};
+
+use crate::http::{Streaming, borrowed};
+use crate::mcp::McpClient;
+
+/// The `_meta` key of the subscription id.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// How a stream ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum End {
+    /// With the `complete` response (the server ended it gracefully).
+    Complete(Value),
+    /// Without a response: the connection closed or broke.
+    Dropped,
+}
+
+/// One open listen stream.
+#[derive(Debug)]
+pub struct Listen {
+    streaming: Streaming,
+    buffer: Vec<u8>,
+    ended: bool,
+    /// The JSON-RPC id the stream was opened with: its subscription id.
+    pub id: Value,
+    /// The request that opened it, for schema checks.
+    pub request: Value,
+}
+
+impl Listen {
+    /// Opens a stream asking for `notifications` (a `SubscriptionFilter`), with the Tasks
+    /// extension declared and `extra` headers added.
+    pub fn open(client: &McpClient, notifications: Value, extra: &[(&str, &str)]) -> Listen {
+        let params = json!({ "notifications": notifications });
+        let (body, mut headers) = client.build("subscriptions/listen", params, true);
+        headers.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        let streaming =
+            client.raw_streaming("POST", &borrowed(&headers), body.to_string().as_bytes());
+        assert_eq!(streaming.status, 200, "{:?}", streaming.headers);
+        let content_type = streaming.header("content-type").unwrap_or_default();
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "{content_type}"
+        );
+        Listen {
+            streaming,
+            buffer: Vec::new(),
+            ended: false,
+            id: body["id"].clone(),
+            request: body,
+        }
+    }
+
+    /// The next message, checked to carry this stream's id; `None` once the stream ended
+    /// (closed, or broken by the server going away).
+    pub fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(message) = self.take_message() {
+                let id = match message.get("method") {
+                    Some(_) => &message["params"]["_meta"][SUBSCRIPTION_ID],
+                    None => &message["result"]["_meta"][SUBSCRIPTION_ID],
+                };
+                assert_eq!(id, &self.id, "a frame without the stream's id: {message}");
+                return Some(message);
+            }
+            if self.ended {
+                return None;
+            }
+            match self.streaming.next_bytes() {
+                Ok(Some(bytes)) => self.buffer.extend(bytes),
+                Ok(None) | Err(_) => self.ended = true,
+            }
+        }
+    }
+
+    /// The next task notification's task, skipping nothing: anything else fails.
+    pub fn task(&mut self) -> Value {
+        let message = self.next().expect("a task notification");
+        assert_eq!(message["method"], "notifications/tasks", "{message}");
+        message["params"].clone()
+    }
+
+    /// Reads task notifications until one has `status`; every task read, in order.
+    pub fn tasks_until(&mut self, status: &str) -> Vec<Value> {
+        let mut seen = vec![self.task()];
+        while seen.last().unwrap()["status"] != status {
+            seen.push(self.task());
+        }
+        seen
+    }
+
+    /// Reads to the end of the stream: how it ended, and the messages before.
+    pub fn end(&mut self) -> (Vec<Value>, End) {
+        let mut before = Vec::new();
+        while let Some(message) = self.next() {
+            if message.get("method").is_none() {
+                assert_eq!(message["id"], self.id, "{message}");
+                assert!(self.next().is_none(), "a frame after the end");
+                return (before, End::Complete(message));
+            }
+            before.push(message);
+        }
+        (before, End::Dropped)
+    }
+
+    /// The next whole event's JSON message in the buffer, skipping comments and events
+    /// without data.
+    fn take_message(&mut self) -> Option<Value> {
+        loop {
+            let end = self.buffer.windows(2).position(|pair| pair == b"\n\n")?;
+            let event: Vec<u8> = self.buffer.drain(..end + 2).collect();
+            let data: Vec<String> = String::from_utf8_lossy(&event)
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(|data| data.trim_start().to_owned())
+                .collect();
+            if let Ok(message) = serde_json::from_str(&data.join("\n")) {
+                return Some(message);
+            }
+        }
+    }
+}
