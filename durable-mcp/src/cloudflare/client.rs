@@ -5,13 +5,16 @@
 //! platform says is safe to retry.
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::future::Future;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use worker::wasm_bindgen::{JsCast, JsValue};
-use worker::{Delay, Env, ObjectNamespace, js_sys};
+use worker::js_sys::Promise;
+use worker::wasm_bindgen::{self, JsCast, JsValue, prelude::wasm_bindgen};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{Delay, Env, ObjectNamespace, Request, Response, Stub, js_sys, web_sys};
 
 use super::driven::settled;
 use super::entry::Bindings;
@@ -20,13 +23,23 @@ use super::object_rpc::CallTarget;
 use super::ports::JsClock;
 use super::protocol::{Candidate, ObjectCall, ObjectReply};
 use super::settings::WorkerSettings;
+use super::watch;
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
 use crate::inspector::{InspectedTasks, TaskFilter};
-use crate::runtime::{Clock, CreateTask, LocalBoxFuture, RouteError, TaskRoute, new_task_id};
+use crate::runtime::{
+    Clock, CreateTask, LocalBoxFuture, RouteError, TaskChanges, TaskRoute, new_task_id,
+};
 
 /// How many times an internal call is sent when the platform says the failure is retryable.
 const CALL_ATTEMPTS: u32 = 3;
+
+/// The most tasks one `subscriptions/listen` stream may watch at once on this host. Each
+/// watched task holds a WebSocket to its object open for as long as the stream lasts, and the
+/// platform lets one request hold at most six outgoing connections at a time (a seventh waits
+/// for one to close): five leaves one for the request's other calls to its objects.
+#[allow(dead_code, reason = "read by the listen layer")]
+pub(crate) const MAX_WATCHED_TASKS_PER_STREAM: usize = 5;
 
 thread_local! {
     /// The bindings this isolate has found to be Durable Object namespaces.
@@ -69,15 +82,52 @@ impl ObjectClient {
         call: &C,
     ) -> Result<R, RouteError> {
         let body = serde_json::to_string(call).map_err(|e| internal("encoding a call", &e))?;
+        let body = body.as_str();
+        self.with_retries(name, |stub| send(stub, body)).await
+    }
+
+    /// Sends the request `request` makes to the object named `name`, as
+    /// [`call`](Self::call) sends a call (a fresh request per attempt: a request is used up
+    /// by its sending). Only for requests that change nothing, which may be sent again.
+    pub(crate) async fn fetch(
+        &self,
+        name: &str,
+        request: impl Fn() -> worker::Result<Request>,
+    ) -> Result<Response, RouteError> {
+        let request = &request;
+        self.with_retries(name, |stub| async move {
+            let request = request().map_err(CallError::Worker)?;
+            let target: FetchTarget = stub.into_rpc();
+            let promise = target.fetch(request.inner()).map_err(CallError::Js)?;
+            // Not through `settled`, which would hold back the request's other wake-ups (a
+            // listen stream's timers) until the object answers.
+            let response = JsFuture::from(promise).await.map_err(CallError::Js)?;
+            let response: web_sys::Response = response.dyn_into().map_err(CallError::Js)?;
+            Ok(Response::from(response))
+        })
+        .await
+    }
+
+    /// Runs `attempt` on a fresh stub of the object named `name`, again while the platform
+    /// says its failure is retryable, up to [`CALL_ATTEMPTS`] times.
+    async fn with_retries<T, F: Future<Output = Result<T, CallError>>>(
+        &self,
+        name: &str,
+        attempt: impl Fn(Stub) -> F,
+    ) -> Result<T, RouteError> {
         let mut pause = Duration::from_millis(20);
-        let mut attempt = 1;
+        let mut attempts = 1;
         loop {
-            match self.send(name, &body).await {
+            let outcome = match self.namespace.get_by_name(name) {
+                Ok(stub) => attempt(stub).await,
+                Err(error) => Err(CallError::Worker(error)),
+            };
+            match outcome {
                 Ok(reply) => return Ok(reply),
-                Err(error) if attempt < CALL_ATTEMPTS && error.is_retryable() => {
+                Err(error) if attempts < CALL_ATTEMPTS && error.is_retryable() => {
                     Delay::from(pause).await;
                     pause *= 4;
-                    attempt += 1;
+                    attempts += 1;
                 }
                 Err(error) => {
                     return Err(internal(&format!("reaching {}", self.what), &error));
@@ -85,21 +135,27 @@ impl ObjectClient {
             }
         }
     }
+}
 
-    /// One attempt: a Durable Object RPC call on a fresh stub of the object named `name`.
-    async fn send<R: DeserializeOwned>(&self, name: &str, call: &str) -> Result<R, CallError> {
-        let stub = self
-            .namespace
-            .get_by_name(name)
-            .map_err(CallError::Worker)?;
-        let target: CallTarget = stub.into_rpc();
-        let promise = target.durable_mcp_call(call).map_err(CallError::Js)?;
-        let reply = settled(promise).await.map_err(CallError::Js)?;
-        let reply = reply
-            .as_string()
-            .ok_or_else(|| CallError::Reply(format!("a reply that is not text: {reply:?}")))?;
-        serde_json::from_str(&reply).map_err(|error| CallError::Reply(error.to_string()))
-    }
+/// One attempt at a call: a Durable Object RPC call on `stub`.
+async fn send<R: DeserializeOwned>(stub: Stub, call: &str) -> Result<R, CallError> {
+    let target: CallTarget = stub.into_rpc();
+    let promise = target.durable_mcp_call(call).map_err(CallError::Js)?;
+    let reply = settled(promise).await.map_err(CallError::Js)?;
+    let reply = reply
+        .as_string()
+        .ok_or_else(|| CallError::Reply(format!("a reply that is not text: {reply:?}")))?;
+    serde_json::from_str(&reply).map_err(|error| CallError::Reply(error.to_string()))
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A stub of a Durable Object, as a `fetch` reaches it.
+    type FetchTarget;
+
+    /// Sends `request` to the object; resolves to its response.
+    #[wasm_bindgen(method, catch)]
+    fn fetch(this: &FetchTarget, request: &web_sys::Request) -> Result<Promise, JsValue>;
 }
 
 /// Why one attempt at an internal call failed.
@@ -420,5 +476,13 @@ impl TaskRoute for ObjectTasks {
 
     fn pause(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
         Box::pin(Delay::from(duration))
+    }
+
+    fn watch<'a>(
+        &'a self,
+        task_id: &'a str,
+        caller: Option<&'a str>,
+    ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
+        Box::pin(watch::open(&self.runners, task_id, caller))
     }
 }

@@ -6,7 +6,10 @@
 //! runs the router and reaches each task's object through Durable Object RPC with a small
 //! internal JSON protocol; plain tools and discovery never touch an object. `tasks/list` reads the
 //! TaskIndex object of the caller's listing scope (one per scope, named by it), which lists
-//! the scope's task ids, and asks each listed task's object for its snapshot.
+//! the scope's task ids, and asks each listed task's object for its snapshot. A
+//! `subscriptions/listen` stream follows a task through a WebSocket to its object, which pushes
+//! the task's changes as they commit; the socket uses the hibernation API, so it keeps the
+//! object in memory no longer than the task's own work does.
 //!
 //! A Worker's glue is three items: the server factory, the object, and the fetch handler.
 //!
@@ -38,7 +41,7 @@
 //! beside it (see [`task_index!`](task_index)); written out, each is a
 //! `#[worker::durable_object]` struct wrapping [`TaskRunner`] or [`TaskIndex`], with a Durable
 //! Object RPC method that forwards the Worker's calls (and, for the TaskRunner, an `alarm` that
-//! forwards the alarm). wrangler.toml binds them as `TASK_RUNNER` and
+//! forwards the alarm, and a `fetch` and the WebSocket handlers for the Worker's watches). wrangler.toml binds them as `TASK_RUNNER` and
 //! `TASK_INDEX`.
 //!
 //! # Settings
@@ -77,7 +80,10 @@ mod settings;
 mod sql;
 pub(crate) mod sql_store;
 mod step_batch;
+mod watch;
 
+#[allow(unused_imports, reason = "read by the listen layer")]
+pub(crate) use client::MAX_WATCHED_TASKS_PER_STREAM;
 pub use client::ObjectTasks;
 pub use entry::{
     BODY_LIMIT, Bindings, Endpoint, IncomingRequest, MCP_PATH, TASK_INDEX_BINDING,
@@ -97,7 +103,8 @@ pub use crate::__task_index as task_index;
 pub use crate::__task_runner as task_runner;
 
 /// Declares a Worker's TaskRunner Durable Object: a `#[worker::durable_object]` struct that
-/// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC) and `alarm` to it.
+/// wraps [`TaskRunner`] and forwards the Worker's calls (Durable Object RPC), `fetch` (the
+/// Worker's watches of a task), `alarm`, and the hibernation API's WebSocket events to it.
 /// `server` is called with the object's `&worker::Env` and returns the
 /// [`McpServer`](crate::McpServer) whose tasks it runs (once per isolate for each class; the
 /// same server the fetch handler serves).
@@ -154,6 +161,7 @@ macro_rules! __task_runner {
         $vis struct $name($crate::cloudflare::TaskRunner);
 
         $crate::__object_rpc_method!($name);
+        $crate::__watch_socket_handlers!($name);
 
         impl ::worker::DurableObject for $name {
             fn new(state: ::worker::State, env: ::worker::Env) -> Self {

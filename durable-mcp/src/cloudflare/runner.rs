@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use worker::wasm_bindgen::JsValue;
-use worker::{Env, Request, Response, State};
+use worker::{Env, Request, Response, State, web_sys};
 
 use super::client::{ObjectClient, ObjectTasks, bound_namespace, inspector_enabled};
 use super::entry::Bindings;
@@ -20,6 +20,7 @@ use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
 use super::settings::RunnerSettings;
 use super::sql_store::DurableObjectStore;
+use super::watch;
 use crate::core::EngineError;
 use crate::inspector::{self, TaskFilter};
 use crate::rpc::McpServer;
@@ -28,8 +29,9 @@ use crate::runtime::{Clock, CreateTask, Engine, Host, RouteError, Store, TaskReg
 
 /// The body of a user's TaskRunner Durable Object. [`task_runner!`](super::task_runner)
 /// declares the object: a `#[durable_object]` struct wrapping this, whose `alarm` calls
-/// [`alarm`](Self::alarm), and whose Durable Object RPC method `durableMcpCall` calls
-/// [`call`](Self::call) (the Worker reaches the object only through that method).
+/// [`alarm`](Self::alarm), whose `fetch` calls [`fetch`](Self::fetch) (the Worker's watches of
+/// the task), and whose Durable Object RPC method `durableMcpCall` calls [`call`](Self::call)
+/// (the Worker's other calls).
 pub struct TaskRunner {
     // A Worker built with `--panic-unwind` requires its objects to be unwind safe. A panic in a
     // task body is caught by the driver; one that unwinds out of a handler leaves only caches
@@ -123,6 +125,8 @@ impl TaskRunner {
         let index = bound_namespace(env, bindings.index())
             .ok()
             .map(|index| ObjectClient::new(index, "the task index"));
+        // Before any event reaches this instance: the watches that outlived the last one.
+        watch::rewatch(&state, &engine);
         TaskRunner {
             inner: AssertUnwindSafe(Rc::new(Runner {
                 state,
@@ -152,10 +156,22 @@ impl TaskRunner {
         })
     }
 
-    /// A `fetch` to the object: refused with 404, since the Worker reaches it only through
-    /// [`call`](Self::call).
+    /// A `fetch` to the object: the Worker's watch of the task (a WebSocket on which the
+    /// object pushes the task's changes, accepted with the hibernation API), else refused with
+    /// 404, since the Worker reaches the object otherwise only through [`call`](Self::call).
     pub fn fetch(&self, request: Request) -> worker::Result<Response> {
+        if watch::asks_to_watch(&request) {
+            return watch::accept(&self.inner.state, &self.inner.engine, &request);
+        }
         refuse_fetch(&request, "TaskRunner")
+    }
+
+    /// The Worker's end of a watch's socket closed or failed: closes the object's end. The
+    /// object's `webSocketClose` and `webSocketError` call this (see
+    /// [`task_runner!`](super::task_runner)).
+    #[doc(hidden)]
+    pub fn watch_ended(&self, socket: &web_sys::WebSocket) {
+        watch::ended(socket);
     }
 
     /// The alarm: runs whatever is due for the task. Never fails: a failure is logged and the
