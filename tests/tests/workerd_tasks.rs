@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use durable_mcp_tests::children;
 use durable_mcp_tests::inspector::{Inspector, operator_round};
+use durable_mcp_tests::listen::{End, Listen};
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::wait;
 use durable_mcp_tests::workerd::{
@@ -133,6 +134,42 @@ fn an_input_round_survives_a_killed_runtime() {
         done["content"][0]["text"], "name=Ada colour=green",
         "{done}"
     );
+}
+
+/// A task's changes reach a listen stream held by the Worker from the task's object, and a
+/// stream dropped by a killed runtime, opened again on the restarted one, reads the task as it
+/// is then and what follows. (The black-box suite checks the rest of listen on this host.)
+#[test]
+fn a_listen_stream_follows_a_task_across_a_killed_runtime() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let (worker, client) = start(state.path(), &[]);
+    let id = create(&client, "watched_errand", json!({ "seconds": 1 }));
+    let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
+    let ack = listen.next().expect("an acknowledgement");
+    assert_eq!(ack["params"]["notifications"], json!({ "taskIds": [id] }));
+    let seen = listen.tasks_until("input_required");
+    assert_eq!(seen.first().unwrap()["status"], "working", "{seen:?}");
+
+    worker.kill();
+    assert_eq!(listen.end(), (Vec::new(), End::Dropped));
+
+    let (_worker, client) = start(state.path(), &[]);
+    let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
+    listen.next().expect("an acknowledgement");
+    let now = listen.task();
+    assert_eq!(now["status"], "input_required", "{now}");
+    client.result(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "go": {
+            "action": "accept", "content": { "go": true } } } }),
+    );
+    let done = listen.tasks_until("completed");
+    assert_eq!(
+        done.last().unwrap()["result"]["content"][0]["text"],
+        "errand done"
+    );
+    assert!(matches!(listen.end(), (before, End::Complete(_)) if before.is_empty()));
 }
 
 /// A read-only connection to an object's database, which waits out the runtime's writes

@@ -8,12 +8,13 @@ use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
 use worker::{ByteStream, Env, Method, Request, Response, web_sys};
 
-use super::client::ObjectTasks;
+use super::client::{MAX_WATCHED_TASKS_PER_STREAM, ObjectTasks};
 use super::driven::{self, settled};
 use super::outbound::WorkerOutbound;
 use super::settings::WorkerSettings;
 use crate::inspector::{self, INSPECTOR_PATH};
 use crate::rpc::headers::same_secret;
+use crate::rpc::listeners::{ListenLimits, Listeners};
 use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router};
 use crate::settings::{ALLOWED_HOSTS_VAR, INSPECTOR_TOKEN_VAR};
 
@@ -254,11 +255,26 @@ where
         body,
     };
     let tasks = Rc::new(ObjectTasks::from_bindings(env, endpoint.bindings)?);
-    let router = Router::with_tasks(server, tasks);
+    let router = Router::with_tasks(server, tasks).with_listeners(isolate_listeners());
     let query = url
         .split_once('?')
         .map_or("", |(_, query)| query.split('#').next().unwrap_or(query));
     into_response(router.handle_with_query(http, query).await)
+}
+
+thread_local! {
+    /// The isolate's listen streams: a list change made by one request reaches the streams
+    /// the isolate holds for others. Each stream follows at most
+    /// [`MAX_WATCHED_TASKS_PER_STREAM`] tasks, one socket to an object each.
+    static LISTENERS: Listeners = Listeners::new(ListenLimits {
+        max_task_ids: MAX_WATCHED_TASKS_PER_STREAM,
+        ..ListenLimits::DEFAULT
+    });
+}
+
+/// This isolate's hub of listen streams.
+fn isolate_listeners() -> Listeners {
+    LISTENERS.with(Listeners::clone)
 }
 
 /// Answers one request to the Worker as [`serve`] does, for a fetch handler that is a plain

@@ -95,6 +95,8 @@ impl HttpResponse {
             headers: vec![
                 ("content-type", "text/event-stream".to_owned()),
                 ("cache-control", "no-cache".to_owned()),
+                // A buffering proxy would hold the events back until the stream ends.
+                ("x-accel-buffering", "no".to_owned()),
             ],
             body: Vec::new(),
             events: Some(events),

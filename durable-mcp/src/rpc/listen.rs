@@ -249,7 +249,7 @@ impl Followed {
 enum Event {
     Server(ServerChange),
     /// A change of followed task `n`, or `None` once its changes end.
-    Task(usize, Option<TaskSnapshot>),
+    Task(usize, Option<Box<TaskSnapshot>>),
     KeepAlive,
 }
 
@@ -288,7 +288,7 @@ impl ListenStream {
                 let ended = stream::once(std::future::ready(Event::Task(n, None)));
                 events.push(Box::pin(
                     changes
-                        .map(move |snapshot| Event::Task(n, Some(snapshot)))
+                        .map(move |snapshot| Event::Task(n, Some(Box::new(snapshot))))
                         .chain(ended),
                 ));
             }

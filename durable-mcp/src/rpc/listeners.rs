@@ -16,6 +16,7 @@ pub(crate) enum ServerChange {
     ResourcesListChanged,
     ResourceUpdated(String),
     /// The host is stopping: every stream ends, gracefully.
+    #[cfg_attr(not(native_host), allow(dead_code))]
     Closing,
 }
 
@@ -112,7 +113,9 @@ impl Listeners {
         lock(&self.0.streams).retain(|stream| stream.unbounded_send(change.clone()).is_ok());
     }
 
-    /// Ends every open stream gracefully and refuses new ones: the host is stopping.
+    /// Ends every open stream gracefully and refuses new ones: the host is stopping. (A
+    /// Worker's isolate is evicted without notice: its streams are dropped.)
+    #[cfg_attr(not(native_host), allow(dead_code))]
     pub(crate) fn close(&self) {
         self.0.closing.store(true, Ordering::Release);
         self.announce(ServerChange::Closing);
