@@ -416,3 +416,36 @@ fn a_stopping_host_ends_its_listen_streams_gracefully() {
     let status = stopping.join().unwrap().expect("the host stopped");
     assert!(status.success(), "{status:?}");
 }
+
+/// The host holds at most `DURABLE_MCP_MAX_STREAMS` listen streams: one more is refused with
+/// 503, `Retry-After` and a message saying the bound, and a closed stream frees its place.
+#[test]
+fn listen_streams_past_the_bound_are_refused_until_one_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let bound = [("DURABLE_MCP_MAX_STREAMS", "2")];
+    let server = ServerProcess::start("conformance-server", dir.path(), &bound);
+    let client = McpClient::new(server.url());
+    let filter = json!({ "notifications": { "toolsListChanged": true } });
+    let mut first = Listen::open(&client, filter["notifications"].clone(), &[]);
+    let mut second = Listen::open(&client, filter["notifications"].clone(), &[]);
+    for open in [&mut first, &mut second] {
+        open.next().expect("an acknowledgement");
+    }
+    let refused = client.send("subscriptions/listen", filter.clone(), true);
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after"), Some("5"));
+    let message = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("limit of 2 open"), "{message}");
+
+    drop(first);
+    let opens = || {
+        let (body, headers) = client.build("subscriptions/listen", filter.clone(), true);
+        let headers = durable_mcp_tests::http::borrowed(&headers);
+        // The head is enough: a stream that opens answers 200 at once.
+        (client.raw_streaming("POST", &headers, body.to_string().as_bytes())).status == 200
+    };
+    wait::until_true("a closed stream to free its place", opens);
+}

@@ -16,12 +16,12 @@ use super::limits::{ConnectionLimits, ConnectionSlots};
 use super::owners::{Inboxes, owner};
 use super::sqlite::SqliteStore;
 use super::worker::{ServerFactory, Worker};
-use crate::rpc::listeners::Listeners;
+use crate::rpc::listeners::{ListenLimits, Listeners};
 use crate::rpc::{Headers, HttpResponse, McpServer};
 use crate::runtime::Store;
 use crate::settings::{
-    self, DATA_DIR_VAR, MAX_ACTIVATIONS_VAR, MAX_WAITING_VAR, PORT_VAR, ProcessEnv, ServerSettings,
-    SettingError, Source, WORKERS_VAR,
+    self, DATA_DIR_VAR, MAX_ACTIVATIONS_VAR, MAX_STREAMS_VAR, MAX_WAITING_VAR, PORT_VAR,
+    ProcessEnv, ServerSettings, SettingError, Source, WORKERS_VAR,
 };
 
 /// The port examples listen on unless `PORT` says otherwise.
@@ -137,6 +137,7 @@ pub struct NativeHost {
     workers: usize,
     max_activations: usize,
     max_waiting: usize,
+    max_streams: usize,
     http: HttpSettings,
 }
 
@@ -148,6 +149,7 @@ impl std::fmt::Debug for NativeHost {
             .field("workers", &self.workers)
             .field("max_activations", &self.max_activations)
             .field("max_waiting", &self.max_waiting)
+            .field("max_streams", &self.max_streams)
             .field("body_limit", &self.http.body_limit)
             .field("limits", &self.http.limits)
             .field("pages", &self.http.pages.is_some())
@@ -172,6 +174,9 @@ impl NativeHost {
     /// How many due tasks may wait for an activation slot before new tasks are refused,
     /// unless configured otherwise, over all workers.
     pub const DEFAULT_MAX_WAITING: usize = DEFAULT_MAX_WAITING;
+    /// How many `subscriptions/listen` streams the host holds open at once unless configured
+    /// otherwise, over all workers (what the official TypeScript SDK holds a server to).
+    pub const DEFAULT_MAX_STREAMS: usize = ListenLimits::DEFAULT.max_streams;
 }
 
 impl NativeHost {
@@ -187,6 +192,7 @@ impl NativeHost {
             workers: std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
             max_activations: DEFAULT_MAX_ACTIVATIONS,
             max_waiting: DEFAULT_MAX_WAITING,
+            max_streams: Self::DEFAULT_MAX_STREAMS,
             http: HttpSettings {
                 body_limit: DEFAULT_BODY_LIMIT,
                 limits: ConnectionLimits::default(),
@@ -201,7 +207,8 @@ impl NativeHost {
     /// [`crate::settings`] lists them): `PORT` (a port number; `0` picks a free one),
     /// `DURABLE_MCP_DATA` (the state directory), the thread and queue bounds
     /// ([`workers`](Self::workers), [`max_activations`](Self::max_activations),
-    /// [`max_waiting`](Self::max_waiting)), the [inspector's token](Self::inspector_token),
+    /// [`max_waiting`](Self::max_waiting), [`max_streams`](Self::max_streams)), the
+    /// [inspector's token](Self::inspector_token),
     /// and the settings both hosts apply to the server: MCP authorization (see
     /// [`McpServer::oauth`]; for a server without OAuth of its own), the origins whose web
     /// pages may call the endpoint ([`McpServer::allow_origins`]) and the inline deadline
@@ -237,6 +244,9 @@ impl NativeHost {
         }
         if let Some(max) = settings::positive(source, MAX_WAITING_VAR)? {
             self.max_waiting = max;
+        }
+        if let Some(max) = settings::positive(source, MAX_STREAMS_VAR)? {
+            self.max_streams = max;
         }
         if let Some(token) = settings::inspector_token(source)? {
             self.http.inspector_token = Some(token.into());
@@ -288,6 +298,17 @@ impl NativeHost {
     #[must_use]
     pub fn max_waiting(mut self, tasks: usize) -> Self {
         self.max_waiting = tasks.max(1);
+        self
+    }
+
+    /// Holds at most `streams` `subscriptions/listen` streams open at once, over all workers
+    /// (default [`DEFAULT_MAX_STREAMS`](NativeHost::DEFAULT_MAX_STREAMS)); past them a listen
+    /// is refused with HTTP 503 and `Retry-After`, and its client polls meanwhile. Each open
+    /// stream also holds one of the host's connections
+    /// ([`ConnectionLimits::max_connections`]).
+    #[must_use]
+    pub fn max_streams(mut self, streams: usize) -> Self {
+        self.max_streams = streams.max(1);
         self
     }
 
@@ -420,6 +441,7 @@ impl NativeHost {
             recovered,
             max_activations: self.max_activations.div_ceil(workers),
             max_waiting: self.max_waiting.div_ceil(workers),
+            max_streams: self.max_streams,
             http,
             _lock: lock,
         })
@@ -476,6 +498,8 @@ pub struct Listening {
     /// Per worker.
     max_activations: usize,
     max_waiting: usize,
+    /// Over all workers.
+    max_streams: usize,
     http: HttpSettings,
     /// The state directory's lock, released when the host is dropped.
     _lock: File,
@@ -518,7 +542,10 @@ impl Listening {
         let mut finished = Vec::new();
         // One hub for the listen streams of every worker: a list change made on one thread
         // reaches the streams held on the others.
-        let listeners = Listeners::default();
+        let listeners = Listeners::new(ListenLimits {
+            max_streams: self.max_streams,
+            ..ListenLimits::DEFAULT
+        });
         let parts =
             (self.stores.into_iter().zip(inboxes)).zip(connections.into_iter().zip(self.recovered));
         for (index, ((store, inbox), (connections, recovered))) in parts.enumerate() {

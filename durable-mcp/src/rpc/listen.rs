@@ -24,7 +24,7 @@ use crate::runtime::{TaskChanges, TaskRoute};
 use crate::wire::{DetailedTask, RequestId};
 
 /// The `_meta` key naming the stream a notification was sent on.
-pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// How long a client waits before opening the stream again when the host is full.
 const FULL_RETRY_AFTER_SECONDS: u64 = 5;
