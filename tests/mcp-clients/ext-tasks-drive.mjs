@@ -4,17 +4,36 @@
 //   confirm_delete      task -> input_required -> tasks/update -> completed, "deleted=true"
 //   slow_compute (60 s) task -> cancel -> cancelled (seen through the library or tasks/get)
 //
+// both as the library does it alone (it polls tasks/get), and then by push:
+//
+//   confirm_delete      followed over a `subscriptions/listen` stream that this script opens
+//                       (the library opens none); each `notifications/tasks` frame is handed
+//                       to the library through the notification listener of its session port
+//                       (`ConnectedMcpSessionPort.onNotification`, under `withTasks`), and that
+//                       session's tasks/get is never answered, so every state the library
+//                       reports came from the stream: it must see input_required, answer it
+//                       (tasks/update), then complete with "deleted=true"; the stream must be
+//                       acknowledged for the task and end with its `complete` response.
+//
 // Usage: node ext-tasks-drive.mjs <mcp-url>
 // Prints one line per outcome ("ok ..." or "FAIL ..."); exits 0 only if every expected
 // outcome was observed; on failure (or with EXT_TASKS_TRACE=1) the wire exchanges go to
 // stderr. `cargo xtask clients` runs it against a freshly started server.
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
+import {
+  createSessionPortFromClient,
+  createTaskSessionFromClient,
+  withTasks,
+} from "@modelcontextprotocol/ext-tasks/client";
+
+import { listenMessages } from "./listen-stream.mjs";
 
 const PROTOCOL_VERSION = "2026-07-28";
 const CLIENT_INFO = { name: "durable-mcp-ext-tasks-drive", version: "0.0.0" };
 const CLIENT_CAPABILITIES = { elicitation: {} };
+/** What the library puts in the `_meta` of the requests it frames for the 2026-07-28 wire. */
+const V2_FRAMING = { protocolVersion: PROTOCOL_VERSION, clientInfo: CLIENT_INFO, clientCapabilities: CLIENT_CAPABILITIES };
 /** Longest a single check may take before it counts as failed. */
 const CHECK_TIMEOUT_MS = 30_000;
 /** Longest the whole run may take: a hung request must not hang CI. */
@@ -44,6 +63,9 @@ function fail(check, detail) {
   failures += 1;
   console.log(`FAIL ${check}: ${detail}`);
 }
+
+/** The key of the listen request's id in the `_meta` of each frame of its stream. */
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 /** The routing headers a 2026-07-28 request carries, derived from its body. */
 function routingHeaders(request) {
@@ -125,10 +147,10 @@ async function onInputRequest(request, context) {
 /** Input requests the library routed to us, in order. */
 const inputRequests = [];
 
-function withTimeout(promise, what) {
+function withTimeout(promise, what, ms = CHECK_TIMEOUT_MS) {
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -140,22 +162,21 @@ function resultText(result) {
     .join("\n");
 }
 
-/** Posts one tasks/get outside the library, for the state after a cancel. */
-async function taskStatus(taskId) {
-  const request = {
-    method: "tasks/get",
-    params: {
-      taskId,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
-        "io.modelcontextprotocol/clientCapabilities": {
-          ...CLIENT_CAPABILITIES,
-          extensions: { "io.modelcontextprotocol/tasks": {} },
-        },
-      },
+/** The 2026-07-28 request envelope of a request sent outside the library, declaring the extension. */
+function envelope() {
+  return {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+    "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+    "io.modelcontextprotocol/clientCapabilities": {
+      ...CLIENT_CAPABILITIES,
+      extensions: { "io.modelcontextprotocol/tasks": {} },
     },
   };
+}
+
+/** Posts one tasks/get outside the library, for the state after a cancel. */
+async function taskStatus(taskId) {
+  const request = { method: "tasks/get", params: { taskId, _meta: envelope() } };
   const response = await rawDispatch(request);
   if (response.kind === "error") {
     throw new Error(`tasks/get: error ${JSON.stringify(response.error)}`);
@@ -219,6 +240,203 @@ async function cancelSlowCompute(session) {
   }
 }
 
+/**
+ * Opens a `subscriptions/listen` stream for `taskId` with our own code and hands each
+ * `notifications/tasks` frame to `deliver` as it arrives, until the stream ends. Records in
+ * `seen` what it carried, as it comes: the listen request's id, the task ids acknowledged, the
+ * statuses of the frames delivered, the closing response (undefined until it came), and
+ * anything out of order.
+ */
+async function followByListen(taskId, deliver, seen, signal) {
+  const id = nextId++;
+  seen.id = id;
+  const body = {
+    jsonrpc: "2.0",
+    id,
+    method: "subscriptions/listen",
+    params: { notifications: { taskIds: [taskId] }, _meta: envelope() },
+  };
+  const headers = { "MCP-Protocol-Version": PROTOCOL_VERSION, "Mcp-Method": "subscriptions/listen" };
+  trace.push(`-> mcp-method: subscriptions/listen\n   ${JSON.stringify(body)}`);
+  const onOpen = (status, type) => trace.push(`<- HTTP ${status} ${type} (listen ${id})`);
+  for await (const message of listenMessages(url, body, { headers, signal, onOpen })) {
+    trace.push(`<- listen ${id}: ${JSON.stringify(message)}`);
+    if (seen.end !== undefined) {
+      seen.problems.push(`${message.method ?? "a response"} after the closing response`);
+      continue;
+    }
+    if (message.method === undefined && message.id === id) {
+      seen.end = message;
+      continue;
+    }
+    if (message.params?._meta?.[SUBSCRIPTION_ID] !== id) {
+      seen.problems.push(`${message.method} without _meta["${SUBSCRIPTION_ID}"] = ${id}`);
+    }
+    if (message.method === "notifications/subscriptions/acknowledged") {
+      if (seen.acknowledged !== undefined || seen.statuses.length > 0) {
+        seen.problems.push("an acknowledgement that is not the first frame");
+      }
+      seen.acknowledged = message.params?.notifications?.taskIds;
+    } else if (message.method === "notifications/tasks") {
+      if (seen.acknowledged === undefined) seen.problems.push("notifications/tasks before the acknowledgement");
+      if (message.params?.taskId !== taskId) seen.problems.push(`a frame for task ${message.params?.taskId}`);
+      seen.statuses.push(message.params?.status);
+      deliver(message);
+    } else {
+      seen.problems.push(`an unexpected message ${JSON.stringify(message)}`);
+    }
+  }
+  return seen;
+}
+
+/**
+ * `confirm_delete` followed by push: a session of its own (on its own SDK Client: the library
+ * adapts a Client once), whose port hears our listen stream's frames as notifications and
+ * whose tasks/get is held unanswered until the library gives it up, so that the library learns
+ * of its task only from the stream. Prints one line for what the library saw and one for the
+ * stream.
+ */
+async function confirmDeleteByPush() {
+  const check = "confirm_delete by push";
+  const streamCheck = "listen stream";
+  const client = new Client(CLIENT_INFO, {
+    capabilities: CLIENT_CAPABILITIES,
+    versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  let heldPolls = 0;
+  const updates = [];
+  const libraryErrors = [];
+  const dispatch = async (request, options = {}) => {
+    if (request.method === "tasks/get") {
+      heldPolls += 1;
+      trace.push(`-- tasks/get ${request.params?.taskId} held unanswered (the push session must hear of it by push)`);
+      return new Promise((_, reject) => {
+        const abandoned = () => reject(options.signal.reason ?? new Error("tasks/get abandoned"));
+        if (options.signal?.aborted) abandoned();
+        else options.signal?.addEventListener("abort", abandoned, { once: true });
+      });
+    }
+    if (request.method === "tasks/update") updates.push(request.params?.taskId);
+    return rawDispatch(request, options);
+  };
+  const clientPort = createSessionPortFromClient(client, "durable-mcp-ext-tasks-drive-push", {
+    rawDispatch: dispatch,
+    v2RequestFraming: V2_FRAMING,
+  });
+  // The library's session port contract: the host calls each listener the session registered
+  // with `onNotification` for every notification it receives. This port is the SDK Client's,
+  // with the listen stream as one more source of notifications.
+  const listeners = new Set();
+  const port = {
+    endpointId: clientPort.endpointId,
+    taskCapabilities: clientPort.taskCapabilities,
+    get invalidated() {
+      return clientPort.invalidated;
+    },
+    dispatch: (request, options) => clientPort.dispatch(request, options),
+    onServerRequest: (handler) => clientPort.onServerRequest(handler),
+    onInvalidated: (listener) => clientPort.onInvalidated(listener),
+    onNotification(listener) {
+      const stopClient = clientPort.onNotification(listener);
+      listeners.add(listener);
+      return () => {
+        stopClient();
+        listeners.delete(listener);
+      };
+    },
+  };
+  const session = withTasks(port, { onInputRequest, onError: (error) => libraryErrors.push(error) });
+  const stop = new AbortController();
+  try {
+    const execution = await session.callTool("confirm_delete", { filename: "pushed.txt" });
+    if (execution.kind !== "task") {
+      fail(check, `expected a task, got an ${execution.kind} result`);
+      await execution.close();
+      return;
+    }
+    const taskId = execution.handle.taskId;
+    const events = [];
+    const settled = execution
+      .settle({ onEvent: (event) => events.push(event.type === "task" ? event.task.status : `outcome:${event.outcome.status}`) })
+      .then((settlement) => ({ settlement }), (error) => ({ error }));
+    const deliver = (message) => {
+      for (const listener of [...listeners]) listener(message);
+    };
+    const frames = { id: undefined, acknowledged: undefined, statuses: [], end: undefined, problems: [] };
+    const deadline = Date.now() + CHECK_TIMEOUT_MS;
+    const streamed = followByListen(taskId, deliver, frames, stop.signal).then(
+      () => ({}),
+      (error) => ({ error }),
+    );
+    // The library can only settle from the stream: once the stream has ended, it gets 5 s more.
+    const grace = streamed
+      .then(() => new Promise((resolve) => setTimeout(resolve, 5_000).unref()))
+      .then(() => ({ error: new Error("the library had not settled 5 s after the listen stream ended") }));
+    const library = await withTimeout(Promise.race([settled, grace]), check).catch((error) => ({ error }));
+    // The stream shares the check's deadline (it ends once the task has, so with the library).
+    const stream = await withTimeout(streamed, streamCheck, Math.max(deadline - Date.now(), 1_000)).catch(
+      (error) => ({ error }),
+    );
+
+    const seen = events.join(" -> ");
+    const asked = inputRequests.filter((request) => request.taskId === taskId);
+    const updated = updates.filter((id) => id === taskId).length;
+    const outcome = library.settlement?.outcome;
+    if (library.error) {
+      fail(check, `${library.error.message} (statuses: ${seen})`);
+    } else if (libraryErrors.length > 0) {
+      // A frame failing the library's schema lands here (a zod issue list: kept to one line).
+      const first = libraryErrors[0].message.replace(/\s+/g, " ").slice(0, 400);
+      fail(check, `the library reported ${libraryErrors.length} error(s), the first: ${first}`);
+    } else if (!events.includes("input_required")) {
+      fail(check, `input_required was never observed (statuses: ${seen})`);
+    } else if (asked.length === 0) {
+      fail(check, `the library never routed the pushed elicitation to us (statuses: ${seen})`);
+    } else if (updated === 0) {
+      fail(check, `the library sent no tasks/update for the task (statuses: ${seen})`);
+    } else if (outcome.status !== "completed") {
+      fail(check, `ended ${outcome.status}${outcome.error ? ` (${outcome.error.message})` : ""} (statuses: ${seen})`);
+    } else if (!resultText(outcome.result).includes("deleted=true")) {
+      fail(check, `completed with ${JSON.stringify(outcome.result)}, expected text deleted=true`);
+    } else {
+      pass(
+        check,
+        `input_required (key ${asked[0].inputId}, via ${asked[0].delivery}) -> tasks/update -> completed ` +
+          `"${resultText(outcome.result)}" (statuses: ${seen}; all pushed: the session's tasks/get go unanswered, ${heldPolls} sent)`,
+      );
+    }
+
+    const acknowledged = JSON.stringify(frames.acknowledged);
+    if (stream.error) {
+      fail(streamCheck, `${stream.error.message} (acknowledged ${acknowledged}; frames: ${frames.statuses.join(" -> ")})`);
+    } else if (frames.problems.length > 0) {
+      fail(streamCheck, frames.problems.join("; "));
+    } else if (acknowledged !== JSON.stringify([taskId])) {
+      fail(streamCheck, `acknowledged taskIds ${acknowledged}, expected ["${taskId}"]`);
+    } else if (frames.statuses.length === 0) {
+      fail(streamCheck, "no notifications/tasks frame");
+    } else if (frames.end === undefined) {
+      fail(streamCheck, `ended without its complete response (frames: ${frames.statuses.join(" -> ")})`);
+    } else if (frames.end.result?.resultType !== "complete") {
+      fail(streamCheck, `ended with ${JSON.stringify(frames.end)}, expected a complete result`);
+    } else if (frames.end.result._meta?.[SUBSCRIPTION_ID] !== frames.id) {
+      fail(streamCheck, `the complete response lacks _meta["${SUBSCRIPTION_ID}"] = ${frames.id}: ${JSON.stringify(frames.end)}`);
+    } else {
+      pass(
+        streamCheck,
+        `subscription ${frames.id}: acknowledged ${acknowledged}; ${frames.statuses.length} notifications/tasks ` +
+          `(${frames.statuses.join(" -> ")}) handed to the library; ended with its complete response`,
+      );
+    }
+  } finally {
+    stop.abort();
+    await session.close().catch(() => {});
+    clientPort[Symbol.dispose]();
+    await client.close().catch(() => {});
+  }
+}
+
 async function main() {
   const client = new Client(CLIENT_INFO, {
     capabilities: CLIENT_CAPABILITIES,
@@ -228,11 +446,7 @@ async function main() {
   const session = createTaskSessionFromClient(client, {
     endpointId: "durable-mcp-ext-tasks-drive",
     rawDispatch,
-    v2RequestFraming: {
-      protocolVersion: PROTOCOL_VERSION,
-      clientInfo: CLIENT_INFO,
-      clientCapabilities: CLIENT_CAPABILITIES,
-    },
+    v2RequestFraming: V2_FRAMING,
     onInputRequest,
   });
   for (const check of [confirmDelete, cancelSlowCompute]) {
@@ -244,10 +458,15 @@ async function main() {
   }
   await session.close().catch(() => {});
   await client.close().catch(() => {});
+  try {
+    await confirmDeleteByPush();
+  } catch (error) {
+    fail(confirmDeleteByPush.name, `threw ${error?.stack ?? error}`);
+  }
 }
 
 function finish() {
-  if (failures > 0 || process.env.EXT_TASKS_TRACE) console.error(`wire trace (tools/call and tasks/*):\n${trace.join("\n")}`);
+  if (failures > 0 || process.env.EXT_TASKS_TRACE) console.error(`wire trace (tools/call, tasks/* and subscriptions/listen):\n${trace.join("\n")}`);
   console.log(failures === 0 ? "ext-tasks: every expected outcome observed" : `ext-tasks: ${failures} check(s) failed`);
   process.exit(failures === 0 ? 0 : 1);
 }

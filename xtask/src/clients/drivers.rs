@@ -16,7 +16,8 @@ use super::{record, say};
 /// requirements, relative to the workspace root.
 const CLIENTS_DIR: &str = "tests/mcp-clients";
 
-/// The ext-tasks driver (2026-07-28), relative to [`CLIENTS_DIR`].
+/// The ext-tasks driver (2026-07-28; the library polling, then fed by a `subscriptions/listen`
+/// stream the script opens, with `listen-stream.mjs`), relative to [`CLIENTS_DIR`].
 const EXT_TASKS_DRIVER: &str = "ext-tasks-drive.mjs";
 
 /// The v1 TypeScript SDK driver (2025-11-25 experimental tasks), relative to [`CLIENTS_DIR`].

@@ -25,7 +25,12 @@
 //!    script in `tests/mcp-clients/` that must exit 0 (each prints one line per outcome):
 //!    - `ext-tasks-drive.mjs` (`@modelcontextprotocol/ext-tasks`, 2026-07-28): sees
 //!      `confirm_delete` go input_required → tasks/update → completed and a cancelled
-//!      `slow_compute` end cancelled;
+//!      `slow_compute` end cancelled, as the library polls; then `confirm_delete` again by
+//!      push: the script opens a `subscriptions/listen` stream for the task (the library opens
+//!      none) and hands each `notifications/tasks` frame to the library's session (its port's
+//!      notification listener), whose tasks/get is never answered: the library must see
+//!      input_required, answer it and complete with the result, and the stream must be
+//!      acknowledged for the task and end with its `complete` response;
 //!    - `v1-tasks-drive.mjs` (the v1 TypeScript SDK `@modelcontextprotocol/sdk`, 2025-11-25
 //!      experimental tasks through `callToolStream`): `slow_compute` and `confirm_delete` (with
 //!      its elicitation answered) as tasks to their results, `tasks/list` listing them, and
