@@ -9,6 +9,11 @@
 // checks the ending is shown again (resumed from the URL alone), and saves a full-page
 // screenshot. Prints one summary line; exits non-zero with the failed step on any failure.
 //
+// The page follows the task over a subscriptions/listen stream: the test checks that the
+// fork and the ending reached it pushed (`data-transport="stream"` on the task view) and that
+// it sent no tasks/get from the answer to the ending. Where the host can restart (natively),
+// it presses Restart the host at the fork and checks the page opened its stream again.
+//
 // Chromium and the steps: see harness.mjs.
 
 import { WAIT_MS, check, runTest } from "./harness.mjs";
@@ -32,6 +37,27 @@ async function main({ browser, at, watch }) {
   page.setDefaultTimeout(WAIT_MS);
   watch(page);
   const byId = (id) => page.getByTestId(id);
+  // The MCP requests the page sent, by method (its `Mcp-Method` header).
+  const sent = new Map();
+  page.on("request", (request) => {
+    const method = request.headers()["mcp-method"];
+    if (method) sent.set(method, (sent.get(method) ?? 0) + 1);
+  });
+  const count = (method) => sent.get(method) ?? 0;
+  const transport = () => page.locator("#task-view").getAttribute("data-transport");
+  const pushed = async (what) => {
+    await page
+      .waitForFunction(() => document.getElementById("task-view")?.dataset.transport === "stream", null, {
+        timeout: WAIT_MS,
+      })
+      .catch(() => {});
+    const seen = await transport();
+    check(
+      seen === "stream",
+      `${what} reached the page by ${JSON.stringify(seen)}, not by its subscriptions/listen stream ` +
+        `(listens sent: ${count("subscriptions/listen")}, tasks/get sent: ${count("tasks/get")})`,
+    );
+  };
 
   await at("open the home page", async () => {
     await page.goto(`${BASE_URL}/`);
@@ -56,6 +82,7 @@ async function main({ browser, at, watch }) {
     check(question.includes(FORK_QUESTION), `the fork panel says ${JSON.stringify(question)}, not the question ${JSON.stringify(FORK_QUESTION)}`);
     await byId("fork-option-ridge").waitFor({ state: "visible" });
     await byId("fork-option-wash").waitFor({ state: "visible" });
+    await pushed("the fork");
   });
 
   await at("press the standing action read-map before answering", async () => {
@@ -70,6 +97,21 @@ async function main({ browser, at, watch }) {
     );
   });
 
+  const info = await at("read /demo/host", async () => (await page.request.get(`${BASE_URL}/demo/host`)).json());
+  let restarted = false;
+  if (info?.restart) {
+    await at("restart the host at the fork and see the stream open again", async () => {
+      const listens = count("subscriptions/listen");
+      await byId("restart").click();
+      await page.locator("#controls-note").getByText("The host restarted").waitFor({ state: "visible" });
+      await page.waitForFunction(() => document.getElementById("task-view")?.dataset.transport === "stream");
+      check(count("subscriptions/listen") > listens, "the page did not send a new subscriptions/listen after the restart");
+      await byId("fork-option-ridge").waitFor({ state: "visible" });
+      restarted = true;
+    });
+  }
+
+  const getsBeforeAnswer = count("tasks/get");
   await at("answer the fork with ridge", async () => {
     await byId("fork-option-ridge").click();
   });
@@ -80,6 +122,11 @@ async function main({ browser, at, watch }) {
     return ((await ending.textContent()) ?? "").replace(/\s+/g, " ").trim();
   });
   const endingId = await ending.getAttribute("data-ending");
+  await at("check the ending was pushed", async () => {
+    await pushed("the ending");
+    const gets = count("tasks/get") - getsBeforeAnswer;
+    check(gets === 0, `the page sent ${gets} tasks/get between the answer and the ending, with its stream open`);
+  });
   await at("check the ending", async () => {
     check(ENDINGS.includes(endingId), `the ending is ${JSON.stringify(endingId)}, expected one of ${ENDINGS.join(", ")} (panel: ${JSON.stringify(endingText)})`);
     check(endingText.includes(NAME), `the ending does not name ${NAME}: ${JSON.stringify(endingText)}`);
@@ -120,6 +167,7 @@ async function main({ browser, at, watch }) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   return (
     `ok story-demo ${BASE_URL}: task ${taskId} ended "${endingId}", ${entries} journal entries, ` +
+      `pushed over subscriptions/listen${restarted ? " (reopened after a host restart)" : ""}, ` +
       `resumed after reload, screenshot ${SCREENSHOT} (${seconds} s)`
   );
 }

@@ -1,5 +1,6 @@
 // story-demo page script: the home view (the stories, from MCP resources) and the task view
-// (one story told by a durable MCP task, polled with tasks/get). Plain JS, no framework.
+// (one story told by a durable MCP task, pushed over subscriptions/listen, or polled with
+// tasks/get where the server does not push). Plain JS, no framework.
 //
 // Sections, in order:
 //   wire      – JSON-RPC over POST /mcp with the 2026-07-28 envelope and routing headers
@@ -7,6 +8,7 @@
 //   host info – GET /demo/host (which host, whether it can restart)
 //   home      – the story list and the start form
 //   poller    – tasks/get on the server's interval, backoff while the host is away
+//   stream    – subscriptions/listen: the task pushed as it changes; the poller rests meanwhile
 //   fold      – a snapshot folded into the view state (journal merge, fork deadline, ending)
 //   render    – the view state onto the DOM
 //   answers   – tasks/update (fork, standing action), tasks/cancel, the restart button
@@ -65,30 +67,39 @@ function routingHeaders(method, params) {
   return headers;
 }
 
+/** The JSON message one SSE event carries; null for a comment, an empty or a non-JSON event. */
+function eventMessage(event) {
+  const data = event
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith("data:"))
+    .map((line) => line.slice(5).trimStart())
+    .join("\n");
+  if (data === "") return null;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return null;
+  }
+}
+
 /** Reads the JSON-RPC message with `id` from a JSON or an SSE body. */
 async function readMessage(response, id) {
   const type = response.headers.get("content-type") ?? "";
   const text = await response.text();
   if (!type.includes("text/event-stream")) return JSON.parse(text);
   for (const event of text.split(/\r?\n\r?\n/)) {
-    const data = event
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith("data:"))
-      .map((line) => line.slice(5).trimStart())
-      .join("\n");
-    if (data === "") continue;
-    const message = JSON.parse(data);
-    if (message.id === id) return message;
+    const message = eventMessage(event);
+    if (message?.id === id) return message;
   }
   throw new ServerError(`no response with id ${id} in the event stream`);
 }
 
 /**
- * One JSON-RPC call: `params` wrapped in the `_meta` envelope (protocol version, the client
- * capabilities declaring the Tasks extension). Resolves to the result; rejects with a
- * ServerError for an answered error, with a TypeError (from fetch) when nothing answered.
+ * POSTs the JSON-RPC request `method` to /mcp: `params` wrapped in the `_meta` envelope
+ * (protocol version, the client capabilities declaring the Tasks extension), with the
+ * routing headers. Resolves to `{id, response}`.
  */
-async function rpc(method, params = {}) {
+async function post(method, params, signal) {
   const id = nextRequestId++;
   const body = {
     jsonrpc: "2.0",
@@ -106,7 +117,17 @@ async function rpc(method, params = {}) {
     method: "POST",
     headers: routingHeaders(method, params),
     body: JSON.stringify(body),
+    signal,
   });
+  return { id, response };
+}
+
+/**
+ * One JSON-RPC call. Resolves to the result; rejects with a ServerError for an answered
+ * error, with a TypeError (from fetch) when nothing answered.
+ */
+async function rpc(method, params = {}) {
+  const { id, response } = await post(method, params);
   let message;
   try {
     message = await readMessage(response, id);
@@ -293,6 +314,12 @@ function newView(taskId) {
     failures: 0,
     restartRequestedAt: null,
     lastAppliedAt: -Infinity,
+    // stream
+    stream: null,
+    streaming: false,
+    streamRefused: false,
+    streamDrops: 0,
+    listenTimer: null,
     // folded state
     status: null,
     statusMessage: "",
@@ -329,8 +356,13 @@ function schedulePoll(v, ms) {
   v.timer = setTimeout(() => poll(v), ms);
 }
 
-/** Polls now (after an answer, an action, a cancel). */
+/** Polls now (after an answer, an action, a cancel), unless a stream is open. */
 function pollNow(v) {
+  // With a stream open, the caller's change is pushed (the stream sends every change of the
+  // task, in commit order), so no tasks/get is needed. One would even risk taking the view
+  // back: its answer may land after a newer pushed snapshot of the same millisecond
+  // (lastUpdatedAt), which `fold` cannot tell from an older one.
+  if (v.streaming) return;
   if (v.inFlight) {
     v.again = true;
     return;
@@ -338,22 +370,27 @@ function pollNow(v) {
   schedulePoll(v, 0);
 }
 
-/** One tasks/get; folds, renders and schedules the next unless the task is over. */
+/**
+ * One tasks/get; folds, renders and schedules the next unless the task is over. The poller
+ * rests while a stream is open: a poll answered after the stream opened is dropped (the
+ * stream's first snapshot is at least as new).
+ */
 async function poll(v) {
-  if (!isCurrent(v)) return;
+  if (!isCurrent(v) || v.streaming) return;
   clearTimeout(v.timer);
   v.inFlight = true;
   let next;
   try {
     const task = await rpc("tasks/get", { taskId: v.taskId });
-    if (!isCurrent(v)) return;
+    if (!isCurrent(v) || v.streaming) return;
     v.failures = 0;
     fold(v, task);
+    transport("poll");
     render(v);
     next = TERMINAL.has(v.status) ? null : clampInterval(v.pollIntervalMs);
     if (v.restartRequestedAt !== null) next = settleRestart(v, next);
   } catch (error) {
-    if (!isCurrent(v)) return;
+    if (!isCurrent(v) || v.streaming) return;
     if (error instanceof ServerError && error.code !== undefined) {
       // The server answered, and said no (an unknown task, say): not worth hammering.
       v.error = error.message;
@@ -382,11 +419,123 @@ async function poll(v) {
   if (next !== null) schedulePoll(v, next);
 }
 
+/* ---------------------------------------------------------------- stream */
+
+// subscriptions/listen: one long POST whose event stream pushes the task each time it changes
+// (the acknowledgement, then `notifications/tasks` carrying the task as tasks/get would, then
+// the `complete` response once the task has ended). A pushed task is folded like a polled one,
+// and the poller rests while a stream is acknowledged. A refused listen (an HTTP error, a
+// JSON-RPC error such as -32601 from an older server, the task left out of the
+// acknowledgement) leaves the page polling for the rest of the visit. A stream that ends
+// without its `complete` response (the host restarted, the Worker's isolate was evicted), or
+// with it before the task has ended (the host stopped), is opened again with backoff, and the
+// poller runs until it is. The page's own restart button hands over to the poller until the
+// host is back (see restartHost).
+
+/** A stream silent for this long is given up (the server sends a keep-alive every 15 s). */
+const STREAM_IDLE_MS = 45_000;
+
+/** Opens a stream for the view's task, unless one is open, refused or not worth it now. */
+function listen(v) {
+  clearTimeout(v.listenTimer);
+  if (!isCurrent(v) || v.stream || v.streamRefused || v.restartRequestedAt !== null) return;
+  if (TERMINAL.has(v.status) || v.error) return;
+  const stream = new AbortController();
+  v.stream = stream;
+  readStream(v, stream).then(
+    (end) => streamEnded(v, end),
+    (error) => streamEnded(v, error instanceof ServerError ? "refused" : "dropped"),
+  );
+}
+
+/**
+ * Reads one stream to its end: "complete" when its response came, "dropped" when it closed
+ * without one; rejects with a ServerError when the server refused it.
+ */
+async function readStream(v, stream) {
+  const params = { notifications: { taskIds: [v.taskId] } };
+  const { id, response } = await post("subscriptions/listen", params, stream.signal);
+  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    throw new ServerError(`subscriptions/listen: HTTP ${response.status}`);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let idle;
+  let buffer = "";
+  let pushes = 0;
+  try {
+    for (;;) {
+      clearTimeout(idle);
+      idle = setTimeout(() => stream.abort(), STREAM_IDLE_MS);
+      const { value, done } = await reader.read();
+      if (done) return "dropped";
+      const events = (buffer + value).split(/\r?\n\r?\n/);
+      buffer = events.pop();
+      for (const message of events.map(eventMessage)) {
+        if (message?.method === "notifications/subscriptions/acknowledged") {
+          if (!message.params?.notifications?.taskIds?.includes(v.taskId)) {
+            throw new ServerError("subscriptions/listen: the task was not acknowledged");
+          }
+          streamOpened(v);
+        } else if (message?.method === "notifications/tasks") {
+          if (!v.streaming || !isCurrent(v) || message.params?.taskId !== v.taskId) continue;
+          // A stream that carried a change works: its next drop is reopened quickly again.
+          if (++pushes > 1) v.streamDrops = 0;
+          fold(v, message.params);
+          transport("stream");
+          render(v);
+        } else if (message?.id === id) {
+          const error = message.error;
+          if (error) throw new ServerError(`subscriptions/listen: ${error.message}`, error.code);
+          return "complete";
+        }
+      }
+    }
+  } finally {
+    clearTimeout(idle);
+    reader.cancel().catch(() => {});
+  }
+}
+
+/** The acknowledgement: from now on the task is pushed, and the poller rests. */
+function streamOpened(v) {
+  v.streaming = true;
+  v.failures = 0;
+  v.again = false;
+  clearTimeout(v.timer);
+}
+
+/** After a stream: done, polling for good, or polling until it is opened again. */
+function streamEnded(v, end) {
+  const wasStreaming = v.streaming;
+  v.stream = null;
+  v.streaming = false;
+  // An ended task changes no more: nothing left to read.
+  if (!isCurrent(v) || TERMINAL.has(v.status)) return;
+  // The poller rests only while a stream is acknowledged; otherwise it is running already.
+  if (wasStreaming) pollNow(v);
+  if (end === "refused") {
+    v.streamRefused = true;
+    return;
+  }
+  v.streamDrops += 1;
+  v.listenTimer = setTimeout(() => listen(v), Math.min(500 * 2 ** (v.streamDrops - 1), 8000));
+}
+
+/** Records what carried the last snapshot, "stream" or "poll" (the browser test reads it). */
+function transport(kind) {
+  $("task-view").dataset.transport = kind;
+}
+
 /* ------------------------------------------------------------------ fold */
 
 const ENDING_TEXT = /^\[ending:([^\]]+)\]\s*([\s\S]*)$/;
 
-/** Folds one tasks/get snapshot into the view state; out-of-order snapshots are dropped. */
+/**
+ * Folds one snapshot (a tasks/get answer, or a task pushed on the stream) into the view state;
+ * out-of-order snapshots are dropped. Pushed ones keep the order: a stream sends each change
+ * in commit order and opens with the task as it is, and while it is open the poller rests, a
+ * poll answered after it opened is not folded, and pollNow sends no tasks/get.
+ */
 function fold(v, task) {
   const at = Date.parse(task.lastUpdatedAt);
   if (Number.isFinite(at)) {
@@ -776,12 +925,15 @@ const RESTART_POLL_MS = 250;
 
 /**
  * Asks the native host to restart (it answers 202, then exits; its supervisor starts it
- * again on the same port and state). Polls keep going through the gap, however long.
+ * again on the same port and state). Polls keep going through the gap, however long. The
+ * stream, which the exit would cut anyway, is closed now and opened again once the restart
+ * has settled: until then the poller tells how the restart goes.
  */
 async function restartHost(v) {
   $("restart").disabled = true;
   note("controls-note", "");
   v.restartRequestedAt = Date.now();
+  v.stream?.abort();
   setStatus("away", "host restarting…");
   try {
     await demoEndpoint("/demo/restart", "POST");
@@ -806,6 +958,7 @@ function settleRestart(v, next) {
   v.restartRequestedAt = null;
   note("controls-note", "The host restarted; the story carried on.");
   setTimeout(() => isCurrent(v) && note("controls-note", ""), 6000);
+  listen(v);
   return next;
 }
 
@@ -813,7 +966,7 @@ function settleRestart(v, next) {
 
 function showTask(taskId) {
   showView("task-view");
-  if (view) clearTimeout(view.timer);
+  if (view) leaveTask(view);
   view = newView(taskId);
   const v = view;
   // A fresh view: reset what the renderers cached on the DOM.
@@ -849,7 +1002,18 @@ function showTask(taskId) {
     renderControls();
   });
   setStatus("loading", "loading task…");
+  delete $("task-view").dataset.transport;
+  // The first tasks/get goes out with the listen: the task shows at once, and the page polls
+  // on if the listen is refused or never acknowledged.
   poll(v);
+  listen(v);
+}
+
+/** Stops what a task view runs: its poll, its stream and the stream's reopening. */
+function leaveTask(v) {
+  clearTimeout(v.timer);
+  clearTimeout(v.listenTimer);
+  v.stream?.abort();
 }
 
 /* ---------------------------------------------------------------- router */
@@ -863,7 +1027,7 @@ function navigate(path) {
 
 function routeTo() {
   route.generation += 1;
-  if (view) clearTimeout(view.timer);
+  if (view) leaveTask(view);
   const match = /^\/task\/([^/]+)\/?$/.exec(location.pathname);
   if (match) {
     showTask(decodeURIComponent(match[1]));
