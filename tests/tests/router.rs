@@ -324,7 +324,7 @@ fn prompts_and_completions_are_advertised_only_when_registered() {
     assert!(bare.get("prompts").is_none(), "{bare}");
     assert!(bare.get("completions").is_none(), "{bare}");
     let prompts_only = capabilities(prompt_server(false));
-    assert_eq!(prompts_only["prompts"], json!({}));
+    assert_eq!(prompts_only["prompts"], json!({ "listChanged": true }));
     assert!(prompts_only.get("completions").is_none(), "{prompts_only}");
     let both = capabilities(prompt_server(true));
     assert_eq!(both["completions"], json!({}));

@@ -48,9 +48,15 @@ impl VirtualClock {
         due.into_iter().for_each(Waker::wake);
     }
 
-    /// The earliest pending timer.
+    /// The earliest pending timer still ahead of now. A timer that is due but pending
+    /// belongs to a future nobody polls at the moment (a router's stream waiting for its
+    /// reader): moving time on does not fire it again.
     pub fn next_timer(&self) -> Option<Timestamp> {
-        self.timers.borrow().values().map(|(at, _)| *at).min()
+        let now = self.now.get();
+        (self.timers.borrow().values())
+            .map(|(at, _)| *at)
+            .filter(|at| *at > now)
+            .min()
     }
 
     /// Whether any timer is pending.
