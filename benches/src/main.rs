@@ -2,12 +2,14 @@
 //! command line to this binary (xtask's `USAGE` describes them); each part has a module of its
 //! own, whose doc says what it measures: `engine` (a step's cost), `tick_reads` (the store
 //! reads of a tick, counted, and held by a test), `native` (the host over HTTP), `backlog` (a
-//! restart under a backlog), `worker` (the Cloudflare host under workerd), `auth` (what
-//! authorization adds to a poll) and `size` (where the deployed Worker's bytes go).
+//! restart under a backlog), `worker` (the Cloudflare host under workerd), `listen` (push over
+//! `subscriptions/listen`), `auth` (what authorization adds to a poll) and `size` (where the
+//! deployed Worker's bytes go).
 
 mod auth;
 mod backlog;
 mod engine;
+mod listen;
 mod native;
 mod procfs;
 mod scale;
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
         ["bench", "backlog", rest @ ..] => part("bench backlog", rest, backlog::run),
         ["bench", "native", rest @ ..] => part("bench native", rest, native::run),
         ["bench", "auth", rest @ ..] => part("bench auth", rest, auth::run),
+        ["bench", "listen", rest @ ..] => part("bench listen", rest, listen::run),
         ["bench", "reads"] => Err("the store reads of a tick are a test now: cargo test \
                                    -p durable-mcp-benches tick_reads; `cargo xtask bench` \
                                    prints them too"
@@ -68,5 +71,6 @@ fn all(scale: Scale) -> Result<()> {
     native::run(scale)?;
     backlog::run(scale)?;
     worker::run(scale)?;
+    listen::run(scale)?;
     auth::run(scale)
 }

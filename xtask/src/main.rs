@@ -34,8 +34,12 @@ commands:
            and with one per core, host memory with 10,000 parked tasks (`bench native` runs
            only that part); the host killed and restarted under a backlog of 10,000 and
            50,000 slow tasks (`bench backlog` runs only that part); then the Cloudflare host
-           under workerd (`bench worker` runs only that part); last, what MCP authorization
-           adds to a poll on both hosts (`bench auth` runs only that part);
+           under workerd (`bench worker` runs only that part); then push over
+           subscriptions/listen: how soon a stream shows a task's change beside the write's
+           own response, on both hosts, and the native host's memory per stream and CPU per
+           change with 248 streams open and with none (`bench listen` runs only that part);
+           last, what MCP authorization adds to a poll on both hosts (`bench auth` runs only
+           that part);
            `--smoke`: tiny counts and debug builds, no target judged
   browser  run the story-demo page in headless Chromium against the example's native host
            and its Worker; screenshots in target/browser/

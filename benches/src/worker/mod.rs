@@ -68,6 +68,8 @@ use crate::scale::Scale;
 use crate::stats::{Ranked, per_second};
 use cpu::Runtime;
 
+/// The bench Worker's crate, relative to the workspace root.
+pub const BENCH_WORKER: &str = "benches/worker";
 /// Latency samples per measurement.
 const SAMPLES: usize = 400;
 /// Runs of each per-step measurement.
@@ -158,7 +160,7 @@ pub fn run(scale: Scale) -> Result<()> {
         worker_tools::ensure()?;
     }
     eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
-    let worker = worker_target::start(&root, "benches/worker")?;
+    let worker = worker_target::start(&root, BENCH_WORKER)?;
     build(&root.join("examples/report-task"), plan.optimized)?;
     eprintln!("bench: starting the JavaScript floor ({JS_FLOOR}, no build)");
     let js_floor = worker_target::start_js(&root, JS_FLOOR)?;
