@@ -40,7 +40,7 @@ use crate::scale::Scale;
 const SERVER: &str = "conformance-server";
 
 /// Samples of each write kind, on each host.
-const SAMPLES: usize = 200;
+const SAMPLES: usize = 500;
 
 /// The streams the many-streams measurement would open.
 const WANTED_STREAMS: usize = 1_000;
@@ -62,7 +62,7 @@ const STREAMS: usize = {
 
 /// Rounds of the many-streams measurement: each makes [`STREAMS`] changes of each kind, enough
 /// that the CPU clock's 10 ms tick is small beside their sum.
-const ROUNDS: usize = 4;
+const ROUNDS: usize = 10;
 
 /// What the listen bench does at a scale.
 #[derive(Clone, Copy, Debug)]
