@@ -7,8 +7,9 @@
 // Starts the `fixture` story on the demo page and leaves it at its first fork; then, on the
 // inspector's page: a wrong token is refused; the right one lists tasks; the status filter
 // finds the story waiting for input; its detail shows the journal and the open question; the
-// screenshot is taken; the question is answered from the page and the task goes on. Prints one
-// summary line; exits non-zero with the failed step on any failure.
+// screenshot is taken; the question is answered from the page and the detail follows the task
+// on by itself, pushed over the inspector's event stream of the task. Prints one summary line;
+// exits non-zero with the failed step on any failure.
 
 // Chromium and the steps: see harness.mjs.
 
@@ -113,16 +114,16 @@ async function main({ browser, at, watch }) {
     await page.waitForFunction(() => document.querySelector("#message")?.textContent === "answer: done");
   });
 
-  const finalStatus = await at("the task goes on past the question", async () => {
-    const deadline = Date.now() + WAIT_MS;
-    for (;;) {
-      await page.locator(`#tasks tr[data-task-id="${taskId}"]`).click().catch(() => {});
-      const text = (await page.locator("#detail").textContent()) ?? "";
-      const status = await page.locator("#detail dd.status").textContent();
-      if (/input ".*" answered/.test(text) && status !== "input_required") return status;
-      check(Date.now() < deadline, `the task never moved on: status ${status}`);
-      await page.waitForTimeout(250);
-    }
+  const finalStatus = await at("the detail follows the task past the question by itself, pushed", async () => {
+    // No click: the page follows the task it shows, over the host's event stream.
+    await page.waitForFunction(() => {
+      const detail = document.querySelector("#detail");
+      const status = detail?.querySelector("dd.status")?.textContent;
+      return /input ".*" answered/.test(detail?.textContent ?? "") && status !== "input_required";
+    });
+    const transport = await page.locator("#detail").getAttribute("data-transport");
+    check(transport === "stream", `the detail was refreshed by ${transport}, not by the stream`);
+    return page.locator("#detail dd.status").textContent();
   });
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use serde_json::{Value, json};
 
 use crate::http::{Connection, Response};
+use crate::listen::Events;
 use crate::mcp::McpClient;
 
 /// The inspector of a running server, and the token it was given.
@@ -102,6 +103,19 @@ impl Inspector {
     /// The ids of every task a listing with `query` shows, page after page of `limit`.
     pub fn ids(&self, query: &str, limit: usize) -> Vec<String> {
         self.list(query, limit).iter().map(task_id).collect()
+    }
+
+    /// The inspector's event stream of the task: one message per change, pushed.
+    pub fn events(&self, id: &str) -> Events {
+        let path = format!("{}/api/tasks/{id}/events", self.path);
+        let bearer = format!("Bearer {}", self.token);
+        let streaming = Connection::open(self.address)
+            .and_then(|connection| {
+                connection.request_streaming("GET", &path, &[("authorization", &bearer)], b"")
+            })
+            .unwrap_or_else(|error| panic!("GET {path}: {error}"));
+        assert_eq!(streaming.status, 200, "GET {path}");
+        Events::new(streaming)
     }
 
     /// Polls the task until `ready` holds for its detail; 60 s at most.
@@ -214,11 +228,29 @@ pub fn operator_round(client: &McpClient, inspector: &Inspector) {
     assert_eq!(question["inputs"][0]["key"], "confirm", "{question}");
     assert_eq!(question["inputs"][0]["answered"], false);
 
-    // Answer: the task takes it and completes.
+    // Answer: the task takes it and completes. Its event stream, opened before, tells each
+    // change as it happens and ends once the task has ended.
+    let mut events = inspector.events(&asking);
+    let now = events.next_message().expect("the task as it is");
+    assert_eq!(now["status"], "input_required", "{now}");
     let answer = json!({ "inputResponses": {
         "confirm": { "action": "accept", "content": { "confirm": true } } } });
     inspector.post(&format!("/api/tasks/{asking}/answer"), &answer);
-    let done = inspector.wait_until(&asking, |task| task["status"] == "completed");
+    let mut pushed = Vec::new();
+    while let Some(change) = events.next_message() {
+        pushed.push(change["status"].as_str().unwrap_or_default().to_owned());
+    }
+    assert_eq!(
+        pushed.last().map(String::as_str),
+        Some("completed"),
+        "{pushed:?}"
+    );
+    assert!(
+        pushed
+            .iter()
+            .all(|status| status == "working" || status == "completed")
+    );
+    let done = inspector.get(&format!("/api/tasks/{asking}"));
     assert_eq!(
         done["result"]["content"][0]["text"], "deleted=true",
         "{done}"

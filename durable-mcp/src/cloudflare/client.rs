@@ -360,6 +360,13 @@ impl InspectedTasks for ObjectTasks {
                 .and_then(ObjectReply::into_done)
         })
     }
+
+    fn watch<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
+        Box::pin(watch::open(&self.runners, task_id, None, true))
+    }
 }
 
 impl TaskRoute for ObjectTasks {
@@ -483,6 +490,6 @@ impl TaskRoute for ObjectTasks {
         task_id: &'a str,
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
-        Box::pin(watch::open(&self.runners, task_id, caller))
+        Box::pin(watch::open(&self.runners, task_id, caller, false))
     }
 }

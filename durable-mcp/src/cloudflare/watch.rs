@@ -28,6 +28,7 @@ use worker::{Headers, Request, RequestInit, Response, State, Url, WebSocket, Web
 use super::client::{ObjectClient, internal};
 use super::protocol::ObjectReply;
 use crate::core::TaskSnapshot;
+use crate::runtime::engine::Access;
 use crate::runtime::watch::Sink;
 use crate::runtime::{Engine, RouteError, TaskChanges};
 
@@ -45,18 +46,37 @@ struct Watcher {
     task_id: String,
     /// The principal the Worker resolved for the request; a server-side value, never a token.
     caller: Option<String>,
+    /// The Worker's inspector watches for its operator (its token checked), who sees every
+    /// task.
+    #[serde(default)]
+    operator: bool,
+}
+
+impl Watcher {
+    /// Who the engine checks the task against.
+    fn access(&self) -> Access<'_> {
+        match self.operator {
+            true => Access::Engine,
+            false => Access::Caller(self.caller.as_deref()),
+        }
+    }
 }
 
 // The Worker's end.
 
-/// Watches `task_id` as `caller` may see it, through a WebSocket to its object.
+/// Watches `task_id` as `caller` may see it (or, for the inspector, as the `operator`, who
+/// sees every task), through a WebSocket to its object.
 pub(super) async fn open(
     runners: &ObjectClient,
     task_id: &str,
     caller: Option<&str>,
+    operator: bool,
 ) -> Result<TaskChanges, RouteError> {
     let mut pairs = vec![("task", task_id)];
     pairs.extend(caller.map(|caller| ("caller", caller)));
+    if operator {
+        pairs.push(("operator", "1"));
+    }
     let url = Url::parse_with_params(&format!("https://task{WATCH_PATH}"), &pairs)
         .map_err(|error| internal("making a watch's URL", &error))?;
     let mut response = runners
@@ -194,9 +214,9 @@ pub(super) fn accept(
             "a watch names its task (only the Worker sends watches)".to_owned(),
         ));
     };
-    let Watcher { task_id, caller } = &watcher;
+    let task_id = &watcher.task_id;
     // Checked before any upgrade, so that a refusal is an ordinary answer.
-    if let Err(error) = engine.get(task_id, caller.as_deref()) {
+    if let Err(error) = engine.snapshot_as(task_id, watcher.access()) {
         return refused(error.into());
     }
     let pair = WebSocketPair::new()?;
@@ -211,7 +231,7 @@ pub(super) fn accept(
     // Registered and sent in one synchronous step: no commit comes between.
     let first = match engine.watch(
         task_id,
-        caller.as_deref(),
+        watcher.access(),
         Box::new(SocketSink(server.clone())),
     ) {
         Ok(first) => first,
@@ -247,12 +267,13 @@ pub(super) fn rewatch(state: &State, engine: &Engine) {
             continue;
         }
         let watcher = WebSocket::from(socket.clone()).deserialize_attachment::<Watcher>();
-        let Ok(Some(Watcher { task_id, caller })) = watcher else {
+        let Ok(Some(watcher)) = watcher else {
             close(&socket, "not a watch");
             continue;
         };
         // A task gone (or not visible any more) drops the sink, which closes the socket.
-        let _ = engine.watch(&task_id, caller.as_deref(), Box::new(SocketSink(socket)));
+        let sink = Box::new(SocketSink(socket));
+        let _ = engine.watch(&watcher.task_id, watcher.access(), sink);
     }
 }
 
@@ -267,16 +288,19 @@ fn watcher_of(request: &Request) -> Option<Watcher> {
     let url = request.url().ok()?;
     let mut task_id = None;
     let mut caller = None;
+    let mut operator = false;
     for (name, value) in url.query_pairs() {
         match &*name {
             "task" => task_id = Some(value.into_owned()),
             "caller" => caller = Some(value.into_owned()),
+            "operator" => operator = value == "1",
             _ => {}
         }
     }
     Some(Watcher {
         task_id: task_id?,
         caller,
+        operator,
     })
 }
 

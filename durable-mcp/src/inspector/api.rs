@@ -5,8 +5,12 @@ use serde_json::{Value, json};
 use super::query::listing;
 use super::{InspectedTasks, error};
 use crate::core::control::Operation;
+use futures_util::StreamExt;
+
 use crate::rpc::cursor::encode_cursor;
 use crate::rpc::headers::same_secret;
+use crate::rpc::listen::LastSent;
+use crate::rpc::sse::{self, EventStream};
 use crate::rpc::{Headers, HttpResponse};
 use crate::runtime::RouteError;
 
@@ -58,6 +62,7 @@ pub(crate) async fn handle(
         ("GET", ["tasks"]) => list(tasks, request.query).await,
         ("GET", ["tasks", task_id]) => show(tasks, task_id).await,
         ("POST", ["tasks", task_id, action]) => act(tasks, task_id, action, request.body).await,
+        ("GET", ["tasks", task_id, "events"]) => events(tasks, task_id).await,
         (_, ["tasks"] | ["tasks", _]) => error(405, "use GET to read tasks"),
         (_, ["tasks", _, _]) => error(405, "an action on a task is a POST"),
         _ => error(404, format!("no such inspector API route: /api/{route}")),
@@ -93,6 +98,39 @@ async fn show(tasks: &dyn InspectedTasks, task_id: &str) -> HttpResponse {
         Ok(None) => not_found(task_id),
         Err(failure) => refused(&failure),
     }
+}
+
+/// The task's changes as they commit, as server-sent events: the task as `tasks/get` shows
+/// it, once now and once per change a client could see (the page reads the whole detail
+/// again on each). It ends once the task has ended, or when the way to it broke (the page then
+/// polls); a host that cannot follow tasks answers an error, and the page polls.
+async fn events(tasks: &dyn InspectedTasks, task_id: &str) -> HttpResponse {
+    if let Err(message) = check_task_id(task_id) {
+        return error(400, message);
+    }
+    let changes = match tasks.watch(task_id).await {
+        Ok(changes) => changes,
+        Err(RouteError::NotFound(_)) => return not_found(task_id),
+        Err(failure) => return refused(&failure),
+    };
+    let mut last = LastSent::default();
+    // A task that has ended changes no more: the stream ends right after telling it.
+    let until_ended =
+        futures_util::stream::unfold((changes, false), |(mut changes, ended)| async move {
+            if ended {
+                return None;
+            }
+            let snapshot = changes.next().await?;
+            let ended = snapshot.status.is_terminal();
+            Some((snapshot, (changes, ended)))
+        });
+    let events = until_ended.enumerate().filter_map(move |(n, snapshot)| {
+        let event = last
+            .news(&snapshot)
+            .map(|task| sse::message(&n.to_string(), &task));
+        std::future::ready(event)
+    });
+    HttpResponse::events(EventStream::new(events))
 }
 
 async fn act(tasks: &dyn InspectedTasks, task_id: &str, action: &str, body: &[u8]) -> HttpResponse {

@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::core::control::Operation;
 use crate::core::{ListPage, ListPosition, Timestamp};
 use crate::rpc::HttpResponse;
-use crate::runtime::{LocalBoxFuture, RouteError};
+use crate::runtime::{LocalBoxFuture, RouteError, TaskChanges};
 
 pub(crate) use api::{Request, handle};
 pub(crate) use query::TaskFilter;
@@ -65,6 +65,11 @@ pub(crate) trait InspectedTasks {
         task_id: &'a str,
         operation: Operation,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>>;
+
+    /// Follows the task, whoever it belongs to: its snapshot now and after each change (see
+    /// [`TaskChanges`]).
+    fn watch<'a>(&'a self, task_id: &'a str)
+    -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>>;
 }
 
 /// An error answer: `{"error": message}` with `status`.

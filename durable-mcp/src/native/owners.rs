@@ -19,6 +19,7 @@ use super::activations::Activations;
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
 use crate::inspector::{self, InspectedTasks, TaskFilter};
+use crate::runtime::engine::Access;
 use crate::runtime::route::changes_from;
 use crate::runtime::{
     CreateTask, Engine, LocalBoxFuture, RouteError, TaskChanges, TaskRoute, new_task_id,
@@ -47,10 +48,12 @@ pub(super) enum Control {
         caller: Option<String>,
         reply: oneshot::Sender<Result<(), RouteError>>,
     },
-    /// Follow the task: its snapshot now, and each change into `sink`.
+    /// Follow the task: its snapshot now, and each change into `sink`; as the operator (the
+    /// inspector, who sees every task) or as `caller`.
     Watch {
         task_id: String,
         caller: Option<String>,
+        operator: bool,
         sink: UnboundedSender<TaskSnapshot>,
         reply: oneshot::Sender<Result<TaskSnapshot, RouteError>>,
     },
@@ -137,16 +140,46 @@ impl WorkerTasks {
         Ok(())
     }
 
-    /// Watches the task here, where its commits happen.
+    /// Watches the task here, where its commits happen: as the operator, or as `caller`.
     fn watch_here(
         &self,
         task_id: &str,
         caller: Option<&str>,
+        operator: bool,
         sink: UnboundedSender<TaskSnapshot>,
     ) -> Result<TaskSnapshot, RouteError> {
+        let access = match operator {
+            true => Access::Engine,
+            false => Access::Caller(caller),
+        };
         (self.engine)
-            .watch(task_id, caller, Box::new(sink))
+            .watch(task_id, access, Box::new(sink))
             .map_err(RouteError::from)
+    }
+
+    /// Watched at the owner: the engine there makes the task's commits, and sends each
+    /// change across threads into this worker's stream.
+    async fn watch_at_owner(
+        &self,
+        task_id: &str,
+        caller: Option<&str>,
+        operator: bool,
+    ) -> Result<TaskChanges, RouteError> {
+        let (sink, changes) = futures_channel::mpsc::unbounded();
+        let owner = self.owner_of(task_id);
+        let first = if owner == self.index {
+            self.watch_here(task_id, caller, operator, sink)?
+        } else {
+            self.at_owner(owner, |reply| Control::Watch {
+                task_id: task_id.to_owned(),
+                caller: caller.map(str::to_owned),
+                operator,
+                sink,
+                reply,
+            })
+            .await?
+        };
+        Ok(changes_from(first, changes))
     }
 
     /// Carries out `write` at the task's owner.
@@ -188,10 +221,12 @@ impl WorkerTasks {
                 Control::Watch {
                     task_id,
                     caller,
+                    operator,
                     sink,
                     reply,
                 } => {
-                    let _ = reply.send(self.watch_here(&task_id, caller.as_deref(), sink));
+                    let watched = self.watch_here(&task_id, caller.as_deref(), operator, sink);
+                    let _ = reply.send(watched);
                 }
             }
         }
@@ -299,29 +334,12 @@ impl TaskRoute for WorkerTasks {
         self.engine.host().timer.delay(duration)
     }
 
-    /// Watched at the owner: the engine there makes the task's commits, and sends each change
-    /// across threads into this worker's stream.
     fn watch<'a>(
         &'a self,
         task_id: &'a str,
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
-        Box::pin(async move {
-            let (sink, changes) = futures_channel::mpsc::unbounded();
-            let owner = self.owner_of(task_id);
-            let first = if owner == self.index {
-                self.watch_here(task_id, caller, sink)?
-            } else {
-                self.at_owner(owner, |reply| Control::Watch {
-                    task_id: task_id.to_owned(),
-                    caller: caller.map(str::to_owned),
-                    sink,
-                    reply,
-                })
-                .await?
-            };
-            Ok(changes_from(first, changes))
-        })
+        Box::pin(self.watch_at_owner(task_id, caller, false))
     }
 }
 
@@ -360,6 +378,13 @@ impl InspectedTasks for WorkerTasks {
         operation: Operation,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(self.write(task_id, TaskWrite::Operate(operation), None))
+    }
+
+    fn watch<'a>(
+        &'a self,
+        task_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
+        Box::pin(self.watch_at_owner(task_id, None, true))
     }
 }
 

@@ -192,7 +192,7 @@ impl Call<'_> {
             task_id: task_id.to_owned(),
             first: Some(first),
             changes: Some(changes),
-            last: None,
+            last: LastSent::default(),
             ended: false,
         })
     }
@@ -215,6 +215,28 @@ fn notification(method: &str, mut params: Value, subscription: &Value) -> Value 
     json!({ "jsonrpc": "2.0", "method": method, "params": params })
 }
 
+/// What was last sent of a task: a watch may repeat a snapshot (a write that changed nothing
+/// a client sees), and a client is told only what changed.
+#[derive(Debug, Default)]
+pub(crate) struct LastSent(Option<Value>);
+
+impl LastSent {
+    /// The task as `tasks/get` shows `snapshot`, unless it tells nothing new since the last
+    /// one (its `lastUpdatedAt` aside).
+    pub(crate) fn news(&mut self, snapshot: &TaskSnapshot) -> Option<Value> {
+        let task = serde_json::to_value(DetailedTask::of(snapshot)).ok()?;
+        let mut seen = task.clone();
+        if let Some(seen) = seen.as_object_mut() {
+            seen.remove("lastUpdatedAt");
+        }
+        if self.0.as_ref() == Some(&seen) {
+            return None;
+        }
+        self.0 = Some(seen);
+        Some(task)
+    }
+}
+
 /// One task a stream follows.
 struct Followed {
     task_id: String,
@@ -222,8 +244,7 @@ struct Followed {
     first: Option<TaskSnapshot>,
     /// Its changes, until the stream merges them.
     changes: Option<TaskChanges>,
-    /// What was last sent of it, without the parts that change with every write.
-    last: Option<Value>,
+    last: LastSent,
     /// Whether an ended state (completed, failed, cancelled) was sent.
     ended: bool,
 }
@@ -231,15 +252,7 @@ struct Followed {
 impl Followed {
     /// The `notifications/tasks` params for `snapshot`, unless they tell nothing new.
     fn news(&mut self, snapshot: &TaskSnapshot) -> Option<Value> {
-        let task = serde_json::to_value(DetailedTask::of(snapshot)).ok()?;
-        let mut seen = task.clone();
-        if let Some(seen) = seen.as_object_mut() {
-            seen.remove("lastUpdatedAt");
-        }
-        if self.last.as_ref() == Some(&seen) {
-            return None;
-        }
-        self.last = Some(seen);
+        let task = self.last.news(snapshot)?;
         self.ended = snapshot.status.is_terminal();
         Some(task)
     }

@@ -16,7 +16,7 @@ pub(crate) mod headers;
 mod http;
 mod inline;
 pub(crate) mod legacy;
-mod listen;
+pub(crate) mod listen;
 pub(crate) mod listeners;
 mod notify;
 mod prompts;

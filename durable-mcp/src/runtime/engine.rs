@@ -301,22 +301,31 @@ impl Engine {
 
     /// The task's snapshot as `caller` may see it. Never writes.
     pub fn get(&self, task_id: &str, caller: Option<&str>) -> Result<TaskSnapshot, EngineError> {
-        self.visible(task_id, Access::Caller(caller))
-            .map(|state| control::snapshot(&state))
+        self.snapshot_as(task_id, Access::Caller(caller))
     }
 
-    /// The task's snapshot as `caller` may see it, and from now on its snapshot after each
+    /// The task's snapshot as `access` may see it, and from now on its snapshot after each
     /// write that may change it, sent to `sink` (see [`TaskChanges`](super::TaskChanges)).
     /// Both happen at once: no write comes between the snapshot and the watch.
     pub(crate) fn watch(
         &self,
         task_id: &str,
-        caller: Option<&str>,
+        access: Access<'_>,
         sink: Box<dyn Sink>,
     ) -> Result<TaskSnapshot, EngineError> {
-        let snapshot = self.get(task_id, caller)?;
+        let snapshot = self.snapshot_as(task_id, access)?;
         self.watchers.add(task_id, sink);
         Ok(snapshot)
+    }
+
+    /// The task's snapshot as `access` may see it. Never writes.
+    pub(crate) fn snapshot_as(
+        &self,
+        task_id: &str,
+        access: Access<'_>,
+    ) -> Result<TaskSnapshot, EngineError> {
+        self.visible(task_id, access)
+            .map(|state| control::snapshot(&state))
     }
 
     /// One page of the tasks created with the listing scope `scope`, oldest first (by creation
@@ -703,9 +712,10 @@ pub(crate) enum TickEnd {
     },
 }
 
-/// Who reads a task: a caller, checked against the task's principal, or the engine itself.
-#[derive(Clone, Copy)]
-enum Access<'a> {
+/// Who reads a task: a caller, checked against the task's principal, or the engine itself
+/// (and the host's operator, through the inspector).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Access<'a> {
     Engine,
     Caller(Option<&'a str>),
 }

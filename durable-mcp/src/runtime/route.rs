@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::engine::{CreateTask, Engine};
+use super::engine::{Access, CreateTask, Engine};
 use super::ports::LocalBoxFuture;
 use super::watch::TaskChanges;
 use crate::core::{ChildOutcome, EngineError, ListPage, ListPosition, TaskSnapshot};
@@ -243,7 +243,7 @@ impl TaskRoute for OwnTasks {
     ) -> LocalBoxFuture<'a, Result<TaskChanges, RouteError>> {
         self.ready(|engine| {
             let (sink, changes) = futures_channel::mpsc::unbounded();
-            let first = engine.watch(task_id, caller, Box::new(sink))?;
+            let first = engine.watch(task_id, Access::Caller(caller), Box::new(sink))?;
             Ok(changes_from(first, changes))
         })
     }
