@@ -16,7 +16,7 @@
 //! | [`LOG_FORMAT_VAR`] | native | `compact` or `json` |
 //! | `PORT`, `DURABLE_MCP_DATA` | native | the port, the state directory |
 //! | [`WORKERS_VAR`], [`MAX_ACTIVATIONS_VAR`], [`MAX_WAITING_VAR`] | native | threads and queue bounds |
-//! | [`MAX_STREAMS_VAR`] | native | open `subscriptions/listen` streams |
+//! | [`MAX_CONNECTIONS_VAR`], [`MAX_STREAMS_VAR`] | native | open connections, and listen streams among them |
 //! | [`ALLOWED_HOSTS_VAR`] | Cloudflare | the Worker's custom domains |
 //! | `DURABLE_MCP_HAND_OFF`, `DURABLE_MCP_LEASE` | Cloudflare | the TaskRunner's activation bounds |
 
@@ -66,9 +66,12 @@ pub const MAX_ACTIVATIONS_VAR: &str = "DURABLE_MCP_MAX_ACTIVATIONS";
 /// refused.
 pub const MAX_WAITING_VAR: &str = "DURABLE_MCP_MAX_WAITING";
 
-/// How many `subscriptions/listen` streams the native host holds open at once (a Worker
-/// holds 1,024 per isolate).
+/// How many `subscriptions/listen` streams the native host holds open at once, at most half
+/// its connections (a Worker holds 1,024 per isolate).
 pub const MAX_STREAMS_VAR: &str = "DURABLE_MCP_MAX_STREAMS";
+
+/// How many connections the native host holds open at once.
+pub const MAX_CONNECTIONS_VAR: &str = "DURABLE_MCP_MAX_CONNECTIONS";
 
 /// The hosts a Worker answers besides loopback and its `workers.dev` names (which need no
 /// setting): its custom domains, such as `mcp.example.com`, separated by commas or spaces

@@ -1,5 +1,6 @@
-//! A `subscriptions/listen` client for tests: opens a stream and reads its JSON-RPC messages
-//! as the server sends them, each checked to carry the stream's subscription id.
+//! Event streams for tests ([`Events`]), and a `subscriptions/listen` client ([`Listen`]) that
+//! opens a stream and reads its JSON-RPC messages as the server sends them, each checked to
+//! carry the stream's subscription id.
 
 use serde_json::{Value, json};
 
@@ -18,12 +19,67 @@ pub enum End {
     Dropped,
 }
 
-/// One open listen stream.
+/// The JSON messages of an event stream, read as the server sends them.
 #[derive(Debug)]
-pub struct Listen {
+pub struct Events {
     streaming: Streaming,
     buffer: Vec<u8>,
     ended: bool,
+}
+
+impl Events {
+    /// The messages of `streaming`, an event stream.
+    pub fn new(streaming: Streaming) -> Self {
+        let content_type = streaming.header("content-type").unwrap_or_default();
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "{content_type}"
+        );
+        Events {
+            streaming,
+            buffer: Vec::new(),
+            ended: false,
+        }
+    }
+
+    /// The next message; `None` once the stream ended (closed, or broken by the server going
+    /// away). Comments and events without JSON data are skipped.
+    pub fn next_message(&mut self) -> Option<Value> {
+        loop {
+            if let Some(message) = self.take_message() {
+                return Some(message);
+            }
+            if self.ended {
+                return None;
+            }
+            match self.streaming.next_bytes() {
+                Ok(Some(bytes)) => self.buffer.extend(bytes),
+                Ok(None) | Err(_) => self.ended = true,
+            }
+        }
+    }
+
+    /// The next whole event's JSON message in the buffer.
+    fn take_message(&mut self) -> Option<Value> {
+        loop {
+            let end = self.buffer.windows(2).position(|pair| pair == b"\n\n")?;
+            let event: Vec<u8> = self.buffer.drain(..end + 2).collect();
+            let data: Vec<String> = String::from_utf8_lossy(&event)
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(|data| data.trim_start().to_owned())
+                .collect();
+            if let Ok(message) = serde_json::from_str(&data.join("\n")) {
+                return Some(message);
+            }
+        }
+    }
+}
+
+/// One open listen stream.
+#[derive(Debug)]
+pub struct Listen {
+    events: Events,
     /// The JSON-RPC id the stream was opened with: its subscription id.
     pub id: Value,
     /// The request that opened it, for schema checks.
@@ -44,15 +100,8 @@ impl Listen {
         let streaming =
             client.raw_streaming("POST", &borrowed(&headers), body.to_string().as_bytes());
         assert_eq!(streaming.status, 200, "{:?}", streaming.headers);
-        let content_type = streaming.header("content-type").unwrap_or_default();
-        assert!(
-            content_type.starts_with("text/event-stream"),
-            "{content_type}"
-        );
         Listen {
-            streaming,
-            buffer: Vec::new(),
-            ended: false,
+            events: Events::new(streaming),
             id: body["id"].clone(),
             request: body,
         }
@@ -60,29 +109,19 @@ impl Listen {
 
     /// The next message, checked to carry this stream's id; `None` once the stream ended
     /// (closed, or broken by the server going away).
-    pub fn next(&mut self) -> Option<Value> {
-        loop {
-            if let Some(message) = self.take_message() {
-                let id = match message.get("method") {
-                    Some(_) => &message["params"]["_meta"][SUBSCRIPTION_ID],
-                    None => &message["result"]["_meta"][SUBSCRIPTION_ID],
-                };
-                assert_eq!(id, &self.id, "a frame without the stream's id: {message}");
-                return Some(message);
-            }
-            if self.ended {
-                return None;
-            }
-            match self.streaming.next_bytes() {
-                Ok(Some(bytes)) => self.buffer.extend(bytes),
-                Ok(None) | Err(_) => self.ended = true,
-            }
-        }
+    pub fn next_message(&mut self) -> Option<Value> {
+        let message = self.events.next_message()?;
+        let id = match message.get("method") {
+            Some(_) => &message["params"]["_meta"][SUBSCRIPTION_ID],
+            None => &message["result"]["_meta"][SUBSCRIPTION_ID],
+        };
+        assert_eq!(id, &self.id, "a frame without the stream's id: {message}");
+        Some(message)
     }
 
     /// The next task notification's task, skipping nothing: anything else fails.
     pub fn task(&mut self) -> Value {
-        let message = self.next().expect("a task notification");
+        let message = self.next_message().expect("a task notification");
         assert_eq!(message["method"], "notifications/tasks", "{message}");
         message["params"].clone()
     }
@@ -99,31 +138,14 @@ impl Listen {
     /// Reads to the end of the stream: how it ended, and the messages before.
     pub fn end(&mut self) -> (Vec<Value>, End) {
         let mut before = Vec::new();
-        while let Some(message) = self.next() {
+        while let Some(message) = self.next_message() {
             if message.get("method").is_none() {
                 assert_eq!(message["id"], self.id, "{message}");
-                assert!(self.next().is_none(), "a frame after the end");
+                assert!(self.next_message().is_none(), "a frame after the end");
                 return (before, End::Complete(message));
             }
             before.push(message);
         }
         (before, End::Dropped)
-    }
-
-    /// The next whole event's JSON message in the buffer, skipping comments and events
-    /// without data.
-    fn take_message(&mut self) -> Option<Value> {
-        loop {
-            let end = self.buffer.windows(2).position(|pair| pair == b"\n\n")?;
-            let event: Vec<u8> = self.buffer.drain(..end + 2).collect();
-            let data: Vec<String> = String::from_utf8_lossy(&event)
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|data| data.trim_start().to_owned())
-                .collect();
-            if let Ok(message) = serde_json::from_str(&data.join("\n")) {
-                return Some(message);
-            }
-        }
     }
 }

@@ -370,7 +370,7 @@ fn a_listen_stream_dropped_by_a_killed_host_reads_the_current_state_when_reopene
     let id = client.create_task("watched_errand", json!({ "seconds": 0 }));
     let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
     assert_eq!(
-        listen.next().unwrap()["method"],
+        listen.next_message().unwrap()["method"],
         "notifications/subscriptions/acknowledged"
     );
     listen.tasks_until("input_required");
@@ -381,7 +381,7 @@ fn a_listen_stream_dropped_by_a_killed_host_reads_the_current_state_when_reopene
     let second = ServerProcess::start("conformance-server", dir.path(), &[]);
     let client = McpClient::new(second.url());
     let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
-    listen.next().expect("an acknowledgement");
+    listen.next_message().expect("an acknowledgement");
     let now = listen.task();
     assert_eq!(now["status"], "input_required", "{now}");
     assert!(now["inputRequests"]["go"].is_object(), "{now}");
@@ -405,7 +405,7 @@ fn a_stopping_host_ends_its_listen_streams_gracefully() {
     let server = ServerProcess::start("conformance-server", dir.path(), &[]);
     let client = McpClient::new(server.url());
     let mut listen = Listen::open(&client, json!({ "toolsListChanged": true }), &[]);
-    listen.next().expect("an acknowledgement");
+    listen.next_message().expect("an acknowledgement");
     let stopping = std::thread::spawn(move || server.terminate(Duration::from_secs(30)));
     let (before, end) = listen.end();
     assert!(before.is_empty(), "{before:?}");
@@ -429,7 +429,7 @@ fn listen_streams_past_the_bound_are_refused_until_one_closes() {
     let mut first = Listen::open(&client, filter["notifications"].clone(), &[]);
     let mut second = Listen::open(&client, filter["notifications"].clone(), &[]);
     for open in [&mut first, &mut second] {
-        open.next().expect("an acknowledgement");
+        open.next_message().expect("an acknowledgement");
     }
     let refused = client.send("subscriptions/listen", filter.clone(), true);
     assert_eq!(refused.status, 503);

@@ -146,7 +146,7 @@ fn a_listen_stream_follows_a_task_across_a_killed_runtime() {
     let (worker, client) = start(state.path(), &[]);
     let id = create(&client, "watched_errand", json!({ "seconds": 1 }));
     let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
-    let ack = listen.next().expect("an acknowledgement");
+    let ack = listen.next_message().expect("an acknowledgement");
     assert_eq!(ack["params"]["notifications"], json!({ "taskIds": [id] }));
     let seen = listen.tasks_until("input_required");
     assert_eq!(seen.first().unwrap()["status"], "working", "{seen:?}");
@@ -156,7 +156,7 @@ fn a_listen_stream_follows_a_task_across_a_killed_runtime() {
 
     let (_worker, client) = start(state.path(), &[]);
     let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
-    listen.next().expect("an acknowledgement");
+    listen.next_message().expect("an acknowledgement");
     let now = listen.task();
     assert_eq!(now["status"], "input_required", "{now}");
     client.result(

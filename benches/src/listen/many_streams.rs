@@ -53,7 +53,7 @@ pub(super) struct ManyStreams {
 /// Runs the measurement on a fresh host from `binary`, with `streams` streams over `rounds`
 /// rounds.
 pub(super) fn measure(binary: &Path, streams: usize, rounds: usize) -> Result<ManyStreams> {
-    let server = start_server(binary, None, &[])?;
+    let server = start_server(binary, None, &super::MANY_STREAMS_SETTINGS)?;
     let store = Store::open(&server)?;
     let mut endpoint = Endpoint::open(server.url())?;
     let per_round = 3 * streams;

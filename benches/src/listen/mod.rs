@@ -12,11 +12,9 @@
 //!   after opening [`STREAMS`] streams (each following one task), and its CPU time per change
 //!   with them open and with none.
 //!
-//! The native host holds at most 1,024 streams, but also at most
-//! [`ConnectionLimits::DEFAULT_MAX_CONNECTIONS`] (256) connections, a stream holding one, and
-//! no setting raises that (only `NativeHost::max_connections`, which the fixture binary does
-//! not call): so
-//! [`STREAMS`] is what fits beside the bench's own connection, not the 1,000 it would be.
+//! The native host holds at most half its connections as streams (128 of 256 by default):
+//! the many-streams measurement raises both through their settings
+//! ([`MANY_STREAMS_SETTINGS`]) so that [`STREAMS`] fit.
 //!
 //! Figures are printed, never judged. A smoke run ([`Scale::Smoke`]) takes a few samples and
 //! streams on the debug build and the tests' Worker build.
@@ -28,7 +26,7 @@ mod store;
 mod stream;
 mod table;
 
-use durable_mcp::native::ConnectionLimits;
+use durable_mcp::settings::{MAX_CONNECTIONS_VAR, MAX_STREAMS_VAR};
 use xtask::Result;
 use xtask::process::{Profile, build_binary, workspace_root};
 use xtask::{worker_target, worker_tools};
@@ -42,23 +40,13 @@ const SERVER: &str = "conformance-server";
 /// Samples of each write kind, on each host.
 const SAMPLES: usize = 500;
 
-/// The streams the many-streams measurement would open.
-const WANTED_STREAMS: usize = 1_000;
+/// The streams the many-streams measurement opens.
+const STREAMS: usize = 1_000;
 
-/// Connections of the host left to the bench besides the streams (it uses one at a time) and
-/// to any connection the host has not yet seen closed.
-const SPARE_CONNECTIONS: usize = 8;
-
-/// The streams the many-streams measurement opens: [`WANTED_STREAMS`], or as many as the
-/// host's connection cap leaves room for.
-const STREAMS: usize = {
-    let room = ConnectionLimits::DEFAULT_MAX_CONNECTIONS - SPARE_CONNECTIONS;
-    if room < WANTED_STREAMS {
-        room
-    } else {
-        WANTED_STREAMS
-    }
-};
+/// The native host's settings for the many-streams measurement: room for [`STREAMS`] streams
+/// (at most half the connections) beside the bench's own requests.
+const MANY_STREAMS_SETTINGS: [(&str, &str); 2] =
+    [(MAX_STREAMS_VAR, "1024"), (MAX_CONNECTIONS_VAR, "2100")];
 
 /// Rounds of the many-streams measurement: each makes [`STREAMS`] changes of each kind, enough
 /// that the CPU clock's 10 ms tick is small beside their sum.

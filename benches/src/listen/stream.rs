@@ -28,7 +28,7 @@ pub(super) fn open(client: &McpClient, task_ids: &[&str]) -> Result<Listen> {
 
 /// The stream's next message; an error if the stream ended first.
 pub(super) fn next(listen: &mut Listen) -> Result<Value> {
-    unpanic("a listen stream", || listen.next())?
+    unpanic("a listen stream", || listen.next_message())?
         .ok_or_else(|| "a listen stream ended before its next message".into())
 }
 

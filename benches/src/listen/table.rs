@@ -3,14 +3,12 @@
 
 use std::time::Duration;
 
-use durable_mcp::native::ConnectionLimits;
-
 use crate::stats::{Ranked, mib, micros, millis, print_row, ratio, thousands};
 
 use super::delivery::{Delivery, Samples};
 use super::endpoint::Write;
 use super::many_streams::ManyStreams;
-use super::{Plan, SERVER, STREAMS, WANTED_STREAMS};
+use super::{Plan, SERVER};
 
 /// Prints both tables.
 pub(super) fn print(plan: &Plan, native: &Delivery, workerd: &Delivery, many: &ManyStreams) {
@@ -66,18 +64,8 @@ fn print_many(plan: &Plan, many: &ManyStreams) {
     println!();
     println!(
         "subscriptions/listen, {} {SERVER}: {streams} streams open at once, each following one \
-         watched_errand waiting for input{}",
+         watched_errand waiting for input",
         if plan.release { "release" } else { "debug" },
-        if streams == STREAMS && STREAMS < WANTED_STREAMS {
-            format!(
-                " ({} wanted: the host holds at most {} connections, one a stream, and no \
-                 setting raises that)",
-                thousands(WANTED_STREAMS as u64),
-                ConnectionLimits::DEFAULT_MAX_CONNECTIONS
-            )
-        } else {
-            String::new()
-        }
     );
     print_row("host memory", "VmRSS", "", "", "");
     print_row(

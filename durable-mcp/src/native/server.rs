@@ -20,8 +20,8 @@ use crate::rpc::listeners::{ListenLimits, Listeners};
 use crate::rpc::{Headers, HttpResponse, McpServer};
 use crate::runtime::Store;
 use crate::settings::{
-    self, DATA_DIR_VAR, MAX_ACTIVATIONS_VAR, MAX_STREAMS_VAR, MAX_WAITING_VAR, PORT_VAR,
-    ProcessEnv, ServerSettings, SettingError, Source, WORKERS_VAR,
+    self, DATA_DIR_VAR, MAX_ACTIVATIONS_VAR, MAX_CONNECTIONS_VAR, MAX_STREAMS_VAR, MAX_WAITING_VAR,
+    PORT_VAR, ProcessEnv, ServerSettings, SettingError, Source, WORKERS_VAR,
 };
 
 /// The port examples listen on unless `PORT` says otherwise.
@@ -175,8 +175,9 @@ impl NativeHost {
     /// unless configured otherwise, over all workers.
     pub const DEFAULT_MAX_WAITING: usize = DEFAULT_MAX_WAITING;
     /// How many `subscriptions/listen` streams the host holds open at once unless configured
-    /// otherwise, over all workers (what the official TypeScript SDK holds a server to).
-    pub const DEFAULT_MAX_STREAMS: usize = ListenLimits::DEFAULT.max_streams;
+    /// otherwise, over all workers: half the default connection cap, since each stream holds
+    /// a connection (see [`max_streams`](NativeHost::max_streams)).
+    pub const DEFAULT_MAX_STREAMS: usize = ConnectionLimits::DEFAULT_MAX_CONNECTIONS / 2;
 }
 
 impl NativeHost {
@@ -207,7 +208,8 @@ impl NativeHost {
     /// [`crate::settings`] lists them): `PORT` (a port number; `0` picks a free one),
     /// `DURABLE_MCP_DATA` (the state directory), the thread and queue bounds
     /// ([`workers`](Self::workers), [`max_activations`](Self::max_activations),
-    /// [`max_waiting`](Self::max_waiting), [`max_streams`](Self::max_streams)), the
+    /// [`max_waiting`](Self::max_waiting), [`max_streams`](Self::max_streams),
+    /// [`max_connections`](Self::max_connections)), the
     /// [inspector's token](Self::inspector_token),
     /// and the settings both hosts apply to the server: MCP authorization (see
     /// [`McpServer::oauth`]; for a server without OAuth of its own), the origins whose web
@@ -247,6 +249,9 @@ impl NativeHost {
         }
         if let Some(max) = settings::positive(source, MAX_STREAMS_VAR)? {
             self.max_streams = max;
+        }
+        if let Some(max) = settings::positive(source, MAX_CONNECTIONS_VAR)? {
+            self.http.limits.max_connections = max;
         }
         if let Some(token) = settings::inspector_token(source)? {
             self.http.inspector_token = Some(token.into());
@@ -304,8 +309,10 @@ impl NativeHost {
     /// Holds at most `streams` `subscriptions/listen` streams open at once, over all workers
     /// (default [`DEFAULT_MAX_STREAMS`](NativeHost::DEFAULT_MAX_STREAMS)); past them a listen
     /// is refused with HTTP 503 and `Retry-After`, and its client polls meanwhile. Each open
-    /// stream also holds one of the host's connections
-    /// ([`ConnectionLimits::max_connections`]).
+    /// stream holds one of the host's connections, so streams are held to half the
+    /// [connection cap](Self::max_connections) whatever this says: they never take the
+    /// connections other requests need. Read from
+    /// [`MAX_STREAMS_VAR`](crate::settings::MAX_STREAMS_VAR) by [`from_env`](Self::from_env).
     #[must_use]
     pub fn max_streams(mut self, streams: usize) -> Self {
         self.max_streams = streams.max(1);
@@ -441,7 +448,10 @@ impl NativeHost {
             recovered,
             max_activations: self.max_activations.div_ceil(workers),
             max_waiting: self.max_waiting.div_ceil(workers),
-            max_streams: self.max_streams,
+            // Half the connections at most: streams never take every connection.
+            max_streams: (self.max_streams)
+                .min(http.limits.max_connections / 2)
+                .max(1),
             http,
             _lock: lock,
         })

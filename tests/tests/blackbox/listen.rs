@@ -26,7 +26,7 @@ impl Listen {
 
     /// The next message (carrying the stream's id).
     fn next(&mut self) -> Option<Value> {
-        self.0.next()
+        self.0.next_message()
     }
 
     /// The acknowledgement, validated; its `notifications`.
