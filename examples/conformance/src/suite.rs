@@ -7,6 +7,7 @@
 //! | `panicking_job` | task | panics, in its body or in a step (`in_step`) |
 //! | `status_meta_job` | task | publishes a status with meta, then one without, and completes |
 //! | `watched_errand` | task | says `waiting`, sleeps `seconds`, asks `go`, says `going`, completes |
+//! | `touch_resource` | tool | tells the listening clients that the resource `uri` and the resource list changed |
 //!
 //! The server also reads the caller's principal from the `x-fixture-principal` header (see
 //! [`add`]), so that the suites can check what one caller may see of another's tasks.
@@ -14,7 +15,8 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use durable_mcp::{McpServer, StepError, TaskContext, TaskError, mcp_task};
+use durable_mcp::wire::{CallToolResult, Tool};
+use durable_mcp::{McpServer, PlainTool, StepError, TaskContext, TaskError, mcp_task};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -33,6 +35,7 @@ pub fn add(server: McpServer) -> McpServer {
         .task(panicking_job)
         .task(status_meta_job)
         .task(watched_errand)
+        .tool(touch_resource())
         .authenticate(|headers| Ok(headers.get(PRINCIPAL_HEADER)))
 }
 
@@ -134,4 +137,27 @@ async fn watched_errand(cx: &TaskContext, input: Errand) -> Result<String, TaskE
     cx.elicit("go", go).await?;
     cx.status("going").await?;
     Ok("errand done".to_owned())
+}
+
+/// Stands for a server whose resources change: tells the clients listening for it that the
+/// resource `uri` changed (`notifications/resources/updated`), then that the resource list
+/// changed. The fixture's resources stay as they are.
+fn touch_resource() -> PlainTool {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": { "uri": { "type": "string" } },
+        "required": ["uri"],
+    });
+    let tool = Tool::new("touch_resource", schema)
+        .description("Tells the listening clients that a resource and the resource list changed.");
+    PlainTool::new(tool, |call| {
+        let uri = call.arguments["uri"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        call.notify.resource_updated(&uri);
+        call.notify.resources_list_changed();
+        let done = CallToolResult::text(format!("{uri} touched"));
+        std::future::ready(Ok(done.into()))
+    })
 }

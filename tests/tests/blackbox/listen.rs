@@ -232,3 +232,42 @@ fn an_empty_filter_is_acknowledged_empty_and_ends_at_once() {
     assert_eq!(listen.acknowledged(), json!({}));
     listen.completes();
 }
+
+#[test]
+fn a_resource_change_reaches_the_streams_that_follow_that_resource() {
+    let target = Target::start();
+    let watched = "test://static-text";
+    let filter =
+        json!({ "resourceSubscriptions": [watched, watched], "resourcesListChanged": true });
+    let mut listen = Listen::open(&target, filter, None);
+    assert_eq!(
+        listen.acknowledged(),
+        json!({ "resourceSubscriptions": [watched], "resourcesListChanged": true })
+    );
+    for uri in ["test://static-binary", watched] {
+        target.client.result(
+            "tools/call",
+            json!({ "name": "touch_resource", "arguments": { "uri": uri } }),
+        );
+    }
+    // The binary resource's update is not for this stream; the list changes are, twice.
+    let mut heard = Vec::new();
+    while heard.len() < 3 {
+        heard.push(listen.next().expect("a notification"));
+    }
+    let methods: Vec<&str> = heard
+        .iter()
+        .map(|m| m["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/resources/list_changed",
+            "notifications/resources/updated",
+            "notifications/resources/list_changed"
+        ]
+    );
+    assert_valid(Spec::Core, "ResourceListChangedNotification", &heard[0]);
+    assert_valid(Spec::Core, "ResourceUpdatedNotification", &heard[1]);
+    assert_eq!(heard[1]["params"]["uri"], watched);
+}
