@@ -149,3 +149,28 @@ impl Listen {
         (before, End::Dropped)
     }
 }
+
+/// Answers the question `go` of the fixture's `watched_errand` task `id`, so that it goes on.
+pub fn answer_errand(client: &McpClient, id: &str) {
+    client.result(
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { "go": {
+            "action": "accept", "content": { "go": true } } } }),
+    );
+}
+
+/// Opens a stream again on the fixture's `watched_errand` task `id`, which waits for its
+/// answer (a stream on it was dropped): the stream reads the task as it is now, and once it is
+/// answered, follows it to its end, which it says with its complete response.
+pub fn reopen_and_finish_errand(client: &McpClient, id: &str) {
+    let mut listen = Listen::open(client, json!({ "taskIds": [id] }), &[]);
+    listen.next_message().expect("an acknowledgement");
+    let now = listen.task();
+    assert_eq!(now["status"], "input_required", "{now}");
+    assert!(now["inputRequests"]["go"].is_object(), "{now}");
+    answer_errand(client, id);
+    let done = listen.tasks_until("completed");
+    let text = &done.last().unwrap()["result"]["content"][0]["text"];
+    assert_eq!(text, "errand done");
+    assert!(matches!(listen.end(), (before, End::Complete(_)) if before.is_empty()));
+}

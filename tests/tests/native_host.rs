@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use durable_mcp_tests::children;
-use durable_mcp_tests::listen::{End, Listen};
+use durable_mcp_tests::listen::{End, Listen, reopen_and_finish_errand};
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::server::ServerProcess;
 use durable_mcp_tests::wait;
@@ -379,23 +379,7 @@ fn a_listen_stream_dropped_by_a_killed_host_reads_the_current_state_when_reopene
     assert_eq!(listen.end(), (Vec::new(), End::Dropped));
 
     let second = ServerProcess::start("conformance-server", dir.path(), &[]);
-    let client = McpClient::new(second.url());
-    let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
-    listen.next_message().expect("an acknowledgement");
-    let now = listen.task();
-    assert_eq!(now["status"], "input_required", "{now}");
-    assert!(now["inputRequests"]["go"].is_object(), "{now}");
-    client.result(
-        "tasks/update",
-        json!({ "taskId": id, "inputResponses": { "go": {
-            "action": "accept", "content": { "go": true } } } }),
-    );
-    let done = listen.tasks_until("completed");
-    assert_eq!(
-        done.last().unwrap()["result"]["content"][0]["text"],
-        "errand done"
-    );
-    assert!(matches!(listen.end(), (before, End::Complete(_)) if before.is_empty()));
+    reopen_and_finish_errand(&McpClient::new(second.url()), &id);
 }
 
 /// A host that stops (SIGTERM) ends its listen streams with their `complete` response.

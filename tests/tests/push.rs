@@ -4,17 +4,13 @@
 
 mod common;
 
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use common::{block_on_ready, reply, task};
-use durable_mcp::__internals::sse::{EventStream, parse_messages};
+use common::{block_on_ready, drain, reply, task};
 use durable_mcp::http::{Headers, HttpRequest, Router};
 use durable_mcp::testing::Harness;
 use durable_mcp::{McpServer, TaskTool};
 use durable_mcp_tests::mcp::McpClient;
-use futures_util::Stream;
 use serde_json::{Value, json};
 
 /// Says `a`, runs fifty steps, says `b`, sleeps an hour, and answers `done`.
@@ -32,19 +28,6 @@ fn chores() -> TaskTool {
         })
     });
     TaskTool::new(definition, json!({ "type": "object" }))
-}
-
-/// Every message the stream has for now, and whether it ended.
-fn drain(events: &mut EventStream) -> (Vec<Value>, bool) {
-    let mut context = Context::from_waker(Waker::noop());
-    let mut body = Vec::new();
-    loop {
-        match Pin::new(&mut *events).poll_next(&mut context) {
-            Poll::Ready(Some(frame)) => body.extend(frame),
-            Poll::Ready(None) => return (parse_messages(&body), true),
-            Poll::Pending => return (parse_messages(&body), false),
-        }
-    }
 }
 
 /// What each task notification says: status and message.

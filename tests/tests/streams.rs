@@ -4,11 +4,7 @@
 
 mod common;
 
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
-
-use common::{block_on_ready, task};
-use durable_mcp::__internals::sse::{EventStream, parse_messages};
+use common::{block_on_ready, drain, task};
 use durable_mcp::PlainTool;
 use durable_mcp::Preparation;
 use durable_mcp::http::Router;
@@ -17,7 +13,6 @@ use durable_mcp::testing::Harness;
 use durable_mcp::wire::{CallToolResult, GetPromptResult, InputRequiredResult, Prompt, Tool};
 use durable_mcp::{LogLevel, McpServer, PromptCall, TaskTool, ToolCall};
 use durable_mcp_tests::mcp::McpClient;
-use futures_util::Stream;
 use serde_json::{Value, json};
 
 /// A task tool that asks for a name before its task exists (a `prepare` hook).
@@ -122,19 +117,6 @@ fn legacy(router: &Router, session: &str, id: Value, method: &str, params: Value
     ];
     let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
     post(router, headers, &body)
-}
-
-/// Everything the stream yields until it has nothing more for now.
-fn drain(events: &mut EventStream) -> (Vec<Value>, bool) {
-    let mut context = Context::from_waker(Waker::noop());
-    let mut body = Vec::new();
-    loop {
-        match Pin::new(&mut *events).poll_next(&mut context) {
-            Poll::Ready(Some(frame)) => body.extend(frame),
-            Poll::Ready(None) => return (parse_messages(&body), true),
-            Poll::Pending => return (parse_messages(&body), false),
-        }
-    }
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use durable_mcp_tests::children;
 use durable_mcp_tests::inspector::{Inspector, operator_round};
-use durable_mcp_tests::listen::{End, Listen};
+use durable_mcp_tests::listen::{End, Listen, reopen_and_finish_errand};
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::wait;
 use durable_mcp_tests::workerd::{
@@ -155,21 +155,7 @@ fn a_listen_stream_follows_a_task_across_a_killed_runtime() {
     assert_eq!(listen.end(), (Vec::new(), End::Dropped));
 
     let (_worker, client) = start(state.path(), &[]);
-    let mut listen = Listen::open(&client, json!({ "taskIds": [id] }), &[]);
-    listen.next_message().expect("an acknowledgement");
-    let now = listen.task();
-    assert_eq!(now["status"], "input_required", "{now}");
-    client.result(
-        "tasks/update",
-        json!({ "taskId": id, "inputResponses": { "go": {
-            "action": "accept", "content": { "go": true } } } }),
-    );
-    let done = listen.tasks_until("completed");
-    assert_eq!(
-        done.last().unwrap()["result"]["content"][0]["text"],
-        "errand done"
-    );
-    assert!(matches!(listen.end(), (before, End::Complete(_)) if before.is_empty()));
+    reopen_and_finish_errand(&client, &id);
 }
 
 /// A read-only connection to an object's database, which waits out the runtime's writes

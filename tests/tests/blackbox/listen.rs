@@ -4,7 +4,7 @@
 //! `conformance-server` or the endpoint at `DURABLE_MCP_TEST_URL` (the Worker). What a host
 //! restart does to a stream is checked per host (`native_host`, `workerd_tasks`).
 
-use durable_mcp_tests::listen::{End, Listen as Stream};
+use durable_mcp_tests::listen::{End, Listen as Stream, answer_errand};
 use serde_json::{Value, json};
 
 use super::{Spec, Target, assert_result, assert_valid};
@@ -79,11 +79,7 @@ fn a_stream_sees_every_change_of_a_task_in_order_and_ends_when_it_has_ended() {
     let asking = seen.last().unwrap();
     assert_eq!(asking["taskId"], task_id.as_str());
     assert!(asking["inputRequests"]["go"].is_object(), "{asking}");
-    target.client.result(
-        "tasks/update",
-        json!({ "taskId": task_id, "inputResponses": { "go": {
-            "action": "accept", "content": { "go": true } } } }),
-    );
+    answer_errand(&target.client, &task_id);
     while seen.last().unwrap()["status"] != "completed" {
         seen.push(listen.task());
     }

@@ -295,3 +295,21 @@ pub fn ask(message: &str) -> Value {
         },
     })
 }
+
+/// Every SSE message `events` yields until it has nothing more for now, and whether it ended.
+pub fn drain(events: &mut durable_mcp::__internals::sse::EventStream) -> (Vec<Value>, bool) {
+    use futures_util::Stream;
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut body = Vec::new();
+    loop {
+        match std::pin::Pin::new(&mut *events).poll_next(&mut context) {
+            std::task::Poll::Ready(Some(frame)) => body.extend(frame),
+            std::task::Poll::Ready(None) => {
+                return (durable_mcp::__internals::sse::parse_messages(&body), true);
+            }
+            std::task::Poll::Pending => {
+                return (durable_mcp::__internals::sse::parse_messages(&body), false);
+            }
+        }
+    }
+}
