@@ -48,15 +48,9 @@ impl VirtualClock {
         due.into_iter().for_each(Waker::wake);
     }
 
-    /// The earliest pending timer still ahead of now. A timer that is due but pending
-    /// belongs to a future nobody polls at the moment (a router's stream waiting for its
-    /// reader): moving time on does not fire it again.
+    /// The earliest pending timer.
     pub fn next_timer(&self) -> Option<Timestamp> {
-        let now = self.now.get();
-        (self.timers.borrow().values())
-            .map(|(at, _)| *at)
-            .filter(|at| *at > now)
-            .min()
+        self.timers.borrow().values().map(|(at, _)| *at).min()
     }
 
     /// Whether any timer is pending.
