@@ -1,19 +1,23 @@
 //! Following a task for a client that does not poll it: a call answered inline (a client
 //! without the Tasks extension) or a 2025-era `tasks/result`. The task runs on its host as
-//! always; this only reads its snapshots and turns what changes into what the client is told:
-//! progress, requests for input, and at last the outcome. Dropping the stream (the client went
-//! away) stops the reads and nothing else: the task goes on durably.
+//! always; this only watches its snapshots ([`TaskRoute::watch`]: each change as it commits)
+//! and turns what changes into what the client is told: progress, requests for input, and at
+//! last the outcome. A route that cannot watch is read again and again instead, backing off.
+//! Dropping the stream (the client went away) stops the watch and nothing else: the task goes
+//! on durably.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures_util::future::{Either, select};
 use futures_util::stream::{self, LocalBoxStream};
+use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 
 use super::error::RpcError;
 use crate::core::{TaskSnapshot, TaskStatus};
-use crate::runtime::TaskRoute;
+use crate::runtime::{LocalBoxFuture, RouteError, TaskChanges, TaskRoute};
 use crate::wire::jsonrpc::{ErrorObject, code};
 use crate::wire::legacy::LegacyTask;
 use crate::wire::tools::elicitation_request;
@@ -25,9 +29,14 @@ pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// response comes back on another request and reaches the task through [`answer_id`].
 const TASK_REQUEST_PREFIX: &str = "task/";
 
-/// The first pause between two reads of a task, and the longest one.
+/// The first pause between two reads of a task, and the longest one (a route that cannot
+/// watch).
 const FIRST_PAUSE: Duration = Duration::from_millis(5);
 const LONGEST_PAUSE: Duration = Duration::from_millis(200);
+
+/// How often a watching follower counts the time it has waited (for its deadline and its
+/// keep-alive comments): a timer, not a read.
+const TICK: Duration = Duration::from_millis(200);
 
 /// How long a stream stays silent before a comment keeps it open.
 pub(crate) const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
@@ -101,6 +110,11 @@ struct Follower {
     progress: u64,
     asked: BTreeSet<String>,
     pause: Duration,
+    /// The task's changes as they commit; `None` before the first wait, and for good once the
+    /// route could not watch (or the watch broke): then the task is read after each pause.
+    watch: Watch,
+    /// The running tick of a watching follower.
+    tick: Option<LocalBoxFuture<'static, ()>>,
     silent_for: Duration,
     /// The time spent pausing between reads so far, measured against the deadline.
     waited: Duration,
@@ -122,6 +136,8 @@ impl Follow {
             progress: 0,
             asked,
             pause: FIRST_PAUSE,
+            watch: Watch::NotYet,
+            tick: None,
             silent_for: Duration::ZERO,
             waited: Duration::ZERO,
             finished: false,
@@ -179,15 +195,11 @@ impl Follower {
                 self.queued.push_back(Emit::Done(self.still_running()));
                 continue;
             }
-            self.follow.tasks.pause(self.pause).await;
-            self.silent_for += self.pause;
-            self.waited += self.pause;
-            self.pause = (self.pause * 2).min(LONGEST_PAUSE);
-            let read = self
-                .follow
-                .tasks
-                .get(&self.follow.task_id, self.follow.principal.as_deref())
-                .await;
+            let read = match self.next_change().await {
+                Some(read) => read,
+                // A tick passed, or the watch ended: nothing to see yet.
+                None => continue,
+            };
             match read {
                 Ok(snapshot) => {
                     if let Some(refusal) = self.see(snapshot) {
@@ -201,6 +213,68 @@ impl Follower {
                 self.pause = FIRST_PAUSE;
             }
         }
+    }
+
+    /// The task's next state: its next change, when the route watches it (`None` when a tick
+    /// passed first, or the watch ended), else a read after a pause. Counts the time waited.
+    async fn next_change(&mut self) -> Option<Result<TaskSnapshot, RouteError>> {
+        let follow = &self.follow;
+        if let Watch::NotYet = self.watch {
+            let principal = follow.principal.as_deref();
+            self.watch = match follow.tasks.watch(&follow.task_id, principal).await {
+                Ok(changes) => Watch::Changes(changes),
+                Err(_) => Watch::Unavailable,
+            };
+        }
+        let Watch::Changes(changes) = &mut self.watch else {
+            follow.tasks.pause(self.pause).await;
+            self.silent_for += self.pause;
+            self.waited += self.pause;
+            self.pause = (self.pause * 2).min(LONGEST_PAUSE);
+            let principal = follow.principal.as_deref();
+            return Some(follow.tasks.get(&follow.task_id, principal).await);
+        };
+        // One tick runs across changes, so that the time waited is counted whatever comes.
+        let tick = self.tick.get_or_insert_with(|| follow.tasks.pause(TICK));
+        let changed = match select(changes.next(), tick).await {
+            Either::Left((change, _)) => Some(change),
+            Either::Right(((), _)) => None,
+        };
+        match changed {
+            Some(Some(snapshot)) => Some(Ok(self.settled(snapshot).await)),
+            Some(None) => {
+                // The way to the task broke (its host or object went away): read it instead.
+                self.watch = Watch::Unavailable;
+                None
+            }
+            None => {
+                self.tick = None;
+                self.silent_for += TICK;
+                self.waited += TICK;
+                None
+            }
+        }
+    }
+
+    /// The task once the burst of commits `first` began has passed: a body writes each of
+    /// the questions it asks at once in a commit of its own, and a client is asked them in one
+    /// round. Waits as long as a reading follower's first pause.
+    async fn settled(&mut self, first: TaskSnapshot) -> TaskSnapshot {
+        self.follow.tasks.pause(FIRST_PAUSE).await;
+        let mut latest = first;
+        let Watch::Changes(changes) = &mut self.watch else {
+            return latest;
+        };
+        while let Some(next) = changes.next().now_or_never() {
+            match next {
+                Some(snapshot) => latest = snapshot,
+                None => {
+                    self.watch = Watch::Unavailable;
+                    break;
+                }
+            }
+        }
+        latest
     }
 
     /// Queues what changed in `snapshot`; `Some` when the task asks input the client cannot
@@ -389,6 +463,16 @@ impl Follower {
             }
         })
     }
+}
+
+/// How a follower learns of the task's changes.
+enum Watch {
+    /// It has not asked yet.
+    NotYet,
+    /// Each change as it commits.
+    Changes(TaskChanges),
+    /// The route cannot watch, or the watch broke: it reads the task after each pause.
+    Unavailable,
 }
 
 /// The task and input key a client's response answers, if its id is one a follower sent.
