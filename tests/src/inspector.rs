@@ -160,6 +160,7 @@ pub fn operator_round(client: &McpClient, inspector: &Inspector) {
         for (method, path) in [
             ("GET", "/api/tasks".to_owned()),
             ("GET", format!("/api/tasks/{trip}")),
+            ("GET", format!("/api/tasks/{trip}/events")),
             ("POST", format!("/api/tasks/{trip}/cancel")),
             ("POST", format!("/api/tasks/{}/wake", sleepers[0])),
         ] {
@@ -283,6 +284,7 @@ pub fn operator_round(client: &McpClient, inspector: &Inspector) {
         ("GET", "/api/tasks?cursor=nonsense", "", 400),
         ("GET", "/api/tasks?colour=red", "", 400),
         ("GET", "/api/tasks/no-such-task", "", 404),
+        ("GET", "/api/tasks/no-such-task/events", "", 404),
         ("POST", "/api/tasks/no-such-task/cancel", "", 404),
         ("DELETE", "/api/tasks", "", 405),
         ("GET", "/api/nothing-here", "", 404),

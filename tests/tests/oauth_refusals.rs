@@ -14,6 +14,7 @@ use durable_mcp_tests::http::{Connection, Response};
 use durable_mcp_tests::issuer::{
     Key, TestIssuer, access_claims, key_a, key_b, key_ec, key_ed, key_pss, key_set, now,
 };
+use durable_mcp_tests::listen::{End, Listen};
 use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::server::ServerProcess;
 use durable_mcp_tests::workerd::{WorkerProcess, build_worker_once, one_worker_at_a_time};
@@ -460,6 +461,39 @@ fn task_is_reachable_by_its_user_only(fixture: &Fixture) {
             .contains("not found"),
         "{round}"
     );
+    // A listen stream: without a token it is challenged and opens nothing; bob's stream
+    // leaves alice's task out, as it would an unknown one, and ends at once; alice's follows it.
+    let listen = json!({ "notifications": { "taskIds": [task_id] } });
+    let refused = fixture.send("subscriptions/listen", listen.clone(), None);
+    assert_eq!(refused.status, 401, "{}", refused.json());
+    assert!(refused.header("www-authenticate").is_some());
+    let filter = &listen["notifications"];
+    let as_bob = format!("Bearer {bob}");
+    let mut bobs = Listen::open(
+        &fixture.client,
+        filter.clone(),
+        &[("Authorization", &as_bob)],
+    );
+    let ack = bobs.next_message().expect("an acknowledgement");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "taskIds": [] }),
+        "{ack}"
+    );
+    let (before, end) = bobs.end();
+    assert!(
+        before.is_empty() && matches!(end, End::Complete(_)),
+        "{before:?}"
+    );
+    let as_alice = format!("Bearer {alice}");
+    let mut alices = Listen::open(
+        &fixture.client,
+        filter.clone(),
+        &[("Authorization", &as_alice)],
+    );
+    alices.next_message().expect("an acknowledgement");
+    assert_eq!(alices.task()["taskId"], task_id.as_str());
+
     let got = fixture
         .as_bearer("tasks/get", json!({ "taskId": task_id }), &alice)
         .json();

@@ -110,13 +110,13 @@ struct Follower {
     progress: u64,
     asked: BTreeSet<String>,
     pause: Duration,
-    /// The task's changes as they commit; `None` before the first wait, and for good once the
-    /// route could not watch (or the watch broke): then the task is read after each pause.
+    /// How the task's changes are learnt: asked for at the first wait (see [`Watch`]).
     watch: Watch,
     /// The running tick of a watching follower.
     tick: Option<LocalBoxFuture<'static, ()>>,
     silent_for: Duration,
-    /// The time spent pausing between reads so far, measured against the deadline.
+    /// The time waited so far (pauses between reads, or ticks of a watch), measured against
+    /// the deadline.
     waited: Duration,
     finished: bool,
 }
