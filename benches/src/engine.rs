@@ -4,6 +4,9 @@
 //!
 //! - `engine`: a task that runs [`STEPS`] no-op steps, driven through the real engine by the
 //!   [`Harness`] on a [`SqliteStore`]; timed from `create` until the task is completed.
+//! - `logged`: the same with the native host's log as `NativeHost::run` installs it when
+//!   `RUST_LOG` is not set (the `info` filter, compact lines, on the child's stderr, which goes
+//!   to `/dev/null`): what the default log costs a step.
 //! - `bare`: [`STEPS`] autocommit inserts of the step row the engine writes (`PUT_STEP` with
 //!   the same parameters), on a connection with the store's settings: the floor the engine's
 //!   per-step cost is compared with.
@@ -26,9 +29,10 @@ use std::time::{Duration, Instant};
 
 use durable_mcp::__internals::new_task_id;
 use durable_mcp::__internals::schema;
-use durable_mcp::__internals::{bind, configure};
+use durable_mcp::__internals::{bind, configure, install_native_log};
 use durable_mcp::TaskStatus;
 use durable_mcp::native::SqliteStore;
+use durable_mcp::settings::LOG_FILTER_VAR;
 use durable_mcp::store::{StepKind, StepRow, StepStatus};
 use durable_mcp::testing::{Harness, VIRTUAL_EPOCH};
 use durable_mcp::{StepError, TaskContext, TaskDefinition, TaskError, TaskRegistry};
@@ -93,16 +97,18 @@ impl Plan {
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     Engine,
+    Logged,
     Bare,
     Replay,
 }
 
 impl Kind {
-    const ALL: [Kind; 3] = [Kind::Engine, Kind::Bare, Kind::Replay];
+    const ALL: [Kind; 4] = [Kind::Engine, Kind::Logged, Kind::Bare, Kind::Replay];
 
     fn name(self) -> &'static str {
         match self {
             Kind::Engine => "engine",
+            Kind::Logged => "logged",
             Kind::Bare => "bare",
             Kind::Replay => "replay",
         }
@@ -125,24 +131,28 @@ struct Sample {
 pub fn run(scale: Scale) -> Result<()> {
     let exe = std::env::current_exe()?;
     let plan = Plan::of(scale);
-    let mut samples: [Vec<Sample>; 3] = Default::default();
+    let mut samples: [Vec<Sample>; Kind::ALL.len()] = Default::default();
     // Interleaved, so that a slow patch of the machine touches every measurement alike.
     for _ in 0..plan.runs {
         for kind in Kind::ALL {
             samples[kind as usize].push(spawn(&exe, kind, plan.steps)?);
         }
     }
-    let [engine, bare, replay] = samples.map(Summary::of);
-    print_table(&plan, &engine?, &bare?, &replay?);
+    let [engine, logged, bare, replay] = samples.map(Summary::of);
+    print_table(&plan, &engine?, &logged?, &bare?, &replay?);
     Ok(())
 }
 
 /// Runs one measurement of `steps` in a child process and parses its result line.
 fn spawn(exe: &Path, kind: Kind, steps: u64) -> Result<Sample> {
-    let output = Command::new(exe)
-        .args(["bench-child", kind.name(), &steps.to_string()])
-        .stderr(Stdio::inherit())
-        .output()?;
+    let mut child = Command::new(exe);
+    child.args(["bench-child", kind.name(), &steps.to_string()]);
+    match kind {
+        // The log's lines go nowhere; its default filter is the one measured.
+        Kind::Logged => child.env_remove(LOG_FILTER_VAR).stderr(Stdio::null()),
+        _ => child.stderr(Stdio::inherit()),
+    };
+    let output = child.output()?;
     if !output.status.success() {
         return Err(format!("the {} measurement failed ({})", kind.name(), output.status).into());
     }
@@ -181,6 +191,10 @@ pub fn child(kind: &str, args: &[&str]) -> Result<()> {
     let path = dir.path().join("bench.sqlite3");
     let measured = match kind {
         Kind::Engine => engine(&path, steps)?,
+        Kind::Logged => {
+            install_native_log()?;
+            engine(&path, steps)?
+        }
         Kind::Bare => bare(&path, steps)?,
         Kind::Replay => replay(&path, steps)?,
     };
@@ -366,7 +380,7 @@ impl Summary {
     }
 }
 
-fn print_table(plan: &Plan, engine: &Summary, bare: &Summary, replay: &Summary) {
+fn print_table(plan: &Plan, engine: &Summary, logged: &Summary, bare: &Summary, replay: &Summary) {
     let Plan { steps, runs } = *plan;
     let (ratio_best, ratio_median) = (
         ratio(engine.best, bare.best),
@@ -390,6 +404,16 @@ fn print_table(plan: &Plan, engine: &Summary, bare: &Summary, replay: &Summary) 
         &micros_per_op(engine.median, steps),
         &mib(engine.peak_rss_kib),
         "",
+    );
+    print_row(
+        "engine, the host's default log on",
+        &micros_per_op(logged.best, steps),
+        &micros_per_op(logged.median, steps),
+        &mib(logged.peak_rss_kib),
+        &format!(
+            "engine's +{:.1}% (median)",
+            (ratio(logged.median, engine.median) - 1.0) * 100.0
+        ),
     );
     print_row(
         "bare SQLite insert, per insert",

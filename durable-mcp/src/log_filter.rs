@@ -5,8 +5,10 @@
 use tracing::Level;
 use tracing::level_filters::LevelFilter;
 
-/// The level of every target no directive names, unless the filter sets another.
-pub(crate) const DEFAULT_LEVEL: LevelFilter = LevelFilter::INFO;
+/// The level of every target no directive names, unless the filter sets another: warnings and
+/// errors. A Worker pays for each console write (in latency under `wrangler dev`, per event in
+/// Workers Logs), so the engine's per-task `info` events are written only when asked for.
+pub(crate) const DEFAULT_LEVEL: LevelFilter = LevelFilter::WARN;
 
 /// The most detailed level shown for each target: the longest matching directive's, else the
 /// default's.
@@ -98,5 +100,19 @@ mod tests {
         for bad in ["loud", "=info", "durable_mcp=often"] {
             assert!(Filter::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn unset_it_lets_through_warnings_and_errors_only() {
+        for filter in [Filter::default(), Filter::parse("").unwrap()] {
+            assert!(filter.enabled(Level::ERROR, "durable_mcp"));
+            assert!(filter.enabled(Level::WARN, "app"));
+            assert!(!filter.enabled(Level::INFO, "durable_mcp"));
+            assert_eq!(filter.most_detailed(), LevelFilter::WARN);
+        }
+        // A target named on its own keeps the default for the others.
+        let filter = Filter::parse("durable_mcp=info").unwrap();
+        assert!(filter.enabled(Level::INFO, "durable_mcp"));
+        assert!(!filter.enabled(Level::INFO, "app"));
     }
 }

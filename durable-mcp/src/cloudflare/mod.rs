@@ -62,7 +62,8 @@
 //!
 //! The engine's `tracing` events (and the Worker's own) go to the console as objects, one per
 //! event, with the console method of its level; the variable `RUST_LOG` ([`LOG_FILTER_VAR`](crate::settings::LOG_FILTER_VAR))
-//! filters them, `info` unless set. A Worker that installs a `tracing` subscriber of its own
+//! filters them, `warn` unless set (the per-task `info` events cost a console write each; set
+//! `RUST_LOG=info` for them). A Worker that installs a `tracing` subscriber of its own
 //! before its first request keeps it.
 
 mod client;

@@ -14,7 +14,7 @@ const DEFAULT_FILTER: &str = "info";
 /// Prints `tracing` events on stderr, filtered by `RUST_LOG` and formatted as
 /// [`LOG_FORMAT_VAR`] says, unless the process installed a subscriber of its own already (then
 /// that one is kept).
-pub(crate) fn install_from_env() -> Result<(), HostError> {
+pub fn install_from_env() -> Result<(), HostError> {
     let filter = match std::env::var(LOG_FILTER_VAR) {
         Ok(directives) => EnvFilter::try_new(&directives).map_err(|error| {
             HostError::Config(format!(

@@ -8,7 +8,7 @@ mod activations;
 mod clock;
 mod http;
 mod limits;
-mod logging;
+pub(crate) mod logging;
 mod outbound;
 mod owners;
 mod server;

@@ -617,8 +617,9 @@ impl Engine {
             .hand_off
             .map(|after| self.host.clock.now().saturating_add(after));
         let tasks = self.tasks();
-        // The application's events in the body and its steps carry the task's id and tool.
-        let span = tracing::info_span!(
+        // The application's events in the body and its steps carry the task's id and tool. At
+        // the highest level, so that the span is there whatever level lets an event through.
+        let span = tracing::error_span!(
             target: trace::TARGET, "task", task_id = %task_id, tool = %definition.name()
         );
         run_body(

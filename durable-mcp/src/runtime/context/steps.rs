@@ -94,7 +94,8 @@ impl TaskContext {
         if let Err(error) = self.host.store.flush() {
             return self.store_failed(error).await;
         }
-        let span = tracing::info_span!(
+        // As the task's span: there for any event the filter lets through.
+        let span = tracing::error_span!(
             target: trace::TARGET, "step", step = %key, attempt = attempt.number
         );
         let closure = self.outside_task(&key, closure).instrument(span);
