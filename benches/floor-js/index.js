@@ -1,9 +1,12 @@
-// The JavaScript floor of `cargo xtask bench worker`: a Worker that calls a SQLite Durable
-// Object through RPC and does nothing else.
+// The JavaScript floor of `cargo xtask bench worker`, and of its cold start (`cargo xtask bench
+// cold`): a Worker that calls a SQLite Durable Object through RPC and does nothing else.
 //
 // - `GET /ping/<name>`: `ping()` on the object `<name>`, which returns at once.
 // - `POST /insert/<name>`: `insert(body)` with the request's body (about 120 bytes of text):
 //   the object inserts it as one row, one statement.
+// - `GET /read/<name>`: `read()` on the object `<name>`, which answers the body of the row
+//   inserted last (empty if none): with a first insert, what a cold start's first create and
+//   first get of a task stand against.
 
 import { DurableObject } from "cloudflare:workers";
 
@@ -20,6 +23,13 @@ export class JsFloor extends DurableObject {
   insert(body) {
     this.ctx.storage.sql.exec("INSERT INTO rows (body) VALUES (?)", body);
   }
+
+  read() {
+    const last = this.ctx.storage.sql
+      .exec("SELECT body FROM rows ORDER BY id DESC LIMIT 1")
+      .toArray();
+    return last.length > 0 ? last[0].body : "";
+  }
 }
 
 export default {
@@ -35,6 +45,9 @@ export default {
     if (route === "insert" && request.method === "POST") {
       await env.FLOOR.getByName(name).insert(await request.text());
       return new Response("");
+    }
+    if (route === "read" && request.method === "GET") {
+      return new Response(await env.FLOOR.getByName(name).read());
     }
     return new Response("not found", { status: 404 });
   },

@@ -2,9 +2,9 @@
 //! command line to this binary (xtask's `USAGE` describes them); each part has a module of its
 //! own, whose doc says what it measures: `engine` (a step's cost), `tick_reads` (the store
 //! reads of a tick, counted, and held by a test), `native` (the host over HTTP), `backlog` (a
-//! restart under a backlog), `worker` (the Cloudflare host under workerd), `listen` (push over
-//! `subscriptions/listen`), `auth` (what authorization adds to a poll) and `size` (where the
-//! deployed Worker's bytes go).
+//! restart under a backlog), `worker` (the Cloudflare host under workerd; `bench cold` runs
+//! only its cold starts), `listen` (push over `subscriptions/listen`), `auth` (what
+//! authorization adds to a poll) and `size` (where the deployed Worker's bytes go).
 
 mod auth;
 mod backlog;
@@ -28,6 +28,8 @@ fn main() -> ExitCode {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
         ["bench", "worker", rest @ ..] => part("bench worker", rest, worker::run),
+        // The cold starts of `bench worker`, alone.
+        ["bench", "cold", rest @ ..] => part("bench cold", rest, worker::run_cold),
         ["bench", "backlog", rest @ ..] => part("bench backlog", rest, backlog::run),
         ["bench", "native", rest @ ..] => part("bench native", rest, native::run),
         ["bench", "auth", rest @ ..] => part("bench auth", rest, auth::run),

@@ -2,7 +2,7 @@
 //! on a free loopback port with its own state directory, for tests. The tools come from
 //! `cargo xtask test`, which installs them (see `xtask/src/worker_tools.rs`).
 
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -101,6 +101,17 @@ pub fn wrangler(dir: &Path) -> Command {
     command
 }
 
+/// What wrangler logs (at debug level) once its proxy passes requests on to the Worker.
+const PROXY_PASSES_REQUESTS: &str = "GET /cdn-cgi/ProxyWorker/play";
+
+/// A free port of 127.0.0.1.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 /// A Worker running under `wrangler dev --local`.
 #[derive(Debug)]
 pub struct WorkerProcess {
@@ -132,11 +143,7 @@ impl WorkerProcess {
         state: &Path,
         vars: &[(&str, &str)],
     ) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        Self::start_on_port(dir, config, state, vars, port)
+        Self::start_on_port(dir, config, state, vars, free_port())
     }
 
     /// [`start_with_config`](Self::start_with_config) on `port` of 127.0.0.1, for a Worker
@@ -147,6 +154,32 @@ impl WorkerProcess {
         state: &Path,
         vars: &[(&str, &str)],
         port: u16,
+    ) -> Self {
+        let worker = Self::spawn(dir, config, state, vars, port, "warn");
+        worker.wait_ready();
+        worker
+    }
+
+    /// [`start_with_config`](Self::start_with_config) without a request to the Worker, so
+    /// that the first request a caller sends is the first its code serves (a cold start):
+    /// waits until wrangler says it is ready and has let its proxy pass requests on, then
+    /// until the port accepts a connection, closed at once with nothing sent. wrangler runs
+    /// at `--log-level debug`, the only level at which it says the second.
+    pub fn start_unrequested(dir: &Path, config: &str, state: &Path) -> Self {
+        let port = free_port();
+        let worker = Self::spawn(dir, config, state, &[], port, "debug");
+        worker.wait_ready_unrequested();
+        worker
+    }
+
+    /// Runs `wrangler dev` on `port` with its output in a temporary file; does not wait.
+    fn spawn(
+        dir: &Path,
+        config: &str,
+        state: &Path,
+        vars: &[(&str, &str)],
+        port: u16,
+        log_level: &str,
     ) -> Self {
         let log = tempfile::NamedTempFile::new().expect("a file for wrangler's output");
         let output = || log.reopen().expect("wrangler's output file");
@@ -163,7 +196,7 @@ impl WorkerProcess {
             ])
             .arg("--persist-to")
             .arg(state)
-            .args(["--log-level", "warn"])
+            .args(["--log-level", log_level])
             .args(
                 vars.iter()
                     .flat_map(|(name, value)| ["--var".to_owned(), format!("{name}:{value}")]),
@@ -174,14 +207,12 @@ impl WorkerProcess {
             .process_group(0)
             .spawn()
             .expect("start wrangler dev");
-        let worker = WorkerProcess {
+        WorkerProcess {
             child,
             url: format!("http://127.0.0.1:{port}"),
             port,
             log,
-        };
-        worker.wait_ready();
-        worker
+        }
     }
 
     fn wait_ready(&self) {
@@ -191,6 +222,19 @@ impl WorkerProcess {
                 .is_ok_and(|response| response.status < 500)
         };
         crate::wait::until_true(&format!("wrangler dev to answer on {}", self.url), answers);
+    }
+
+    /// Waits without a request: "Ready on" is printed once the Worker's runtime has loaded
+    /// its script, but wrangler's proxy holds requests until it is told to pass them on (a
+    /// few to tens of milliseconds later), which it logs as a request of its own.
+    fn wait_ready_unrequested(&self) {
+        let said = |line: &str| self.log().contains(line);
+        crate::wait::until_true(&format!("wrangler dev to be ready on {}", self.url), || {
+            said("Ready on") && said(PROXY_PASSES_REQUESTS)
+        });
+        let accepts =
+            || TcpStream::connect(std::net::SocketAddr::from(([127, 0, 0, 1], self.port))).is_ok();
+        crate::wait::until_true(&format!("a connection to {}", self.url), accepts);
     }
 
     /// What wrangler has printed so far: its own messages and the Worker's console output.

@@ -34,7 +34,8 @@ commands:
            and with one per core, host memory with 10,000 parked tasks (`bench native` runs
            only that part); the host killed and restarted under a backlog of 10,000 and
            50,000 slow tasks (`bench backlog` runs only that part); then the Cloudflare host
-           under workerd (`bench worker` runs only that part); then push over
+           under workerd, first the cold start of the Rust Workers and the JS floor (`bench
+           worker` runs only that part, `bench cold` only its cold starts); then push over
            subscriptions/listen: how soon a stream shows a task's change beside the write's
            own response, on both hosts, and the native host's memory per stream and CPU per
            change with 248 streams open and with none (`bench listen` runs only that part);

@@ -5,8 +5,18 @@
 //! beside `Floor`, a bare Durable Object. Beside it runs the **JavaScript floor**
 //! (`benches/floor-js`, plain JS served without a build), what the TypeScript reference
 //! stands on: a JS Worker calling a JS SQLite Durable Object (`extends DurableObject`) through
-//! RPC, `ping()` that returns at once and `insert(body)` that inserts one 120-byte row. From
-//! one keep-alive connection to each Worker, in order:
+//! RPC, `ping()` that returns at once and `insert(body)` that inserts one 120-byte row.
+//!
+//! First, the **cold start** (`cold`; `cargo xtask bench cold` runs only it), while no other
+//! Worker runs: the bench Worker, the JS floor and report-task as deployed (the root
+//! `wrangler.toml`), started in rotation [`COLD_STARTS`] times each, one at a time, each with a
+//! new state directory and no request before the measurement. On one new keep-alive
+//! connection: the first create (`tools/call` returning a task; for the JS floor, a new
+//! object's first insert), the first get of it (`tasks/get`; the JS floor's `read()` of that
+//! row), then ten more pairs. Printed: the median (and min-max) of the firsts over the starts,
+//! the median of the next pairs, each Rust Worker's against the JS floor's.
+//!
+//! Then, from one keep-alive connection to each Worker, started afresh, in order:
 //!
 //! - **floor**: `GET /floor/ping/<name>`, a Worker-to-object round trip that does nothing;
 //! - **tasks/get**: on one completed task, through the router and the task's object;
@@ -44,10 +54,12 @@
 //! gzipped, built as deployed: with wasm-opt (`cargo xtask size` says where its bytes go).
 //! Targets are printed next to the figures, never enforced.
 //!
-//! A smoke run ([`Scale::Smoke`]) takes a few samples, requests and steps of each, and the
-//! report-task build the Worker tests make (no wasm-opt; `cargo xtask size --smoke` runs that).
+//! A smoke run ([`Scale::Smoke`]) takes a few samples, requests and steps of each, one cold
+//! start of each Worker, and the report-task build the Worker tests make (no wasm-opt; `cargo
+//! xtask size --smoke` runs that).
 
 mod client;
+mod cold;
 mod cpu;
 mod measure;
 mod table;
@@ -114,6 +126,8 @@ struct Plan {
     cpu_rounds: usize,
     /// Whether report-task is built as deployed (wasm-opt) before its size is read.
     optimized: bool,
+    /// Cold starts of each Worker.
+    cold_starts: usize,
 }
 
 impl Plan {
@@ -131,6 +145,7 @@ impl Plan {
                 cpu_requests: CPU_REQUESTS,
                 cpu_rounds: CPU_ROUNDS,
                 optimized: true,
+                cold_starts: COLD_STARTS,
             },
             Scale::Smoke => Plan {
                 samples: 3,
@@ -144,25 +159,23 @@ impl Plan {
                 cpu_requests: 3,
                 cpu_rounds: 1,
                 optimized: false,
+                cold_starts: 1,
             },
         }
     }
 }
 
-/// Builds the bench Worker and report-task, starts them and the JS floor, runs every
-/// measurement, prints the tables.
+/// Builds the bench Worker and report-task, measures their cold starts, starts them and the
+/// JS floor, runs every other measurement, prints the tables.
 pub fn run(scale: Scale) -> Result<()> {
     let plan = Plan::of(scale);
     let root = workspace_root();
-    if plan.optimized {
-        worker_tools::ensure_wasm_opt()?;
-    } else {
-        worker_tools::ensure()?;
-    }
-    eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
-    let worker = worker_target::start(&root, BENCH_WORKER)?;
-    build(&root.join("examples/report-task"), plan.optimized)?;
-    eprintln!("bench: starting the JavaScript floor ({JS_FLOOR}, no build)");
+    build_both(&root, &plan)?;
+    // First, while no other Worker runs.
+    let cold = cold::measure(&root, &plan)?;
+    eprintln!("bench: starting the bench Worker and the JavaScript floor ({JS_FLOOR})");
+    // Both are served as they are: the bench Worker was built above.
+    let worker = worker_target::start_js(&root, BENCH_WORKER)?;
     let js_floor = worker_target::start_js(&root, JS_FLOOR)?;
     let mut bench = Bench::new(worker.process(), js_floor.process(), plan)?;
     let runtime =
@@ -178,11 +191,35 @@ pub fn run(scale: Scale) -> Result<()> {
     let (step, insert) = bench.per_step()?;
     let slowest = bench.slowest_get_during_long_run()?;
     let (raw, gzipped) = wasm_size(&root.join("examples/report-task/build/index_bg.wasm"))?;
+    table::print_cold(&cold);
     table::print_latencies(&plan, &latencies);
     table::print_cpu(&plan, cpu.as_ref());
     table::print_throughput(&plan, &throughput);
     table::print_others(&plan, step, insert, slowest, (raw, gzipped));
     Ok(())
+}
+
+/// `cargo xtask bench cold`: builds the bench Worker and report-task, measures only their
+/// cold starts against the JS floor's, prints the table.
+pub fn run_cold(scale: Scale) -> Result<()> {
+    let plan = Plan::of(scale);
+    let root = workspace_root();
+    build_both(&root, &plan)?;
+    table::print_cold(&cold::measure(&root, &plan)?);
+    Ok(())
+}
+
+/// Installs the Worker tools, then builds the bench Worker (as the tests build Workers) and
+/// report-task (as deployed if `plan.optimized`).
+fn build_both(root: &Path, plan: &Plan) -> Result<()> {
+    if plan.optimized {
+        worker_tools::ensure_wasm_opt()?;
+    } else {
+        worker_tools::ensure()?;
+    }
+    eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
+    build(&root.join(BENCH_WORKER), false)?;
+    build(&root.join("examples/report-task"), plan.optimized)
 }
 
 /// Builds the Worker crate in `dir`: as deployed if `optimized`, else as the tests build it.
@@ -197,6 +234,8 @@ fn build(dir: &Path, optimized: bool) -> Result<()> {
     .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
 }
 
+/// Cold starts of each Worker (the bench Worker, the JS floor, report-task), in rotation.
+const COLD_STARTS: usize = 5;
 /// Sequential requests of each kind per round of the CPU measurement.
 const CPU_REQUESTS: u32 = 300;
 /// Rounds of the CPU measurement; each drives every kind once, in turn.

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::scale::verdict;
 use crate::stats::{micros, millis, ratio, thousands};
 
+use super::cold::{ColdFigures, Firsts, NEXT_PAIRS, WorkerCold};
 use super::{CPU_PROBES, CpuCosts, Latencies, Latency, Plan, Rate, Throughput};
 
 /// `tasks/get` p50 may exceed the floor's by this fraction.
@@ -22,6 +23,108 @@ const TARGET_GZIP_BYTES: u64 = 400 * 1000;
 /// `tasks/get` throughput under [`CLIENTS`](super::CLIENTS) clients, at least this fraction of the JS floor's
 /// RPC insert.
 const TARGET_THROUGHPUT_RATIO: f64 = 0.9;
+
+/// The cold-start table: each Rust Worker's first and next requests against the JS floor's.
+pub(super) fn print_cold(cold: &ColdFigures) {
+    let ColdFigures {
+        starts,
+        optimized,
+        bench,
+        js_floor,
+        report_task,
+    } = cold;
+    println!();
+    println!(
+        "Cold start under wrangler dev: each Worker started {}, in rotation and one at a time, \
+         each with a new state directory and no request before the measurement (wrangler's \
+         readiness read from its log; the port only connected to). On one new keep-alive \
+         connection, opened first: the first create (a task; for the JS floor, a new object's \
+         first insert) and the first get of it (tasks/get; the JS floor's read of that row), then \
+         {NEXT_PAIRS} more pairs, each creating anew. Firsts: median over the starts (min-max); \
+         next: median of all {} pooled. Ratios: the Rust Worker's figure over the JS floor's, \
+         from the same run. report-task {}.",
+        times(*starts),
+        starts * NEXT_PAIRS,
+        if *optimized {
+            "as deployed (wasm-opt)"
+        } else {
+            "without wasm-opt"
+        }
+    );
+    println!("| figure | bench Worker | vs JS floor | report-task | vs JS floor | JS floor |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    // One row: each Worker's figure, the Rust Workers' over the JS floor's.
+    let row = |what: &str, figure: fn(&WorkerCold) -> Firsts| {
+        let floor = figure(js_floor);
+        let cell = |of: &WorkerCold| {
+            let firsts = figure(of);
+            format!(
+                "{} | {:.2}x",
+                spread(firsts),
+                ratio(firsts.median, floor.median)
+            )
+        };
+        println!(
+            "| {what} | {} | {} | {} |",
+            cell(bench),
+            cell(report_task),
+            spread(floor)
+        );
+    };
+    row("first create", |of| of.first_create);
+    row("first get", |of| of.first_get);
+    row("next creates", |of| alone(of.next_create));
+    row("next gets", |of| alone(of.next_get));
+    // How much dearer the first requests are than the next, per Worker.
+    let over =
+        |what: &str, first: fn(&WorkerCold) -> Duration, next: fn(&WorkerCold) -> Duration| {
+            let of = |worker: &WorkerCold| format!("{:.2}x", ratio(first(worker), next(worker)));
+            println!(
+                "| {what} | {} | | {} | | {} |",
+                of(bench),
+                of(report_task),
+                of(js_floor)
+            );
+        };
+    over(
+        "first create over next creates",
+        |of| of.first_create.median,
+        |of| of.next_create,
+    );
+    over(
+        "first get over next gets",
+        |of| of.first_get.median,
+        |of| of.next_get,
+    );
+}
+
+/// `once`, `twice` or `<n> times`.
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".to_owned(),
+        2 => "twice".to_owned(),
+        n => format!("{n} times"),
+    }
+}
+
+/// A pooled median as a [`Firsts`] of one value, shown without a spread.
+fn alone(median: Duration) -> Firsts {
+    Firsts {
+        median,
+        min: median,
+        max: median,
+    }
+}
+
+/// The median, and the min-max if they differ from it: `12.50 ms (10.00-20.00)`.
+fn spread(firsts: Firsts) -> String {
+    let Firsts { median, min, max } = firsts;
+    if min == median && max == median {
+        return millis(median);
+    }
+    let bare = |duration: Duration| format!("{:.2}", duration.as_secs_f64() * 1e3);
+    format!("{} ({}-{})", millis(median), bare(min), bare(max))
+}
 
 /// The latency table, and the targets against the floors.
 pub(super) fn print_latencies(plan: &Plan, latencies: &Latencies) {
