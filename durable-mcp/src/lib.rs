@@ -66,6 +66,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod apart;
 pub mod auth;
 mod core;
 #[cfg(any_host)]

@@ -21,7 +21,10 @@ use super::entry::Bindings;
 use super::listing::{self, EVERY_TASK_SCOPE};
 use super::object_rpc::CallTarget;
 use super::ports::JsClock;
-use super::protocol::{Candidate, ObjectCall, ObjectReply};
+use super::protocol::{
+    CallerCall, Candidate, ChildEndedCall, CreateCall, InspectCall, ObjectCall, ObjectReply,
+    OperateCall, UpdateCall, WakeCall,
+};
 use super::settings::WorkerSettings;
 use super::watch;
 use crate::core::control::Operation;
@@ -293,9 +296,9 @@ impl ObjectTasks {
     /// Runs the alarm handler of the task's object at once, as if its alarm had fired: what
     /// an operator's wake request asks for.
     pub(super) async fn wake(&self, task_id: &str) -> Result<(), RouteError> {
-        let call = ObjectCall::Wake {
+        let call = ObjectCall::Wake(WakeCall {
             task_id: task_id.to_owned(),
-        };
+        });
         self.runners
             .call::<_, ObjectReply>(task_id, &call)
             .await
@@ -331,11 +334,11 @@ impl InspectedTasks for ObjectTasks {
         task_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<Value>, RouteError>> {
         Box::pin(async move {
-            let call = ObjectCall::Inspect {
+            let call = ObjectCall::Inspect(InspectCall {
                 task_id: task_id.to_owned(),
                 whole: true,
                 filter: None,
-            };
+            });
             let reply = self.runners.call::<_, ObjectReply>(task_id, &call).await?;
             Ok(match reply.into_view()? {
                 Candidate::Shown(task) => Some(task),
@@ -350,10 +353,10 @@ impl InspectedTasks for ObjectTasks {
         operation: Operation,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
-            let call = ObjectCall::Operate {
+            let call = ObjectCall::Operate(OperateCall {
                 task_id: task_id.to_owned(),
                 operation,
-            };
+            });
             self.runners
                 .call::<_, ObjectReply>(task_id, &call)
                 .await
@@ -382,14 +385,14 @@ impl TaskRoute for ObjectTasks {
             if inspector_enabled(&self.env) {
                 self.register(EVERY_TASK_SCOPE, &task_id).await?;
             }
-            let call = ObjectCall::Create {
+            let call = ObjectCall::Create(CreateCall {
                 task_id: task_id.clone(),
                 tool_name: request.tool_name,
                 input: request.input,
                 principal: request.principal,
                 list_scope: request.list_scope,
                 parent: request.parent,
-            };
+            });
             self.runners
                 .call::<_, ObjectReply>(&task_id, &call)
                 .await?
@@ -403,10 +406,10 @@ impl TaskRoute for ObjectTasks {
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<TaskSnapshot, RouteError>> {
         Box::pin(async move {
-            let call = ObjectCall::Get {
+            let call = ObjectCall::Get(CallerCall {
                 task_id: task_id.to_owned(),
                 caller: caller.map(str::to_owned),
-            };
+            });
             self.runners
                 .call::<_, ObjectReply>(task_id, &call)
                 .await?
@@ -421,11 +424,11 @@ impl TaskRoute for ObjectTasks {
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
-            let call = ObjectCall::Update {
+            let call = ObjectCall::Update(UpdateCall {
                 task_id: task_id.to_owned(),
                 responses: responses.clone(),
                 caller: caller.map(str::to_owned),
-            };
+            });
             self.runners
                 .call::<_, ObjectReply>(task_id, &call)
                 .await?
@@ -439,10 +442,10 @@ impl TaskRoute for ObjectTasks {
         caller: Option<&'a str>,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
-            let call = ObjectCall::Cancel {
+            let call = ObjectCall::Cancel(CallerCall {
                 task_id: task_id.to_owned(),
                 caller: caller.map(str::to_owned),
-            };
+            });
             self.runners
                 .call::<_, ObjectReply>(task_id, &call)
                 .await?
@@ -469,11 +472,11 @@ impl TaskRoute for ObjectTasks {
         outcome: &'a ChildOutcome,
     ) -> LocalBoxFuture<'a, Result<(), RouteError>> {
         Box::pin(async move {
-            let call = ObjectCall::ChildEnded {
+            let call = ObjectCall::ChildEnded(ChildEndedCall {
                 task_id: parent_id.to_owned(),
                 key: key.to_owned(),
                 outcome: outcome.clone(),
-            };
+            });
             self.runners
                 .call::<_, ObjectReply>(parent_id, &call)
                 .await?

@@ -12,6 +12,7 @@ use super::client::{MAX_WATCHED_TASKS_PER_STREAM, ObjectTasks};
 use super::driven::{self, settled};
 use super::outbound::WorkerOutbound;
 use super::settings::WorkerSettings;
+use crate::apart::apart;
 use crate::inspector::{self, INSPECTOR_PATH};
 use crate::rpc::headers::same_secret;
 use crate::rpc::listeners::{ListenLimits, Listeners};
@@ -232,8 +233,18 @@ where
         }
     };
     let token = settings.inspector_token.as_deref();
+    // The inspector and the wake path apart: an MCP request compiles none of their code
+    // (see `apart`).
     if let Some(inspector_path) = inspector_path {
-        return inspect(&request, env, endpoint, token, inspector_path, &url).await;
+        return apart(inspect(
+            &request,
+            env,
+            endpoint,
+            token,
+            inspector_path,
+            &url,
+        ))
+        .await;
     }
     let server = shared_server(endpoint, server, env, &settings);
     if path != endpoint.path {
@@ -241,7 +252,10 @@ where
             return into_response(metadata);
         }
         return match path.strip_prefix(endpoint.wake_path().as_str()) {
-            Some(task_id) => wake(&Request::from(request), env, endpoint, token, task_id).await,
+            Some(task_id) => {
+                let request = Request::from(request);
+                apart(wake(&request, env, endpoint, token, task_id)).await
+            }
             None => not_found(endpoint),
         };
     }

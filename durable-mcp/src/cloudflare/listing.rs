@@ -11,7 +11,9 @@ use std::future::Future;
 use futures_util::future::join_all;
 
 use super::client::ObjectClient;
-use super::protocol::{Candidate, IndexCall, IndexReply, ObjectCall, ObjectReply};
+use super::protocol::{
+    Candidate, IndexCall, IndexReply, InspectCall, ListedCall, ObjectCall, ObjectReply,
+};
 use crate::core::TaskSnapshot;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder};
 use crate::inspector::TaskFilter;
@@ -125,10 +127,10 @@ async fn listed(
     scope: &str,
     entry: ListPosition,
 ) -> Result<Candidate<TaskSnapshot>, RouteError> {
-    let call = ObjectCall::Listed {
+    let call = ObjectCall::Listed(ListedCall {
         task_id: entry.task_id.clone(),
         scope: scope.to_owned(),
-    };
+    });
     let listed = runners
         .call::<_, ObjectReply>(&entry.task_id, &call)
         .await?
@@ -143,11 +145,11 @@ pub(crate) async fn inspected(
     filter: &TaskFilter,
     entry: ListPosition,
 ) -> Result<Candidate, RouteError> {
-    let call = ObjectCall::Inspect {
+    let call = ObjectCall::Inspect(InspectCall {
         task_id: entry.task_id.clone(),
         whole: false,
         filter: Some(filter.clone()),
-    };
+    });
     runners
         .call::<_, ObjectReply>(&entry.task_id, &call)
         .await?

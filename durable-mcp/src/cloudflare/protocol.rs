@@ -4,9 +4,9 @@
 
 use std::future::Future;
 
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::de::{self, DeserializeOwned};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response};
 
@@ -15,64 +15,148 @@ use crate::core::{ChildOutcome, ListPosition, ParentLink, TaskSnapshot};
 use crate::inspector::TaskFilter;
 use crate::runtime::RouteError;
 
-/// What the Worker asks a task's object.
-#[derive(Debug, Serialize, Deserialize)]
+/// What the Worker asks a task's object. On the wire, an object with the call's fields and
+/// `op`, its name in snake case (`{"op":"get","task_id":..,"caller":..}`).
+#[derive(Debug, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub(crate) enum ObjectCall {
     /// Create the task (again: the same id and tool return the existing task).
-    Create {
-        task_id: String,
-        tool_name: String,
-        input: Value,
-        principal: Option<String>,
-        /// The listing the task appears in (absent from a Worker of an earlier version).
-        #[serde(default)]
-        list_scope: Option<String>,
-        /// The task that starts it as its child (absent from a Worker of an earlier version).
-        #[serde(default)]
-        parent: Option<ParentLink>,
-    },
+    Create(CreateCall),
     /// `tasks/get`.
-    Get {
-        task_id: String,
-        caller: Option<String>,
-    },
+    Get(CallerCall),
     /// `tasks/update`.
-    Update {
-        task_id: String,
-        responses: Value,
-        caller: Option<String>,
-    },
+    Update(UpdateCall),
     /// `tasks/cancel`.
-    Cancel {
-        task_id: String,
-        caller: Option<String>,
-    },
+    Cancel(CallerCall),
     /// A child task of this one, started under `key`, ended with `outcome` (sent by the
     /// child's object).
-    ChildEnded {
-        task_id: String,
-        key: String,
-        outcome: ChildOutcome,
-    },
+    ChildEnded(ChildEndedCall),
     /// Run the alarm handler now, as if the alarm had fired (an operator's wake-up).
-    Wake { task_id: String },
+    Wake(WakeCall),
     /// The task's snapshot for a listing of `scope`, if the task is shown there (a page of
     /// `tasks/list`): [`ObjectReply::Snapshot`], or [`ObjectReply::Gone`].
-    Listed { task_id: String, scope: String },
+    Listed(ListedCall),
     /// The task for the inspector: with `whole`, all of it ([`ObjectReply::View`] of the
     /// inspector's detail); else its summary if `filter` keeps it ([`ObjectReply::View`]) or
     /// [`ObjectReply::Skipped`]. [`ObjectReply::Gone`] if there is no such task.
-    Inspect {
-        task_id: String,
-        whole: bool,
-        filter: Option<TaskFilter>,
-    },
+    Inspect(InspectCall),
     /// An operator's action from the inspector.
-    Operate {
-        task_id: String,
-        operation: Operation,
-    },
+    Operate(OperateCall),
+}
+
+/// [`ObjectCall::Create`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CreateCall {
+    pub(crate) task_id: String,
+    pub(crate) tool_name: String,
+    pub(crate) input: Value,
+    pub(crate) principal: Option<String>,
+    /// The listing the task appears in (absent from a Worker of an earlier version).
+    #[serde(default)]
+    pub(crate) list_scope: Option<String>,
+    /// The task that starts it as its child (absent from a Worker of an earlier version).
+    #[serde(default)]
+    pub(crate) parent: Option<ParentLink>,
+}
+
+/// [`ObjectCall::Get`] and [`ObjectCall::Cancel`]: the task, and who asks.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CallerCall {
+    pub(crate) task_id: String,
+    pub(crate) caller: Option<String>,
+}
+
+/// [`ObjectCall::Update`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct UpdateCall {
+    pub(crate) task_id: String,
+    pub(crate) responses: Value,
+    pub(crate) caller: Option<String>,
+}
+
+/// [`ObjectCall::ChildEnded`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ChildEndedCall {
+    pub(crate) task_id: String,
+    pub(crate) key: String,
+    pub(crate) outcome: ChildOutcome,
+}
+
+/// [`ObjectCall::Wake`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct WakeCall {
+    pub(crate) task_id: String,
+}
+
+/// [`ObjectCall::Listed`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ListedCall {
+    pub(crate) task_id: String,
+    pub(crate) scope: String,
+}
+
+/// [`ObjectCall::Inspect`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct InspectCall {
+    pub(crate) task_id: String,
+    pub(crate) whole: bool,
+    pub(crate) filter: Option<TaskFilter>,
+}
+
+/// [`ObjectCall::Operate`].
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct OperateCall {
+    pub(crate) task_id: String,
+    pub(crate) operation: Operation,
+}
+
+/// The ops, as the wire names them.
+const OPS: &[&str] = &[
+    "create",
+    "get",
+    "update",
+    "cancel",
+    "child_ended",
+    "wake",
+    "listed",
+    "inspect",
+    "operate",
+];
+
+/// Read in two steps, the object and then the fields of its `op`, where serde's derive for an
+/// internally tagged enum makes one function of every variant's decoding: each op's decoding
+/// stays a function of its own, compiled in a Worker when a call of that op first comes (see
+/// `apart`).
+impl<'de> Deserialize<'de> for ObjectCall {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut fields = Map::<String, Value>::deserialize(deserializer)?;
+        let op = match fields.remove("op") {
+            Some(Value::String(op)) => op,
+            Some(other) => {
+                return Err(de::Error::custom(format!("op is {other}, not a name")));
+            }
+            None => return Err(de::Error::missing_field("op")),
+        };
+        let fields = Value::Object(fields);
+        Ok(match op.as_str() {
+            "create" => ObjectCall::Create(fields_of(fields)?),
+            "get" => ObjectCall::Get(fields_of(fields)?),
+            "update" => ObjectCall::Update(fields_of(fields)?),
+            "cancel" => ObjectCall::Cancel(fields_of(fields)?),
+            "child_ended" => ObjectCall::ChildEnded(fields_of(fields)?),
+            "wake" => ObjectCall::Wake(fields_of(fields)?),
+            "listed" => ObjectCall::Listed(fields_of(fields)?),
+            "inspect" => ObjectCall::Inspect(fields_of(fields)?),
+            "operate" => ObjectCall::Operate(fields_of(fields)?),
+            other => return Err(de::Error::unknown_variant(other, OPS)),
+        })
+    }
+}
+
+/// One op's fields. Never inlined: each op's decoding stays a function of its own.
+#[inline(never)]
+fn fields_of<T: DeserializeOwned, E: de::Error>(fields: Value) -> Result<T, E> {
+    T::deserialize(fields).map_err(E::custom)
 }
 
 /// What the object answers.

@@ -17,10 +17,14 @@ use super::listing;
 use super::listing::EVERY_TASK_SCOPE;
 use super::object_rpc::{answer_now_or_later, check_rpc_target};
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
-use super::protocol::{ObjectCall, ObjectReply, answer_text, refuse_fetch};
+use super::protocol::{
+    CallerCall, ChildEndedCall, CreateCall, InspectCall, ListedCall, ObjectCall, ObjectReply,
+    OperateCall, UpdateCall, WakeCall, answer_text, refuse_fetch,
+};
 use super::settings::RunnerSettings;
 use super::sql_store::DurableObjectStore;
 use super::watch;
+use crate::apart::apart;
 use crate::core::EngineError;
 use crate::inspector::{self, TaskFilter};
 use crate::rpc::McpServer;
@@ -184,14 +188,14 @@ impl TaskRunner {
 impl Runner {
     async fn answer(&self, call: ObjectCall) -> ObjectReply {
         let outcome = match call {
-            ObjectCall::Create {
+            ObjectCall::Create(CreateCall {
                 task_id,
                 tool_name,
                 input,
                 principal,
                 list_scope,
                 parent,
-            } => {
+            }) => {
                 let mut request = CreateTask::new(tool_name, input);
                 request.task_id = Some(task_id);
                 request.principal = principal;
@@ -199,45 +203,47 @@ impl Runner {
                 request.parent = parent;
                 self.engine.create_task(request).map(ObjectReply::Snapshot)
             }
-            ObjectCall::Get { task_id, caller } => self
+            ObjectCall::Get(CallerCall { task_id, caller }) => self
                 .engine
                 .get(&task_id, caller.as_deref())
                 .map(ObjectReply::Snapshot),
-            ObjectCall::Update {
+            ObjectCall::Update(UpdateCall {
                 task_id,
                 responses,
                 caller,
-            } => self
+            }) => self
                 .engine
                 .update(&task_id, &responses, caller.as_deref())
                 .map(|()| ObjectReply::Done),
-            ObjectCall::Cancel { task_id, caller } => self
+            ObjectCall::Cancel(CallerCall { task_id, caller }) => self
                 .engine
                 .cancel(&task_id, caller.as_deref())
                 .map(|()| ObjectReply::Done),
-            ObjectCall::ChildEnded {
+            ObjectCall::ChildEnded(ChildEndedCall {
                 task_id,
                 key,
                 outcome,
-            } => self
+            }) => self
                 .engine
                 .child_ended(&task_id, &key, &outcome)
                 .map(|()| ObjectReply::Done),
-            ObjectCall::Wake { .. } => {
+            ObjectCall::Wake(WakeCall { .. }) => {
                 // The alarm handler never fails; what it could not do, its backstop retries.
-                let _ = self.alarm().await;
+                // Apart, so that a call compiles the alarm's code only when it wakes the task
+                // (see `apart`).
+                let _ = apart(self.alarm()).await;
                 Ok(ObjectReply::Done)
             }
-            ObjectCall::Listed { task_id, scope } => self
+            ObjectCall::Listed(ListedCall { task_id, scope }) => self
                 .engine
                 .listed(&task_id, &scope)
                 .map(|shown| shown.map_or(ObjectReply::Gone, ObjectReply::Snapshot)),
-            ObjectCall::Inspect {
+            ObjectCall::Inspect(InspectCall {
                 task_id,
                 whole,
                 filter,
-            } => self.inspect(&task_id, whole, filter.as_ref()),
-            ObjectCall::Operate { task_id, operation } => self
+            }) => self.inspect(&task_id, whole, filter.as_ref()),
+            ObjectCall::Operate(OperateCall { task_id, operation }) => self
                 .engine
                 .operate(&task_id, &operation)
                 .map(|()| ObjectReply::Done),

@@ -2,6 +2,8 @@
 
 use std::rc::Rc;
 
+use crate::apart::apart;
+
 use futures_util::stream::LocalBoxStream;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -124,12 +126,13 @@ impl Call<'_> {
         if method.is_task_method() && !self.declares_tasks() {
             return Err(RpcError::tasks_required("tasks/* methods"));
         }
+        // Each arm apart: a request compiles only the code of its method (see `apart`).
         match method {
-            Method::ToolsCall => return self.call_tool().await,
-            Method::PromptsGet => return self.get_prompt().await,
+            Method::ToolsCall => return apart(self.call_tool()).await,
+            Method::PromptsGet => return apart(self.get_prompt()).await,
             _ => {}
         }
-        self.answer(method).await.map(Reply::Value)
+        apart(self.answer(method)).await.map(Reply::Value)
     }
 
     /// Answers every method but `tools/call` and `prompts/get`, which may stream.
@@ -140,13 +143,13 @@ impl Call<'_> {
             Method::ToolsCall => Err(RpcError::internal("tools/call is answered by dispatch")),
             Method::ResourcesList => Ok(self.list_resources(false)),
             Method::ResourceTemplatesList => Ok(self.list_resources(true)),
-            Method::ResourcesRead => self.read_resource().await,
+            Method::ResourcesRead => apart(self.read_resource()).await,
             Method::PromptsList => self.list_prompts(),
             Method::PromptsGet => Err(RpcError::internal("prompts/get is answered by dispatch")),
-            Method::CompletionComplete => self.complete().await,
-            Method::TasksGet => self.get_task().await,
-            Method::TasksUpdate => self.update_task().await,
-            Method::TasksCancel => self.cancel_task().await,
+            Method::CompletionComplete => apart(self.complete()).await,
+            Method::TasksGet => apart(self.get_task()).await,
+            Method::TasksUpdate => apart(self.update_task()).await,
+            Method::TasksCancel => apart(self.cancel_task()).await,
             Method::SubscriptionsListen => Err(RpcError::internal(
                 "subscriptions/listen is answered by listen",
             )),
@@ -250,7 +253,7 @@ impl Call<'_> {
                 };
                 reply(exchange.run(shape))
             }
-            ToolEntry::Task(task) => self.call_task_tool(task, call).await,
+            ToolEntry::Task(task) => apart(self.call_task_tool(task, call)).await,
         }
     }
 
@@ -285,7 +288,7 @@ impl Call<'_> {
             )));
         }
         if !declared {
-            return self.run_inline(task, call).await;
+            return apart(self.run_inline(task, call)).await;
         }
         match self.start_task(task, call).await? {
             Started::Task(snapshot) => Ok(Reply::Value(json!(CreateTaskResult::of(&snapshot)))),

@@ -7,6 +7,7 @@
 //! Every error travels with HTTP 200 (2025 clients read no JSON-RPC error from a 4xx), except
 //! the transport's own refusals: an unknown session (404) and a failed authentication (401).
 
+use crate::apart::apart;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -87,25 +88,27 @@ impl LegacyCall<'_> {
             envelope: envelope(&negotiated),
             negotiated,
         };
+        // Each arm apart: a request compiles only the code of its method (see `apart`).
         let reply = match self.method {
             "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
                 Reply::Value(json!({}))
             }
-            "tools/list" => Reply::Value(self.list_tools(&session).await?),
-            "tools/call" => self.call_tool(&session).await?,
+            "tools/list" => Reply::Value(apart(self.list_tools(&session)).await?),
+            "tools/call" => apart(self.call_tool(&session)).await?,
             // A prompt may ask the client for input first, over the stream.
             "prompts/get" => self
                 .shared(&session)
                 .dispatch(Method::PromptsGet)
                 .await
                 .map_err(at_200)?,
-            "tasks/get" => Reply::Value(json!(LegacyTask::of(&self.task().await?))),
-            "tasks/result" => self.task_result().await?,
-            "tasks/list" => Reply::Value(self.list_tasks(&session).await?),
-            "tasks/cancel" => Reply::Value(self.cancel_task().await?),
+            "tasks/get" => Reply::Value(json!(LegacyTask::of(&apart(self.task()).await?))),
+            "tasks/result" => apart(self.task_result()).await?,
+            "tasks/list" => Reply::Value(apart(self.list_tasks(&session)).await?),
+            "tasks/cancel" => Reply::Value(apart(self.cancel_task()).await?),
             other => match Method::parse(other).filter(|method| method.is_shared()) {
                 Some(method) => {
-                    let result = self.shared(&session).answer(method).await.map_err(at_200)?;
+                    let shared = self.shared(&session);
+                    let result = apart(shared.answer(method)).await.map_err(at_200)?;
                     Reply::Value(strip_modern_fields(result))
                 }
                 None => {

@@ -2,6 +2,7 @@
 //! rung either refuses the request (with the JSON-RPC error and HTTP status the 2026-07-28
 //! transport prescribes) or hands it to the next; nothing is written before the last rung.
 
+use crate::apart::apart;
 use std::rc::Rc;
 
 use serde::Deserialize;
@@ -24,7 +25,7 @@ use super::relay::{self, CALL_REQUEST_PREFIX};
 use super::server::McpServer;
 use super::session::SESSION_HEADER;
 use super::sse::{self, EventStream};
-use crate::auth::{Refusal, bearer_token};
+use crate::auth::{OAuth, Refusal, bearer_token};
 use crate::runtime::Engine;
 use crate::runtime::TaskRoute;
 use crate::runtime::new_task_id;
@@ -126,13 +127,17 @@ impl Router {
             return respond(None, Err(error));
         }
         let parsed = parse_message(&request.body);
+        // The arms apart, and OAuth's checks: a request compiles only the code it runs (see
+        // `apart`).
         let caller = match self.caller(&request.headers, query, &parsed).await {
             Ok(caller) => caller,
             Err(error) => return respond(parsed.ok().as_ref().and_then(Parsed::id), Err(error)),
         };
         let message = match parsed {
             Ok(Parsed::Request(message)) => message,
-            Ok(Parsed::Response(id, answer)) => return self.deliver(&id, answer, caller).await,
+            Ok(Parsed::Response(id, answer)) => {
+                return apart(self.deliver(&id, answer, caller)).await;
+            }
             // A notification: nothing to answer.
             Ok(Parsed::Notification) => return HttpResponse::empty(202),
             Err((id, error)) => return respond(id.as_ref(), Err(error)),
@@ -148,9 +153,9 @@ impl Router {
             return respond(Some(&message.id), Err(error));
         }
         if legacy {
-            return self.handle_legacy(&request, &message, caller).await;
+            return apart(self.handle_legacy(&request, &message, caller)).await;
         }
-        let outcome = self.call(&request, &message, caller).await;
+        let outcome = apart(self.call(&request, &message, caller)).await;
         self.report(&message, &outcome);
         let server = Rc::clone(&self.server);
         frame(&message.id, outcome, move |result| {
@@ -192,7 +197,7 @@ impl Router {
             listeners: &self.listeners,
         };
         if method == Method::SubscriptionsListen {
-            return call.listen(&message.id).await;
+            return apart(call.listen(&message.id)).await;
         }
         call.dispatch(method).await
     }
@@ -292,6 +297,18 @@ impl Router {
                 scopes: None,
             });
         };
+        apart(self.authorized(oauth, headers, query, parsed)).await
+    }
+
+    /// The caller of a server that checks tokens: the principal of the request's access
+    /// token, or the challenge that refuses it.
+    async fn authorized(
+        &self,
+        oauth: &OAuth,
+        headers: &Headers,
+        query: &str,
+        parsed: &Result<Parsed, (Option<RequestId>, RpcError)>,
+    ) -> Result<Caller, RpcError> {
         // The 401 names what the request will need, so that one authorization gets it all.
         let tool = match parsed {
             Ok(Parsed::Request(message)) if message.method == "tools/call" => {
