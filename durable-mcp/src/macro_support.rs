@@ -91,7 +91,7 @@ where
         }
     });
     let definition = apply_options(definition, &spec);
-    let mut tool = TaskTool::new(definition, input_schema::<T>())
+    let mut tool = TaskTool::with_lazy_schema(definition, input_schema::<T>)
         .prepare(move |call| Ok::<_, ErrorObject>(check_arguments::<T>(name, call)));
     if let Some(description) = spec.description {
         tool = tool.description(description);

@@ -52,20 +52,13 @@ fn launch(root: &Path, relative: &str, build: bool, vars: &[(&str, &str)]) -> Re
     let dir = root.join(relative);
     let state = tempfile::tempdir()?;
     // The helpers are the tests' own and report a failure by panicking.
-    let process = std::panic::catch_unwind(|| {
+    let process = crate::process::catch_panic(|| {
         if build {
             build_worker(&dir);
         }
         WorkerProcess::start_with_vars(&dir, state.path(), vars)
     })
-    .map_err(|panic| {
-        let message = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_default();
-        format!("the Worker in {relative} did not build or start: {message}")
-    })?;
+    .map_err(|message| format!("the Worker in {relative} did not build or start: {message}"))?;
     Ok(Worker {
         process,
         _state: state,

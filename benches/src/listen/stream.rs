@@ -2,12 +2,11 @@
 //! whose failures are panics, with each failure turned into an error that says what the
 //! stream did.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use durable_mcp_tests::listen::{End, Listen};
 use durable_mcp_tests::mcp::McpClient;
 use serde_json::{Value, json};
 use xtask::Result;
+use xtask::process::catch_panic;
 
 /// Opens a stream following `task_ids` at `client`'s endpoint and reads its acknowledgement,
 /// which must name every one of them.
@@ -57,12 +56,5 @@ pub(super) fn to_end(listen: &mut Listen) -> Result<()> {
 
 /// Runs `f`, a call of the tests' client, turning its panic into an error about `what`.
 fn unpanic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
-        let message = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_default();
-        format!("{what} failed: {message}").into()
-    })
+    catch_panic(f).map_err(|message| format!("{what} failed: {message}").into())
 }

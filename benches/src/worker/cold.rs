@@ -21,6 +21,7 @@ use durable_mcp_tests::mcp::McpClient;
 use durable_mcp_tests::workerd::WorkerProcess;
 use serde_json::{Value, json};
 use xtask::Result;
+use xtask::process::catch_panic;
 
 use super::client::{JsCall, js_call};
 use super::{BENCH_WORKER, JS_FLOOR, Plan};
@@ -167,15 +168,8 @@ fn start_once(root: &Path, subject: Subject) -> Result<Start> {
 
 /// [`WorkerProcess::start_unrequested`], its panic (the tests' way to fail) as an error.
 fn start_unrequested(dir: &Path, state: &Path, subject: Subject) -> Result<WorkerProcess> {
-    std::panic::catch_unwind(|| WorkerProcess::start_unrequested(dir, "wrangler.toml", state))
-        .map_err(|panic| {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_default();
-            format!("{} did not start: {message}", subject.label()).into()
-        })
+    catch_panic(|| WorkerProcess::start_unrequested(dir, "wrangler.toml", state))
+        .map_err(|message| format!("{} did not start: {message}", subject.label()).into())
 }
 
 /// Waits until no process of `group` is left but zombies, for at most [`EXIT_LIMIT`].

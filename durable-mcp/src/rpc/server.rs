@@ -1,6 +1,7 @@
 //! The server a user describes: its identity, tools, task tools, resources, prompts, and
 //! hooks.
 
+use std::cell::OnceCell;
 use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
@@ -42,7 +43,12 @@ type ErrorHook = Rc<dyn Fn(&str, &ErrorObject)>;
 /// A tool whose calls become durable tasks.
 #[derive(Clone)]
 pub struct TaskTool {
+    /// The tool, its input schema `null` while [`input_schema`](Self::input_schema) is set.
     pub(crate) tool: Tool,
+    /// What builds the input schema, the first time the tool is described: see
+    /// [`described`](Self::described).
+    pub(crate) input_schema: Option<fn() -> Value>,
+    pub(crate) described: OnceCell<Box<Tool>>,
     pub(crate) definition: TaskDefinition,
     pub(crate) required: bool,
     pub(crate) prepare: Option<PrepareHook>,
@@ -52,7 +58,7 @@ pub struct TaskTool {
 impl fmt::Debug for TaskTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskTool")
-            .field("tool", &self.tool)
+            .field("tool", self.described())
             .field("required", &self.required)
             .finish_non_exhaustive()
     }
@@ -66,10 +72,40 @@ impl TaskTool {
     pub fn new(definition: TaskDefinition, input_schema: Value) -> Self {
         TaskTool {
             tool: Tool::new(definition.name(), input_schema),
+            input_schema: None,
+            described: OnceCell::new(),
             definition,
             required: false,
             prepare: None,
             scopes: Vec::new(),
+        }
+    }
+
+    /// [`new`](Self::new), with the input schema built by `input_schema` the first time the
+    /// tool is described (`tools/list`) or called (its header check), not when the server is
+    /// built: `#[mcp_task]`'s way. A server is built by the first request of each isolate (a
+    /// Worker's, and again in each task's object, which never describes a tool), and building
+    /// every tool's schema there, and compiling the code that builds them, would weigh on that
+    /// request.
+    pub(crate) fn with_lazy_schema(
+        definition: TaskDefinition,
+        input_schema: fn() -> Value,
+    ) -> Self {
+        let mut tool = TaskTool::new(definition, Value::Null);
+        tool.input_schema = Some(input_schema);
+        tool
+    }
+
+    /// The tool as `tools/list` describes it, its input schema built on first use.
+    pub(crate) fn described(&self) -> &Tool {
+        match self.input_schema {
+            None => &self.tool,
+            Some(input_schema) => self.described.get_or_init(|| {
+                Box::new(Tool {
+                    input_schema: input_schema(),
+                    ..self.tool.clone()
+                })
+            }),
         }
     }
 
@@ -260,10 +296,20 @@ pub(crate) enum ToolEntry {
 }
 
 impl ToolEntry {
+    /// The tool as `tools/list` describes it (a task tool's input schema is built on first
+    /// use: see [`TaskTool::described`]).
     pub(crate) fn tool(&self) -> &Tool {
         match self {
             ToolEntry::Plain(plain) => &plain.tool,
-            ToolEntry::Task(task) => &task.tool,
+            ToolEntry::Task(task) => task.described(),
+        }
+    }
+
+    /// The tool's name, without building its description.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            ToolEntry::Plain(plain) => &plain.tool.name,
+            ToolEntry::Task(task) => &task.tool.name,
         }
     }
 
@@ -675,10 +721,7 @@ impl McpServer {
 
     /// The registered tool names, in registration order.
     pub fn tool_names(&self) -> Vec<&str> {
-        self.tools
-            .iter()
-            .map(|entry| entry.tool().name.as_str())
-            .collect()
+        self.tools.iter().map(ToolEntry::name).collect()
     }
 
     /// The registered prompt names, in registration order.
@@ -777,7 +820,7 @@ impl McpServer {
     }
 
     pub(crate) fn find_tool(&self, name: &str) -> Option<&ToolEntry> {
-        self.tools.iter().find(|entry| entry.tool().name == name)
+        self.tools.iter().find(|entry| entry.name() == name)
     }
 
     pub(crate) fn find_prompt(&self, name: &str) -> Option<&PromptEntry> {
@@ -789,5 +832,39 @@ impl McpServer {
             self.find_tool(name).is_none(),
             "a tool named {name:?} is already registered; tool names must be unique"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+
+    use super::*;
+
+    static SCHEMAS_BUILT: AtomicUsize = AtomicUsize::new(0);
+
+    fn counted_schema() -> Value {
+        SCHEMAS_BUILT.fetch_add(1, Ordering::SeqCst);
+        json!({ "type": "object", "properties": { "n": { "type": "integer" } } })
+    }
+
+    #[test]
+    fn a_macro_task_tools_input_schema_is_built_once_when_first_described() {
+        let definition = TaskDefinition::new("count", |_, _| Box::pin(async { Ok(json!(null)) }));
+        let server = McpServer::new("lazy", "1.0.0")
+            .task(TaskTool::with_lazy_schema(definition, counted_schema).description("Counts."));
+        // Building the server, its registry, and finding the tool by name build nothing.
+        assert_eq!(server.tool_names(), ["count"]);
+        let _registry = server.task_registry();
+        let entry = server.find_tool("count").expect("registered");
+        assert_eq!(SCHEMAS_BUILT.load(Ordering::SeqCst), 0);
+
+        let described = entry.tool();
+        assert_eq!(described.input_schema["properties"]["n"]["type"], "integer");
+        assert_eq!(described.description.as_deref(), Some("Counts."));
+        assert_eq!(entry.tool(), described);
+        assert_eq!(SCHEMAS_BUILT.load(Ordering::SeqCst), 1);
     }
 }

@@ -94,8 +94,10 @@ impl TaskContext {
         if let Err(error) = self.host.store.flush() {
             return self.store_failed(error).await;
         }
-        // As the task's span: there for any event the filter lets through.
-        let span = tracing::error_span!(
+        // At `info`, unlike the task's span: a span per step costs a Worker's console log
+        // about as much as the step itself (`cargo xtask bench worker`), so under the Worker's
+        // default filter (`warn`) an event in a step carries the task's fields, not the step's.
+        let span = tracing::info_span!(
             target: trace::TARGET, "step", step = %key, attempt = attempt.number
         );
         let closure = self.outside_task(&key, closure).instrument(span);
