@@ -67,6 +67,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod apart;
+#[cfg(feature = "oauth")]
 pub mod auth;
 mod core;
 #[cfg(any_host)]

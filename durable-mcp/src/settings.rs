@@ -8,7 +8,7 @@
 //!
 //! | Setting | Hosts | Value |
 //! |---------|-------|-------|
-//! | [`ISSUER_VAR`], [`RESOURCE_VAR`], [`SCOPES_VAR`] | both | MCP authorization (see [`OAuth`]) |
+//! | [`ISSUER_VAR`], [`RESOURCE_VAR`], [`SCOPES_VAR`] | both | MCP authorization (see `auth::OAuth`; the `oauth` feature) |
 //! | [`CORS_ORIGINS_VAR`] | both | origins whose pages may call the endpoint |
 //! | [`INLINE_DEADLINE_VAR`] | both | how long an optional task's call waits inline |
 //! | [`INSPECTOR_TOKEN_VAR`] | both | the task inspector's token (off without it) |
@@ -22,6 +22,7 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "oauth")]
 use crate::auth::OAuth;
 use crate::core::parse_duration;
 use crate::rpc::McpServer;
@@ -191,10 +192,11 @@ pub(crate) fn check_inspector_token(token: &str) -> Result<(), SettingError> {
 
 /// What the settings both hosts share change on a server: authorization, browser origins and
 /// the inline deadline. Read and checked once at start, applied to every server the host
-/// builds (one per thread: an [`OAuth`] is not `Send`, so each is built from the settings).
+/// builds (one per thread: an `OAuth` is not `Send`, so each is built from the settings).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ServerSettings {
     /// The issuers, the resource and the scopes, checked.
+    #[cfg(feature = "oauth")]
     oauth: Option<[Option<String>; 3]>,
     origins: Option<String>,
     inline_deadline: Option<Duration>,
@@ -205,10 +207,18 @@ impl ServerSettings {
     #[cfg_attr(not(any_host), allow(dead_code))]
     pub(crate) fn read(source: &dyn Source) -> Result<Self, SettingError> {
         let oauth = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR].map(|name| source.get(name));
-        let [issuers, resource, scopes] = oauth.clone();
-        let checked = OAuth::from_host_settings(issuers, resource, scopes).map_err(SettingError)?;
+        #[cfg(feature = "oauth")]
+        let oauth = {
+            let [issuers, resource, scopes] = oauth.clone();
+            let checked =
+                OAuth::from_host_settings(issuers, resource, scopes).map_err(SettingError)?;
+            checked.map(|_| oauth)
+        };
+        #[cfg(not(feature = "oauth"))]
+        refuse_without_oauth(&oauth)?;
         Ok(ServerSettings {
-            oauth: checked.map(|_| oauth),
+            #[cfg(feature = "oauth")]
+            oauth,
             origins: source.get(CORS_ORIGINS_VAR),
             inline_deadline: duration(source, INLINE_DEADLINE_VAR)?,
         })
@@ -217,12 +227,17 @@ impl ServerSettings {
     /// Whether any of them is set.
     #[cfg_attr(not(native_host), allow(dead_code))]
     pub(crate) fn is_empty(&self) -> bool {
-        self.oauth.is_none() && self.origins.is_none() && self.inline_deadline.is_none()
+        #[cfg(feature = "oauth")]
+        if self.oauth.is_some() {
+            return false;
+        }
+        self.origins.is_none() && self.inline_deadline.is_none()
     }
 
     /// `server` with the settings applied. A server with OAuth of its own keeps it.
     #[cfg_attr(not(any_host), allow(dead_code))]
     pub(crate) fn apply(&self, mut server: McpServer) -> McpServer {
+        #[cfg(feature = "oauth")]
         if server.oauth_config().is_none()
             && let Some([issuers, resource, scopes]) = self.oauth.clone()
             && let Ok(Some(oauth)) = OAuth::from_host_settings(issuers, resource, scopes)
@@ -236,6 +251,26 @@ impl ServerSettings {
             server = server.inline_deadline(deadline);
         }
         server
+    }
+}
+
+/// Refuses OAuth settings in a build without the `oauth` feature: a host told to check tokens
+/// that cannot must not serve anyone.
+#[cfg(not(feature = "oauth"))]
+fn refuse_without_oauth(values: &[Option<String>; 3]) -> Result<(), SettingError> {
+    let set = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR]
+        .into_iter()
+        .zip(values)
+        .filter(|(_, value)| value.is_some())
+        .map(|(name, _)| name);
+    match set.collect::<Vec<_>>().as_slice() {
+        [] => Ok(()),
+        names => Err(SettingError(format!(
+            "{} set, but this server was built without durable-mcp's `oauth` feature, so it \
+             cannot check tokens; enable the feature (it is on by default: remove \
+             `default-features = false`, or add \"oauth\" to durable-mcp's features) or unset it",
+            names.join(" and ")
+        ))),
     }
 }
 
@@ -270,7 +305,10 @@ mod tests {
         assert!(error.contains("positive whole number"), "{error}");
         let half = source(&[(ISSUER_VAR, "https://issuer.example")]);
         let error = ServerSettings::read(&half).unwrap_err().0;
+        #[cfg(feature = "oauth")]
         assert!(error.contains(RESOURCE_VAR), "{error}");
+        #[cfg(not(feature = "oauth"))]
+        assert!(error.contains("`oauth` feature"), "{error}");
     }
 
     #[test]

@@ -45,14 +45,49 @@ pub fn run() -> Result<()> {
     crate::public_api::check(false)?;
     // The published crates as packaged, and on their declared rust-version.
     crate::publish::check()?;
-    // The crate without host features, on both targets: what a Worker's own crates link on
-    // wasm32, and what `cargo package` verifies. Code only a host uses must be gated with it.
-    let featureless = ["clippy", "--package", "durable-mcp"];
+    // The crate without host features, and without its default ones, on both targets: what a
+    // Worker's own crates may link on wasm32. Code only a host or a feature uses must be gated
+    // with it.
+    let featureless = [
+        "clippy",
+        "--package",
+        "durable-mcp",
+        "--no-default-features",
+    ];
     cargo(&[&featureless[..], &["--", "-D", "warnings"]].concat(), &[])?;
     cargo(
         &[
             &featureless[..],
             &["--target", WASM_TARGET, "--", "-D", "warnings"],
+        ]
+        .concat(),
+        &[],
+    )?;
+    // A host built without OAuth: its checks, and its refusal of OAuth settings.
+    let without_oauth = [
+        "--package",
+        "durable-mcp",
+        "--no-default-features",
+        "--features",
+    ];
+    let native_without_oauth = [&without_oauth[..], &["native,testing", "--lib"]].concat();
+    cargo(
+        &[
+            &["clippy"][..],
+            &native_without_oauth,
+            &["--", "-D", "warnings"],
+        ]
+        .concat(),
+        &[],
+    )?;
+    cargo(&[&["test"][..], &native_without_oauth].concat(), &[])?;
+    let worker_without_oauth =
+        [&without_oauth[..], &["cloudflare", "--target", WASM_TARGET]].concat();
+    cargo(
+        &[
+            &["clippy"][..],
+            &worker_without_oauth,
+            &["--", "-D", "warnings"],
         ]
         .concat(),
         &[],

@@ -10,6 +10,7 @@ use worker::{ByteStream, Env, Method, Request, Response, web_sys};
 
 use super::client::{MAX_WATCHED_TASKS_PER_STREAM, ObjectTasks};
 use super::driven::{self, settled};
+#[cfg(feature = "oauth")]
 use super::outbound::WorkerOutbound;
 use super::settings::WorkerSettings;
 use crate::apart::apart;
@@ -498,7 +499,9 @@ fn shared_server<F: FnOnce() -> McpServer>(
     SERVERS.with(|servers| {
         let mut servers = servers.borrow_mut();
         let built = servers.entry(key).or_insert_with(|| {
+            #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
             let mut server = settings.server.apply(allow_hosts_from(env, server()));
+            #[cfg(feature = "oauth")]
             server.reach_authorization_servers(Rc::new(WorkerOutbound));
             Rc::new(server)
         });

@@ -73,6 +73,7 @@ mod index;
 mod listing;
 mod logging;
 mod object_rpc;
+#[cfg(feature = "oauth")]
 mod outbound;
 mod ports;
 mod protocol;

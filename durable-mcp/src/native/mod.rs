@@ -9,6 +9,7 @@ mod clock;
 mod http;
 mod limits;
 pub(crate) mod logging;
+#[cfg(feature = "oauth")]
 mod outbound;
 mod owners;
 mod server;

@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, watch};
 use super::activations::Activations;
 use super::clock::{SystemClock, TokioTimer};
 use super::http::{Accepted, HttpSettings, serve_connections};
+#[cfg(feature = "oauth")]
 use super::outbound::NativeOutbound;
 use super::owners::{Control, Inboxes, WorkerTasks};
 use super::sqlite::SqliteStore;
@@ -55,7 +56,9 @@ impl Worker {
     }
 
     async fn serve(self) -> std::io::Result<()> {
+        #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
         let mut server = (self.server)();
+        #[cfg(feature = "oauth")]
         server.reach_authorization_servers(Rc::new(NativeOutbound::new()));
         if self.index == 0 && self.http.open_to_network && !server.checks_callers() {
             tracing::warn!(

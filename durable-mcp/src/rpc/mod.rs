@@ -6,6 +6,7 @@
 //! [`Router::handle`], and writes the [`HttpResponse`] back. The router never names an HTTP
 //! library or an executor. See `docs/how-it-works.md` for the decision ladder.
 
+mod authorization;
 mod cors;
 pub(crate) mod cursor;
 mod dispatch;

@@ -25,6 +25,7 @@ use super::relay::{self, CALL_REQUEST_PREFIX};
 use super::server::McpServer;
 use super::session::SESSION_HEADER;
 use super::sse::{self, EventStream};
+#[cfg(feature = "oauth")]
 use crate::auth::{OAuth, Refusal, bearer_token};
 use crate::runtime::Engine;
 use crate::runtime::TaskRoute;
@@ -287,21 +288,25 @@ impl Router {
         query: &str,
         parsed: &Result<Parsed, (Option<RequestId>, RpcError)>,
     ) -> Result<Caller, RpcError> {
-        let Some(oauth) = &self.server.oauth else {
-            let principal = match &self.server.authenticate {
-                Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized)?,
-                None => None,
-            };
-            return Ok(Caller {
-                principal,
-                scopes: None,
-            });
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.server.oauth {
+            return apart(self.authorized(oauth, headers, query, parsed)).await;
+        }
+        #[cfg(not(feature = "oauth"))]
+        let _ = (query, parsed); // What only a token check reads.
+        let principal = match &self.server.authenticate {
+            Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized)?,
+            None => None,
         };
-        apart(self.authorized(oauth, headers, query, parsed)).await
+        Ok(Caller {
+            principal,
+            scopes: None,
+        })
     }
 
     /// The caller of a server that checks tokens: the principal of the request's access
     /// token, or the challenge that refuses it.
+    #[cfg(feature = "oauth")]
     async fn authorized(
         &self,
         oauth: &OAuth,

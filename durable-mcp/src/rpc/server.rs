@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::cors::CorsPolicy;
-use super::error::RpcError;
 use super::http::Headers;
 use super::prompts::{CompletionCall, CompletionHandler, PromptEntry};
 use super::request::{Handler, PromptCall, PromptOutcome, ToolCall, ToolOutcome, boxed};
-use crate::auth::{OAuth, Refusal};
+#[cfg(feature = "oauth")]
+use crate::auth::OAuth;
 use crate::runtime::{ChildTool, LocalBoxFuture, TaskDefinition, TaskRegistry};
 use crate::wire::{
     CallToolResult, Completion, ErrorObject, Implementation, InputRequiredResult, Prompt, Resource,
@@ -113,7 +113,8 @@ impl TaskTool {
     /// request about its tasks, when the server checks tokens
     /// ([`McpServer::oauth`]): a token without them is answered 403 `insufficient_scope`,
     /// naming them, and the client may ask its user for them (step-up). Listed in the
-    /// server's Protected Resource Metadata.
+    /// server's Protected Resource Metadata. Without the `oauth` feature no token is checked,
+    /// so scopes limit nobody.
     #[must_use]
     pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.scopes.extend(scopes.into_iter().map(Into::into));
@@ -314,6 +315,7 @@ impl ToolEntry {
     }
 
     /// The scopes a token needs to call the tool.
+    #[cfg(feature = "oauth")]
     pub(crate) fn scopes(&self) -> &[String] {
         match self {
             ToolEntry::Plain(plain) => &plain.scopes,
@@ -416,6 +418,7 @@ pub struct McpServer {
     pub(crate) prompts: Vec<PromptEntry>,
     pub(crate) completion: Option<CompletionHandler>,
     pub(crate) authenticate: Option<Authenticator>,
+    #[cfg(feature = "oauth")]
     pub(crate) oauth: Option<OAuth>,
     pub(crate) on_error: Option<ErrorHook>,
     pub(crate) origins: OriginPolicy,
@@ -452,6 +455,7 @@ impl McpServer {
             prompts: Vec::new(),
             completion: None,
             authenticate: None,
+            #[cfg(feature = "oauth")]
             oauth: None,
             on_error: None,
             origins: OriginPolicy::default(),
@@ -605,51 +609,10 @@ impl McpServer {
         self
     }
 
-    /// Makes the endpoint an OAuth 2.1 resource server (MCP authorization): every request
-    /// needs an access token `oauth` accepts, each task is bound to the issuer and subject of
-    /// the token that started it, and the endpoint's Protected Resource Metadata is served.
-    /// See the [`auth`](crate::auth) module. Takes the place of
-    /// [`authenticate`](Self::authenticate).
-    ///
-    /// Both hosts set it from the settings [`ISSUER_VAR`](crate::settings::ISSUER_VAR) and
-    /// [`RESOURCE_VAR`](crate::settings::RESOURCE_VAR) when the server has none.
-    #[must_use]
-    pub fn oauth(mut self, oauth: OAuth) -> Self {
-        self.oauth = Some(oauth);
-        self
-    }
-
-    /// The Protected Resource Metadata answer for `path`, if the server checks tokens and
-    /// `path` is one of its metadata paths (see [`Router::well_known`](super::Router::well_known)).
-    pub(crate) fn well_known(&self, method: &str, path: &str) -> Option<super::http::HttpResponse> {
-        let oauth = self.oauth.as_ref()?;
-        crate::auth::metadata_response(oauth, method, path, &self.all_scopes())
-    }
-
     /// Whether the server checks who calls it: with OAuth, or an `authenticate` hook.
     #[cfg(native_host)]
     pub(crate) fn checks_callers(&self) -> bool {
-        self.oauth.is_some() || self.authenticate.is_some()
-    }
-
-    /// Lets the server's OAuth validators reach authorization servers through `outbound`
-    /// (the host's HTTP client), unless they were given one.
-    #[cfg_attr(
-        not(any_host),
-        allow(dead_code) // used by the hosts only
-    )]
-    pub(crate) fn reach_authorization_servers(
-        &mut self,
-        outbound: Rc<dyn crate::auth::outbound::Outbound>,
-    ) {
-        if let Some(oauth) = &mut self.oauth {
-            oauth.reach_through(outbound);
-        }
-    }
-
-    /// The server's OAuth configuration, if it checks tokens.
-    pub fn oauth_config(&self) -> Option<&OAuth> {
-        self.oauth.as_ref()
+        self.checks_tokens() || self.authenticate.is_some()
     }
 
     /// Calls `hook` with the method and the error for every internal error (-32603) the router
@@ -755,68 +718,6 @@ impl McpServer {
         self.tools
             .iter()
             .any(|entry| matches!(entry, ToolEntry::Task(_)))
-    }
-
-    /// Every scope a request may need: those of every request, then each tool's, once each.
-    pub(crate) fn all_scopes(&self) -> Vec<String> {
-        let required = self.oauth.iter().flat_map(|oauth| oauth.required_scopes());
-        let mut scopes: Vec<String> = Vec::new();
-        for scope in required.chain(self.tools.iter().flat_map(ToolEntry::scopes)) {
-            if !scopes.contains(scope) {
-                scopes.push(scope.clone());
-            }
-        }
-        scopes
-    }
-
-    /// The scopes a request needs: those of every request, and the tool's when it calls one.
-    pub(crate) fn needed_scopes(&self, tool: Option<&str>) -> Vec<String> {
-        let mut needed: Vec<String> = self
-            .oauth
-            .iter()
-            .flat_map(|o| o.required_scopes())
-            .cloned()
-            .collect();
-        let tool_scopes = tool
-            .and_then(|name| self.find_tool(name))
-            .map_or(&[][..], ToolEntry::scopes);
-        for scope in tool_scopes {
-            if !needed.contains(scope) {
-                needed.push(scope.clone());
-            }
-        }
-        needed
-    }
-
-    /// Whether some tool needs scopes of its own, so that a `tasks/*` request must learn a
-    /// task's tool before it changes the task.
-    pub(crate) fn has_scoped_tools(&self) -> bool {
-        self.oauth.is_some() && self.tools.iter().any(|entry| !entry.scopes().is_empty())
-    }
-
-    /// Refuses with 403 `insufficient_scope` a caller whose token lacks a scope the tool
-    /// `tool` needs. `granted` is `None` for a caller no token limits (no OAuth).
-    pub(crate) fn check_scopes(
-        &self,
-        granted: Option<&[String]>,
-        tool: &str,
-    ) -> Result<(), RpcError> {
-        let (Some(granted), Some(oauth)) = (granted, &self.oauth) else {
-            return Ok(());
-        };
-        let needed = self.find_tool(tool).map_or(&[][..], ToolEntry::scopes);
-        if needed.iter().all(|scope| granted.contains(scope)) {
-            return Ok(());
-        }
-        let mut all = oauth.required_scopes().to_vec();
-        all.extend(
-            needed
-                .iter()
-                .filter(|scope| !all.contains(scope))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        Err(Refusal::InsufficientScope(all).answer(oauth, &[]))
     }
 
     pub(crate) fn find_tool(&self, name: &str) -> Option<&ToolEntry> {
