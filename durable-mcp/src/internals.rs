@@ -8,7 +8,7 @@ pub use crate::core::{NewTask, control, schedule, schema, step_failure};
 pub use crate::rpc::{RpcError, decode_cursor, encode_cursor, sse};
 pub use crate::runtime::{DEFAULT_LEASE, current_context, new_task_id, tool_error_result};
 
-#[cfg(native_host)]
+#[cfg(all(native_host, feature = "logging"))]
 pub use crate::native::logging::install_from_env as install_native_log;
 #[cfg(native_host)]
 pub use crate::native::sqlite::{bind, configure};

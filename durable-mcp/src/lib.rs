@@ -72,7 +72,7 @@ pub mod auth;
 mod core;
 #[cfg(any_host)]
 mod inspector;
-#[cfg(any(test, cloudflare_host))]
+#[cfg(any(test, all(cloudflare_host, feature = "logging")))]
 mod log_filter;
 mod rpc;
 mod runtime;

@@ -12,8 +12,8 @@
 //! | [`CORS_ORIGINS_VAR`] | both | origins whose pages may call the endpoint |
 //! | [`INLINE_DEADLINE_VAR`] | both | how long an optional task's call waits inline |
 //! | [`INSPECTOR_TOKEN_VAR`] | both | the task inspector's token (off without it) |
-//! | [`LOG_FILTER_VAR`] | both | the log filter |
-//! | [`LOG_FORMAT_VAR`] | native | `compact` or `json` |
+//! | [`LOG_FILTER_VAR`] | both | the log filter (the `logging` feature) |
+//! | [`LOG_FORMAT_VAR`] | native | `compact` or `json` (the `logging` feature) |
 //! | `PORT`, `DURABLE_MCP_DATA` | native | the port, the state directory |
 //! | [`WORKERS_VAR`], [`MAX_ACTIVATIONS_VAR`], [`MAX_WAITING_VAR`] | native | threads and queue bounds |
 //! | [`MAX_CONNECTIONS_VAR`], [`MAX_STREAMS_VAR`] | native | open connections, and listen streams among them |
@@ -206,16 +206,16 @@ impl ServerSettings {
     /// The settings in `source`.
     #[cfg_attr(not(any_host), allow(dead_code))]
     pub(crate) fn read(source: &dyn Source) -> Result<Self, SettingError> {
-        let oauth = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR].map(|name| source.get(name));
         #[cfg(feature = "oauth")]
         let oauth = {
+            let oauth = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR].map(|name| source.get(name));
             let [issuers, resource, scopes] = oauth.clone();
             let checked =
                 OAuth::from_host_settings(issuers, resource, scopes).map_err(SettingError)?;
             checked.map(|_| oauth)
         };
         #[cfg(not(feature = "oauth"))]
-        refuse_without_oauth(&oauth)?;
+        refuse_without("oauth", source, &[ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR])?;
         Ok(ServerSettings {
             #[cfg(feature = "oauth")]
             oauth,
@@ -254,24 +254,26 @@ impl ServerSettings {
     }
 }
 
-/// Refuses OAuth settings in a build without the `oauth` feature: a host told to check tokens
-/// that cannot must not serve anyone.
-#[cfg(not(feature = "oauth"))]
-fn refuse_without_oauth(values: &[Option<String>; 3]) -> Result<(), SettingError> {
-    let set = [ISSUER_VAR, RESOURCE_VAR, SCOPES_VAR]
-        .into_iter()
-        .zip(values)
-        .filter(|(_, value)| value.is_some())
-        .map(|(name, _)| name);
-    match set.collect::<Vec<_>>().as_slice() {
-        [] => Ok(()),
-        names => Err(SettingError(format!(
-            "{} set, but this server was built without durable-mcp's `oauth` feature, so it \
-             cannot check tokens; enable the feature (it is on by default: remove \
-             `default-features = false`, or add \"oauth\" to durable-mcp's features) or unset it",
-            names.join(" and ")
-        ))),
+/// Refuses the settings among `names` that are set, in a build without `feature`, which they
+/// need: a host told to do what it cannot must not serve as if it had not been told.
+#[cfg(any(not(feature = "oauth"), not(feature = "logging")))]
+pub(crate) fn refuse_without(
+    feature: &str,
+    source: &dyn Source,
+    names: &[&str],
+) -> Result<(), SettingError> {
+    let set: Vec<&str> = (names.iter().copied())
+        .filter(|name| source.get(name).is_some())
+        .collect();
+    if set.is_empty() {
+        return Ok(());
     }
+    Err(SettingError(format!(
+        "{} set, but this server was built without durable-mcp's `{feature}` feature, which it \
+         needs; enable the feature (it is on by default: remove `default-features = false`, or \
+         add \"{feature}\" to durable-mcp's features) or unset it",
+        set.join(" and ")
+    )))
 }
 
 #[cfg(test)]
@@ -309,6 +311,21 @@ mod tests {
         assert!(error.contains(RESOURCE_VAR), "{error}");
         #[cfg(not(feature = "oauth"))]
         assert!(error.contains("`oauth` feature"), "{error}");
+    }
+
+    #[test]
+    #[cfg(any(not(feature = "oauth"), not(feature = "logging")))]
+    fn a_setting_a_left_out_feature_needs_stops_the_host_and_names_both() {
+        let names = [LOG_FILTER_VAR, LOG_FORMAT_VAR];
+        assert_eq!(refuse_without("logging", &source(&[]), &names), Ok(()));
+        let set = source(&[(LOG_FORMAT_VAR, "json")]);
+        let error = refuse_without("logging", &set, &names).unwrap_err().0;
+        assert!(error.starts_with(LOG_FORMAT_VAR), "{error}");
+        assert!(!error.contains(LOG_FILTER_VAR), "{error}");
+        assert!(
+            error.contains("without durable-mcp's `logging` feature"),
+            "{error}"
+        );
     }
 
     #[test]

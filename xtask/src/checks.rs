@@ -63,30 +63,34 @@ pub fn run() -> Result<()> {
         .concat(),
         &[],
     )?;
-    // A host built without OAuth: its checks, and its refusal of OAuth settings.
-    let without_oauth = [
+    // Hosts built without the default features (OAuth, logging): their code, and their
+    // refusal of the settings those features read.
+    let without_defaults = [
         "--package",
         "durable-mcp",
         "--no-default-features",
         "--features",
     ];
-    let native_without_oauth = [&without_oauth[..], &["native,testing", "--lib"]].concat();
+    let native_without_defaults = [&without_defaults[..], &["native,testing", "--lib"]].concat();
     cargo(
         &[
             &["clippy"][..],
-            &native_without_oauth,
+            &native_without_defaults,
             &["--", "-D", "warnings"],
         ]
         .concat(),
         &[],
     )?;
-    cargo(&[&["test"][..], &native_without_oauth].concat(), &[])?;
-    let worker_without_oauth =
-        [&without_oauth[..], &["cloudflare", "--target", WASM_TARGET]].concat();
+    cargo(&[&["test"][..], &native_without_defaults].concat(), &[])?;
+    let worker_without_defaults = [
+        &without_defaults[..],
+        &["cloudflare", "--target", WASM_TARGET],
+    ]
+    .concat();
     cargo(
         &[
             &["clippy"][..],
-            &worker_without_oauth,
+            &worker_without_defaults,
             &["--", "-D", "warnings"],
         ]
         .concat(),

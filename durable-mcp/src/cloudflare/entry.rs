@@ -213,6 +213,7 @@ where
     R: IncomingRequest,
     F: FnOnce() -> McpServer,
 {
+    #[cfg(feature = "logging")]
     super::logging::install(env);
     let request = request.into_platform_request();
     let url = request.url();

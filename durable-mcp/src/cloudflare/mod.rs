@@ -71,6 +71,7 @@ mod driven;
 mod entry;
 mod index;
 mod listing;
+#[cfg(feature = "logging")]
 mod logging;
 mod object_rpc;
 #[cfg(feature = "oauth")]

@@ -103,6 +103,7 @@ impl TaskRunner {
         bindings: Bindings,
         server: F,
     ) -> Self {
+        #[cfg(feature = "logging")]
         super::logging::install(env);
         let settings = RunnerSettings::from_env(env);
         let storage = state.storage();

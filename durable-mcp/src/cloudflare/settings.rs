@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use worker::Env;
 
+#[cfg(feature = "logging")]
 use crate::log_filter::Filter;
 use crate::settings::{
     self, HAND_OFF_VAR, LEASE_VAR, LOG_FILTER_VAR, ServerSettings, SettingError, Source,
@@ -97,6 +98,9 @@ impl WorkerSettings {
     fn read(source: &dyn Source) -> Result<Self, SettingError> {
         // Checked here too, so that a bad value shows at the first request, not at an alarm.
         RunnerSettings::read(source)?;
+        #[cfg(not(feature = "logging"))]
+        settings::refuse_without("logging", source, &[LOG_FILTER_VAR])?;
+        #[cfg(feature = "logging")]
         if let Some(filter) = source.get(LOG_FILTER_VAR)
             && let Err(error) = Filter::parse(&filter)
         {

@@ -8,6 +8,7 @@ mod activations;
 mod clock;
 mod http;
 mod limits;
+#[cfg(feature = "logging")]
 pub(crate) mod logging;
 #[cfg(feature = "oauth")]
 mod outbound;

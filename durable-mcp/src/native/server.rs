@@ -392,10 +392,21 @@ impl NativeHost {
     /// Unless the process installed a `tracing` subscriber already, this installs one that
     /// prints the engine's events (and the application's) on stderr: filtered by `RUST_LOG`
     /// (default `info`; `RUST_LOG=info,durable_mcp=debug` adds every step attempt), in the
-    /// format [`LOG_FORMAT_VAR`](crate::settings::LOG_FORMAT_VAR) names (`compact` by default, or `json`). A malformed value of
-    /// either is a [`HostError::Config`].
+    /// format [`LOG_FORMAT_VAR`](crate::settings::LOG_FORMAT_VAR) names (`compact` by default,
+    /// or `json`). A malformed value of either is a [`HostError::Config`]. Without the
+    /// `logging` feature it installs none, and either setting is a [`HostError::Config`].
     pub fn run(self) -> Result<(), HostError> {
+        #[cfg(feature = "logging")]
         super::logging::install_from_env()?;
+        #[cfg(not(feature = "logging"))]
+        crate::settings::refuse_without(
+            "logging",
+            &ProcessEnv,
+            &[
+                crate::settings::LOG_FILTER_VAR,
+                crate::settings::LOG_FORMAT_VAR,
+            ],
+        )?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
