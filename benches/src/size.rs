@@ -321,18 +321,24 @@ fn mentions_workspace(name: &str) -> bool {
     .any(|needle| name.contains(needle))
 }
 
+/// The fewest hex digits a crate's hash in a symbol name has: 16, less the leading zeros
+/// rustc leaves out (one in 4,096 hashes has three).
+const MIN_HASH_DIGITS: usize = 12;
+
 /// A name without the crates' disambiguating hashes (`serde_json[1e78..]` to `serde_json`).
+/// A hash is up to 16 hex digits (rustc leaves out leading zeros), so it is told from an
+/// index such as `func[12]` by its length: at least [`MIN_HASH_DIGITS`].
 fn without_hashes(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut rest = name;
     while let Some(open) = rest.find('[') {
         let hash = &rest[open + 1..];
-        let is_hash = hash.len() > 16
-            && hash.as_bytes()[16] == b']'
-            && hash[..16].bytes().all(|b| b.is_ascii_hexdigit());
+        let digits = hash.bytes().take_while(u8::is_ascii_hexdigit).count();
+        let is_hash =
+            (MIN_HASH_DIGITS..=16).contains(&digits) && hash.as_bytes().get(digits) == Some(&b']');
         out.push_str(&rest[..open]);
         if is_hash {
-            rest = &hash[17..];
+            rest = &hash[digits + 1..];
         } else {
             out.push('[');
             rest = hash;
@@ -443,5 +449,27 @@ fn print_largest(module: &Module) {
             name.push_str("..");
         }
         println!("  {size:>9}  {name}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_hashes;
+
+    #[test]
+    fn hashes_of_any_length_go_and_indexes_stay() {
+        assert_eq!(
+            without_hashes("<durable_mcp[6c6817a159d314f]::rpc::Router>::handle"),
+            "<durable_mcp::rpc::Router>::handle"
+        );
+        assert_eq!(
+            without_hashes("serde_json[1e78a2b3c4d5e6f7]::de::from_str"),
+            "serde_json::de::from_str"
+        );
+        assert_eq!(without_hashes("func[12]"), "func[12]");
+        assert_eq!(
+            without_hashes("<[u8; 16] as Debug>::fmt"),
+            "<[u8; 16] as Debug>::fmt"
+        );
     }
 }
