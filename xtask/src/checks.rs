@@ -108,6 +108,8 @@ pub fn run() -> Result<()> {
         "--package",
         "bench-worker",
         "--package",
+        "bench-floor-rs",
+        "--package",
         "story-demo",
         "--package",
         "hello",

@@ -1,16 +1,19 @@
 //! The cold start of `cargo xtask bench worker` (`cargo xtask bench cold` runs it alone): what
-//! the first requests cost a Worker that `wrangler dev` has just started, against the plain-JS
-//! floor started the same way.
+//! the first requests cost a Worker that `wrangler dev` has just started, against two floors
+//! started the same way: the plain-JS floor, and the Rust floor (the least any Rust Worker's
+//! first requests can cost).
 //!
-//! Three Workers are started in rotation, [`Plan::cold_starts`] rounds: the bench Worker, the
-//! JavaScript floor, and report-task as the root `wrangler.toml` deploys it. Each start has a
-//! new state directory and runs alone: the one before has exited. No request reaches the
-//! Worker before the measurement ([`WorkerProcess::start_unrequested`] reads wrangler's log and
-//! only connects to the port). Then, on one new keep-alive connection, opened first so that
-//! no figure holds the TCP connect: the first create and the first get of what it created,
-//! then [`NEXT_PAIRS`] more pairs, each creating anew. A create is a `tools/call` that returns
-//! a task (each task a new object), a get is `tasks/get` of it; for the JS floor, the first
-//! insert into a new object (`POST /insert/<name>`) and its read (`GET /read/<name>`).
+//! Four Workers are started in rotation, [`Plan::cold_starts`] rounds: the bench Worker, the
+//! JavaScript floor (`benches/floor-js`), the Rust floor (`benches/floor-rs`, workers-rs and
+//! one SQLite object, nothing else) and report-task as the root `wrangler.toml` deploys it.
+//! Each start has a new state directory and runs alone: the one before has exited. No request
+//! reaches the Worker before the measurement ([`WorkerProcess::start_unrequested`] reads
+//! wrangler's log and only connects to the port). Then, on one new keep-alive connection,
+//! opened first so that no figure holds the TCP connect: the first create and the first get of
+//! what it created, then [`NEXT_PAIRS`] more pairs, each creating anew. A create is a
+//! `tools/call` that returns a task (each task a new object), a get is `tasks/get` of it; for
+//! either floor, the first insert into a new object (`POST /insert/<name>`) and its read (`GET
+//! /read/<name>`), both through Durable Object RPC.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -24,7 +27,7 @@ use xtask::Result;
 use xtask::process::catch_panic;
 
 use super::client::{JsCall, js_call};
-use super::{BENCH_WORKER, JS_FLOOR, Plan};
+use super::{BENCH_WORKER, JS_FLOOR, Plan, RUST_FLOOR};
 use crate::stats::Ranked;
 
 /// Create-and-get pairs measured after the first one, per start.
@@ -39,19 +42,27 @@ enum Subject {
     Bench,
     /// The JavaScript floor (`benches/floor-js`): a new object's first insert, and its read.
     JsFloor,
+    /// The Rust floor (`benches/floor-rs`): the same routes, answered the same way.
+    RustFloor,
     /// report-task as the root `wrangler.toml` deploys it: `send_report`.
     ReportTask,
 }
 
 impl Subject {
     /// The Workers in the order each round starts them.
-    const ROTATION: [Subject; 3] = [Subject::Bench, Subject::JsFloor, Subject::ReportTask];
+    const ROTATION: [Subject; 4] = [
+        Subject::Bench,
+        Subject::JsFloor,
+        Subject::RustFloor,
+        Subject::ReportTask,
+    ];
 
     /// The name shown in progress messages.
     fn label(self) -> &'static str {
         match self {
             Subject::Bench => "the bench Worker",
             Subject::JsFloor => "the JavaScript floor",
+            Subject::RustFloor => "the Rust floor",
             Subject::ReportTask => "report-task as deployed",
         }
     }
@@ -61,16 +72,23 @@ impl Subject {
         match self {
             Subject::Bench => root.join(BENCH_WORKER),
             Subject::JsFloor => root.join(JS_FLOOR),
+            Subject::RustFloor => root.join(RUST_FLOOR),
             // The root wrangler.toml deploys report-task (its `main` is the example's build).
             Subject::ReportTask => root.to_path_buf(),
         }
     }
 
-    /// The task tool a create calls and its arguments; `None` for the JS floor.
+    /// Whether the Worker is a floor: it answers `POST /insert/<name>` and `GET /read/<name>`.
+    fn is_floor(self) -> bool {
+        matches!(self, Subject::JsFloor | Subject::RustFloor)
+    }
+
+    /// The task tool a create calls and its arguments; `None` for the floors, which answer
+    /// `POST /insert/<name>` and `GET /read/<name>` instead.
     fn task_tool(self) -> Option<(&'static str, Value)> {
         match self {
             Subject::Bench => Some(("many_steps", json!({ "count": 0 }))),
-            Subject::JsFloor => None,
+            Subject::JsFloor | Subject::RustFloor => None,
             Subject::ReportTask => Some(("send_report", json!({ "to": "ada@example.org" }))),
         }
     }
@@ -114,7 +132,7 @@ pub(super) struct WorkerCold {
     pub(super) next_get: Duration,
 }
 
-/// The cold-start figures of the three Workers, from one run.
+/// The cold-start figures of the four Workers, from one run.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct ColdFigures {
     /// Starts of each Worker.
@@ -125,15 +143,17 @@ pub(super) struct ColdFigures {
     pub(super) bench: WorkerCold,
     /// The JavaScript floor.
     pub(super) js_floor: WorkerCold,
+    /// The Rust floor.
+    pub(super) rust_floor: WorkerCold,
     /// report-task as deployed.
     pub(super) report_task: WorkerCold,
 }
 
-/// Starts the three Workers in rotation, `plan.cold_starts` rounds, and measures each start's
+/// Starts the four Workers in rotation, `plan.cold_starts` rounds, and measures each start's
 /// first requests. The Workers must be built (report-task as `plan.optimized` says), and no
 /// other `wrangler dev` of the bench running.
 pub(super) fn measure(root: &Path, plan: &Plan) -> Result<ColdFigures> {
-    let mut starts: [Vec<Start>; 3] = Default::default();
+    let mut starts: [Vec<Start>; Subject::ROTATION.len()] = Default::default();
     for round in 1..=plan.cold_starts {
         for (subject, runs) in Subject::ROTATION.into_iter().zip(&mut starts) {
             eprintln!(
@@ -144,12 +164,13 @@ pub(super) fn measure(root: &Path, plan: &Plan) -> Result<ColdFigures> {
             runs.push(start_once(root, subject)?);
         }
     }
-    let [bench, js_floor, report_task] = starts;
+    let [bench, js_floor, rust_floor, report_task] = starts;
     Ok(ColdFigures {
         starts: plan.cold_starts,
         optimized: plan.optimized,
         bench: figures(&bench)?,
         js_floor: figures(&js_floor)?,
+        rust_floor: figures(&rust_floor)?,
         report_task: figures(&report_task)?,
     })
 }
@@ -228,9 +249,9 @@ fn firsts(samples: Vec<Duration>) -> Result<Firsts> {
 struct Session {
     subject: Subject,
     connection: Connection,
-    /// The request shapes of an MCP Worker (unused for the JS floor).
+    /// The request shapes of an MCP Worker (unused for the floors).
     client: McpClient,
-    /// The JS floor's objects created so far, for a new name each time.
+    /// The floor's objects created so far, for a new name each time.
     objects: usize,
 }
 
@@ -265,12 +286,13 @@ impl Session {
         Ok(Pair { create, get })
     }
 
-    /// Creates a task (its id), or a JS floor object with one row (its name); and the time.
+    /// Creates a task (its id), or a floor object with one row (its name); and the time.
     fn create(&mut self) -> Result<(Duration, String)> {
         let Some((tool, arguments)) = self.subject.task_tool() else {
             self.objects += 1;
             let name = format!("cold-{}", self.objects);
             let began = Instant::now();
+            // The Rust floor answers the JS floor's routes.
             js_call(&mut self.connection, JsCall::Insert, &name)?;
             return Ok((began.elapsed(), name));
         };
@@ -282,10 +304,10 @@ impl Session {
         Ok((took, id.to_owned()))
     }
 
-    /// Gets `created` (a task, or a JS floor object's last row); the time.
+    /// Gets `created` (a task, or a floor object's last row); the time.
     fn get(&mut self, created: &str) -> Result<Duration> {
-        if self.subject == Subject::JsFloor {
-            return self.js_read(created);
+        if self.subject.is_floor() {
+            return self.floor_read(created);
         }
         let (took, task) = self.mcp("tasks/get", json!({ "taskId": created }))?;
         if task["status"].as_str().is_none() {
@@ -294,8 +316,8 @@ impl Session {
         Ok(took)
     }
 
-    /// `GET /read/<name>` on the JS floor, which must answer the row just inserted.
-    fn js_read(&mut self, name: &str) -> Result<Duration> {
+    /// `GET /read/<name>` on a floor, which must answer the row just inserted.
+    fn floor_read(&mut self, name: &str) -> Result<Duration> {
         let path = format!("/read/{name}");
         let began = Instant::now();
         let response = self

@@ -8,13 +8,15 @@
 //! RPC, `ping()` that returns at once and `insert(body)` that inserts one 120-byte row.
 //!
 //! First, the **cold start** (`cold`; `cargo xtask bench cold` runs only it), while no other
-//! Worker runs: the bench Worker, the JS floor and report-task as deployed (the root
-//! `wrangler.toml`), started in rotation [`COLD_STARTS`] times each, one at a time, each with a
-//! new state directory and no request before the measurement. On one new keep-alive
-//! connection: the first create (`tools/call` returning a task; for the JS floor, a new
-//! object's first insert), the first get of it (`tasks/get`; the JS floor's `read()` of that
-//! row), then ten more pairs. Printed: the median (and min-max) of the firsts over the starts,
-//! the median of the next pairs, each Rust Worker's against the JS floor's.
+//! Worker runs: the bench Worker, the JS floor, the **Rust floor** (`benches/floor-rs`: the JS
+//! floor's Worker and object written with workers-rs, built as the bench Worker is, nothing
+//! else) and report-task as deployed (the root `wrangler.toml`), started in rotation
+//! [`COLD_STARTS`] times each, one at a time, each with a new state directory and no request
+//! before the measurement. On one new keep-alive connection: the first create (`tools/call`
+//! returning a task; for a floor, a new object's first insert), the first get of it
+//! (`tasks/get`; a floor's `read()` of that row), then ten more pairs. Printed: the median (and
+//! min-max) of the firsts over the starts, the median of the next pairs, each Rust Worker's
+//! against the JS floor's, and the bench Worker's and report-task's against the Rust floor's.
 //!
 //! Then, from one keep-alive connection to each Worker, started afresh, in order:
 //!
@@ -94,6 +96,8 @@ const INSERTS: u64 = 20_000;
 const LONG_RUN: u64 = 10_000;
 /// The JavaScript floor: a plain-JS Worker and SQLite Durable Object, served without a build.
 const JS_FLOOR: &str = "benches/floor-js";
+/// The Rust floor of the cold start: the JS floor's Worker and object in workers-rs.
+const RUST_FLOOR: &str = "benches/floor-rs";
 /// Concurrent clients of the throughput measurement, each on its own keep-alive connection.
 const CLIENTS: usize = 16;
 /// Rounds of the throughput measurement; each drives every request kind once, in turn.
@@ -165,12 +169,13 @@ impl Plan {
     }
 }
 
-/// Builds the bench Worker and report-task, measures their cold starts, starts them and the
-/// JS floor, runs every other measurement, prints the tables.
+/// Builds the bench Worker, the Rust floor and report-task, measures their cold starts and the
+/// JS floor's, starts the bench Worker and the JS floor, runs every other measurement, prints
+/// the tables.
 pub fn run(scale: Scale) -> Result<()> {
     let plan = Plan::of(scale);
     let root = workspace_root();
-    build_both(&root, &plan)?;
+    build_all(&root, &plan)?;
     // First, while no other Worker runs.
     let cold = cold::measure(&root, &plan)?;
     eprintln!("bench: starting the bench Worker and the JavaScript floor ({JS_FLOOR})");
@@ -199,26 +204,31 @@ pub fn run(scale: Scale) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask bench cold`: builds the bench Worker and report-task, measures only their
-/// cold starts against the JS floor's, prints the table.
+/// `cargo xtask bench cold`: builds the bench Worker, the Rust floor and report-task, measures
+/// only their cold starts and the JS floor's, prints the table.
 pub fn run_cold(scale: Scale) -> Result<()> {
     let plan = Plan::of(scale);
     let root = workspace_root();
-    build_both(&root, &plan)?;
+    build_all(&root, &plan)?;
     table::print_cold(&cold::measure(&root, &plan)?);
     Ok(())
 }
 
-/// Installs the Worker tools, then builds the bench Worker (as the tests build Workers) and
-/// report-task (as deployed if `plan.optimized`).
-fn build_both(root: &Path, plan: &Plan) -> Result<()> {
+/// Installs the Worker tools, then builds the bench Worker and the Rust floor (as the tests
+/// build Workers) and report-task (as deployed if `plan.optimized`).
+fn build_all(root: &Path, plan: &Plan) -> Result<()> {
     if plan.optimized {
         worker_tools::ensure_wasm_opt()?;
     } else {
         worker_tools::ensure()?;
     }
-    eprintln!("bench: building the bench Worker and examples/report-task (worker-build)");
+    eprintln!(
+        "bench: building the bench Worker, the Rust floor and examples/report-task (worker-build)"
+    );
     build(&root.join(BENCH_WORKER), false)?;
+    // Cheap after the bench Worker: the same profile and target directory, so the `worker`
+    // crate and its dependencies are already compiled.
+    build(&root.join(RUST_FLOOR), false)?;
     build(&root.join("examples/report-task"), plan.optimized)
 }
 
@@ -234,7 +244,8 @@ fn build(dir: &Path, optimized: bool) -> Result<()> {
     .map_err(|_| format!("worker-build failed in {}", dir.display()).into())
 }
 
-/// Cold starts of each Worker (the bench Worker, the JS floor, report-task), in rotation.
+/// Cold starts of each Worker (the bench Worker, the JS floor, the Rust floor, report-task), in
+/// rotation.
 const COLD_STARTS: usize = 5;
 /// Sequential requests of each kind per round of the CPU measurement.
 const CPU_REQUESTS: u32 = 300;

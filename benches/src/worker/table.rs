@@ -24,13 +24,15 @@ const TARGET_GZIP_BYTES: u64 = 400 * 1000;
 /// RPC insert.
 const TARGET_THROUGHPUT_RATIO: f64 = 0.9;
 
-/// The cold-start table: each Rust Worker's first and next requests against the JS floor's.
+/// The cold-start tables: each Worker's first and next requests, over the JS floor's and, for
+/// the durable-mcp Workers, over the Rust floor's.
 pub(super) fn print_cold(cold: &ColdFigures) {
     let ColdFigures {
         starts,
         optimized,
         bench,
         js_floor,
+        rust_floor,
         report_task,
     } = cold;
     println!();
@@ -38,11 +40,13 @@ pub(super) fn print_cold(cold: &ColdFigures) {
         "Cold start under wrangler dev: each Worker started {}, in rotation and one at a time, \
          each with a new state directory and no request before the measurement (wrangler's \
          readiness read from its log; the port only connected to). On one new keep-alive \
-         connection, opened first: the first create (a task; for the JS floor, a new object's \
-         first insert) and the first get of it (tasks/get; the JS floor's read of that row), then \
-         {NEXT_PAIRS} more pairs, each creating anew. Firsts: median over the starts (min-max); \
-         next: median of all {} pooled. Ratios: the Rust Worker's figure over the JS floor's, \
-         from the same run. report-task {}.",
+         connection, opened first: the first create (a task; for a floor, a new object's first \
+         insert) and the first get of it (tasks/get; a floor's read of that row), both through \
+         Durable Object RPC, then {NEXT_PAIRS} more pairs, each creating anew. The Rust floor is \
+         the JS floor's Worker and object in workers-rs and nothing else: the least a Rust \
+         Worker's first requests cost. Firsts: median over the starts (min-max); next: median of \
+         all {} pooled. Ratios: the Worker's figure over each floor's, from the same run. \
+         report-task {}.",
         times(*starts),
         starts * NEXT_PAIRS,
         if *optimized {
@@ -51,51 +55,80 @@ pub(super) fn print_cold(cold: &ColdFigures) {
             "without wasm-opt"
         }
     );
-    println!("| figure | bench Worker | vs JS floor | report-task | vs JS floor | JS floor |");
-    println!("| --- | --- | --- | --- | --- | --- |");
-    // One row: each Worker's figure, the Rust Workers' over the JS floor's.
-    let row = |what: &str, figure: fn(&WorkerCold) -> Firsts| {
-        let floor = figure(js_floor);
-        let cell = |of: &WorkerCold| {
-            let firsts = figure(of);
-            format!(
-                "{} | {:.2}x",
-                spread(firsts),
-                ratio(firsts.median, floor.median)
-            )
-        };
+    // Each Worker, with the floors under it: a floor is not divided by itself, nor the JS floor
+    // by the Rust floor, which stands on more.
+    let rows = [
+        ColdRow::new("bench Worker", bench, [Some(js_floor), Some(rust_floor)]),
+        ColdRow::new(
+            "report-task",
+            report_task,
+            [Some(js_floor), Some(rust_floor)],
+        ),
+        ColdRow::new("Rust floor", rust_floor, [Some(js_floor), None]),
+        ColdRow::new("JS floor", js_floor, [None, None]),
+    ];
+    let over = "vs JS floor | vs Rust floor";
+    println!("| Worker | first create | {over} | first get | {over} |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for row in &rows {
         println!(
-            "| {what} | {} | {} | {} |",
-            cell(bench),
-            cell(report_task),
-            spread(floor)
+            "| {} | {} | {} |",
+            row.name,
+            row.cells(|of| of.first_create),
+            row.cells(|of| of.first_get)
         );
-    };
-    row("first create", |of| of.first_create);
-    row("first get", |of| of.first_get);
-    row("next creates", |of| alone(of.next_create));
-    row("next gets", |of| alone(of.next_get));
-    // How much dearer the first requests are than the next, per Worker.
-    let over =
-        |what: &str, first: fn(&WorkerCold) -> Duration, next: fn(&WorkerCold) -> Duration| {
-            let of = |worker: &WorkerCold| format!("{:.2}x", ratio(first(worker), next(worker)));
-            println!(
-                "| {what} | {} | | {} | | {} |",
-                of(bench),
-                of(report_task),
-                of(js_floor)
-            );
-        };
-    over(
-        "first create over next creates",
-        |of| of.first_create.median,
-        |of| of.next_create,
+    }
+    println!();
+    println!(
+        "| Worker | next creates | {over} | next gets | {over} | first create over next creates \
+         | first get over next gets |"
     );
-    over(
-        "first get over next gets",
-        |of| of.first_get.median,
-        |of| of.next_get,
-    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for row in &rows {
+        let of = row.figures;
+        println!(
+            "| {} | {} | {} | {:.2}x | {:.2}x |",
+            row.name,
+            row.cells(|of| alone(of.next_create)),
+            row.cells(|of| alone(of.next_get)),
+            ratio(of.first_create.median, of.next_create),
+            ratio(of.first_get.median, of.next_get)
+        );
+    }
+}
+
+/// A row of the cold-start tables: a Worker's figures, and the floors (JS, Rust) they are
+/// divided by; `None` leaves that ratio blank.
+struct ColdRow<'a> {
+    name: &'static str,
+    figures: &'a WorkerCold,
+    floors: [Option<&'a WorkerCold>; 2],
+}
+
+impl<'a> ColdRow<'a> {
+    fn new(
+        name: &'static str,
+        figures: &'a WorkerCold,
+        floors: [Option<&'a WorkerCold>; 2],
+    ) -> ColdRow<'a> {
+        ColdRow {
+            name,
+            figures,
+            floors,
+        }
+    }
+
+    /// One figure's three cells: the figure, its ratio over the JS floor's, over the Rust
+    /// floor's.
+    fn cells(&self, figure: fn(&WorkerCold) -> Firsts) -> String {
+        let ours = figure(self.figures);
+        let [js, rust] = self.floors.map(|floor| {
+            floor.map_or(String::new(), |floor| {
+                format!("{:.2}x", ratio(ours.median, figure(floor).median))
+            })
+        });
+        format!("{} | {js} | {rust}", spread(ours))
+    }
 }
 
 /// `once`, `twice` or `<n> times`.
