@@ -9,8 +9,11 @@
 //! here too, and where both hosts serve the task inspector ([`INSPECTOR_PATH`]).
 
 pub use crate::core::{Divergence, EngineError, Limits, TaskSnapshot};
-#[cfg(any_host)]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "native", feature = "cloudflare"))))]
+#[cfg(all(any_host, feature = "inspector"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(any(feature = "native", feature = "cloudflare"), feature = "inspector")))
+)]
 pub use crate::inspector::INSPECTOR_PATH;
 pub use crate::rpc::headers::same_secret;
 pub use crate::rpc::{

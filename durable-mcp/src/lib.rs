@@ -21,6 +21,15 @@
 //! - **Store authors** implement [`store::Store`] and run the store conformance suite,
 //!   `testing::store_conformance`, against it.
 //!
+//! # Features
+//!
+//! A host is a feature: `native` or `cloudflare` (`testing` adds the harness). Three more are on
+//! by default, what a server deployed for others needs: `oauth` (MCP authorization, the `auth`
+//! module), `logging` (the hosts' log output) and `inspector` (the task inspector and a
+//! Worker's wake path). A server that uses none of them leaves them out with
+//! `default-features = false`, for a smaller Worker script; a host whose settings ask for
+//! what its build left out refuses to start, naming the setting and the feature.
+//!
 //! Everything else is the engine's own; `__private` (what the macros expand to) and
 //! `__internals` (what the workspace's benchmarks, simulator and tests reach into) are hidden
 //! and are no API: they change in any release.
@@ -70,7 +79,7 @@ mod apart;
 #[cfg(feature = "oauth")]
 pub mod auth;
 mod core;
-#[cfg(any_host)]
+#[cfg(all(any_host, feature = "inspector"))]
 mod inspector;
 #[cfg(any(test, all(cloudflare_host, feature = "logging")))]
 mod log_filter;

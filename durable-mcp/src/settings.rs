@@ -101,7 +101,13 @@ pub(crate) const LEASE_VAR: &str = "DURABLE_MCP_LEASE";
 /// [`INSPECTOR_TOKEN_VAR`], still read (with a warning) for one release.
 const OLD_INSPECTOR_TOKEN_VAR: &str = "DURABLE_MCP_ADMIN_TOKEN";
 
+/// The names the inspector's token is read under: a build without the inspector refuses both.
+#[cfg(not(feature = "inspector"))]
+#[cfg_attr(not(any_host), allow(dead_code))]
+pub(crate) const INSPECTOR_TOKEN_VARS: [&str; 2] = [INSPECTOR_TOKEN_VAR, OLD_INSPECTOR_TOKEN_VAR];
+
 /// The shortest inspector token a host takes: it guards every task's data.
+#[cfg(feature = "inspector")]
 const MIN_INSPECTOR_TOKEN: usize = 16;
 
 /// Where a host reads its settings from.
@@ -157,6 +163,7 @@ pub(crate) fn positive(source: &dyn Source, name: &str) -> Result<Option<usize>,
 }
 
 /// The inspector's token ([`INSPECTOR_TOKEN_VAR`], or its old name with a warning), checked.
+#[cfg(feature = "inspector")]
 #[cfg_attr(not(any_host), allow(dead_code))]
 pub(crate) fn inspector_token(source: &dyn Source) -> Result<Option<String>, SettingError> {
     let token = match source.get(INSPECTOR_TOKEN_VAR) {
@@ -178,6 +185,7 @@ pub(crate) fn inspector_token(source: &dyn Source) -> Result<Option<String>, Set
 
 /// Refuses an inspector token too short to guard every task's data, or with spaces or
 /// control characters in it.
+#[cfg(feature = "inspector")]
 pub(crate) fn check_inspector_token(token: &str) -> Result<(), SettingError> {
     if token.chars().count() >= MIN_INSPECTOR_TOKEN
         && token.bytes().all(|byte| byte.is_ascii_graphic())
@@ -256,7 +264,12 @@ impl ServerSettings {
 
 /// Refuses the settings among `names` that are set, in a build without `feature`, which they
 /// need: a host told to do what it cannot must not serve as if it had not been told.
-#[cfg(any(not(feature = "oauth"), not(feature = "logging")))]
+#[cfg(any(
+    not(feature = "oauth"),
+    not(feature = "logging"),
+    not(feature = "inspector")
+))]
+#[cfg_attr(not(any_host), allow(dead_code))]
 pub(crate) fn refuse_without(
     feature: &str,
     source: &dyn Source,
@@ -314,7 +327,11 @@ mod tests {
     }
 
     #[test]
-    #[cfg(any(not(feature = "oauth"), not(feature = "logging")))]
+    #[cfg(any(
+        not(feature = "oauth"),
+        not(feature = "logging"),
+        not(feature = "inspector")
+    ))]
     fn a_setting_a_left_out_feature_needs_stops_the_host_and_names_both() {
         let names = [LOG_FILTER_VAR, LOG_FORMAT_VAR];
         assert_eq!(refuse_without("logging", &source(&[]), &names), Ok(()));
@@ -334,10 +351,12 @@ mod tests {
         assert!(ServerSettings::read(&empty).unwrap().is_empty());
         assert_eq!(duration(&empty, LEASE_VAR), Ok(None));
         assert_eq!(positive(&empty, MAX_WAITING_VAR), Ok(None));
+        #[cfg(feature = "inspector")]
         assert_eq!(inspector_token(&empty), Ok(None));
     }
 
     #[test]
+    #[cfg(feature = "inspector")]
     fn the_inspector_token_is_read_under_its_old_name_too_and_checked() {
         let token = "0123456789abcdef0123";
         let new = source(&[(INSPECTOR_TOKEN_VAR, token)]);

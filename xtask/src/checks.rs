@@ -71,7 +71,8 @@ pub fn run() -> Result<()> {
         "--no-default-features",
         "--features",
     ];
-    let native_without_defaults = [&without_defaults[..], &["native,testing", "--lib"]].concat();
+    let native_without_defaults =
+        [&without_defaults[..], &["native,testing", "--all-targets"]].concat();
     cargo(
         &[
             &["clippy"][..],

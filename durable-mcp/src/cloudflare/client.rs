@@ -20,19 +20,26 @@ use super::driven::settled;
 use super::entry::Bindings;
 use super::listing::{self, EVERY_TASK_SCOPE};
 use super::object_rpc::CallTarget;
+#[cfg(feature = "inspector")]
 use super::ports::JsClock;
 use super::protocol::{
-    CallerCall, Candidate, ChildEndedCall, CreateCall, InspectCall, ObjectCall, ObjectReply,
-    OperateCall, UpdateCall, WakeCall,
+    CallerCall, ChildEndedCall, CreateCall, ObjectCall, ObjectReply, UpdateCall,
 };
+#[cfg(feature = "inspector")]
+use super::protocol::{Candidate, InspectCall, OperateCall, WakeCall};
+#[cfg(feature = "inspector")]
 use super::settings::WorkerSettings;
 use super::watch;
+#[cfg(feature = "inspector")]
+use crate::core::Timestamp;
+#[cfg(feature = "inspector")]
 use crate::core::control::Operation;
-use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
+use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot};
+#[cfg(feature = "inspector")]
 use crate::inspector::{InspectedTasks, TaskFilter};
-use crate::runtime::{
-    Clock, CreateTask, LocalBoxFuture, RouteError, TaskChanges, TaskRoute, new_task_id,
-};
+#[cfg(feature = "inspector")]
+use crate::runtime::Clock;
+use crate::runtime::{CreateTask, LocalBoxFuture, RouteError, TaskChanges, TaskRoute, new_task_id};
 
 /// How many times an internal call is sent when the platform says the failure is retryable.
 const CALL_ATTEMPTS: u32 = 3;
@@ -295,6 +302,7 @@ impl ObjectTasks {
 
     /// Runs the alarm handler of the task's object at once, as if its alarm had fired: what
     /// an operator's wake request asks for.
+    #[cfg(feature = "inspector")]
     pub(super) async fn wake(&self, task_id: &str) -> Result<(), RouteError> {
         let call = ObjectCall::Wake(WakeCall {
             task_id: task_id.to_owned(),
@@ -307,10 +315,18 @@ impl ObjectTasks {
 }
 
 /// Whether the Worker serves the inspector: it has the inspector's token.
+#[cfg(feature = "inspector")]
 pub(crate) fn inspector_enabled(env: &Env) -> bool {
     WorkerSettings::of_isolate(env).is_ok_and(|settings| settings.inspector_token.is_some())
 }
 
+/// A Worker built without the inspector never serves it.
+#[cfg(not(feature = "inspector"))]
+pub(crate) fn inspector_enabled(_env: &Env) -> bool {
+    false
+}
+
+#[cfg(feature = "inspector")]
 impl InspectedTasks for ObjectTasks {
     fn now(&self) -> Timestamp {
         JsClock.now()

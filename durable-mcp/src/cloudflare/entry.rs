@@ -4,21 +4,28 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+#[cfg(feature = "inspector")]
+use worker::Method;
 use worker::js_sys::{Promise, Uint8Array};
 use worker::wasm_bindgen::{self, JsValue, prelude::wasm_bindgen};
-use worker::{ByteStream, Env, Method, Request, Response, web_sys};
+use worker::{ByteStream, Env, Request, Response, web_sys};
 
 use super::client::{MAX_WATCHED_TASKS_PER_STREAM, ObjectTasks};
 use super::driven::{self, settled};
 #[cfg(feature = "oauth")]
 use super::outbound::WorkerOutbound;
 use super::settings::WorkerSettings;
+#[cfg(feature = "inspector")]
 use crate::apart::apart;
+#[cfg(feature = "inspector")]
 use crate::inspector::{self, INSPECTOR_PATH};
+#[cfg(feature = "inspector")]
 use crate::rpc::headers::same_secret;
 use crate::rpc::listeners::{ListenLimits, Listeners};
 use crate::rpc::{Headers, HttpRequest, HttpResponse, McpServer, Router};
-use crate::settings::{ALLOWED_HOSTS_VAR, INSPECTOR_TOKEN_VAR};
+use crate::settings::ALLOWED_HOSTS_VAR;
+#[cfg(feature = "inspector")]
+use crate::settings::INSPECTOR_TOKEN_VAR;
 
 /// The binding name of the TaskRunner Durable Object namespace in wrangler.toml.
 pub const TASK_RUNNER_BINDING: &str = "TASK_RUNNER";
@@ -31,7 +38,7 @@ pub const TASK_INDEX_BINDING: &str = "TASK_INDEX";
 /// The path of the MCP endpoint; every other path answers 404.
 pub const MCP_PATH: &str = "/mcp";
 
-/// Where an operator wakes a task: `POST /__durable-mcp/wake/<task id>` with
+/// Where an operator wakes a task (the `inspector` feature): `POST /__durable-mcp/wake/<task id>` with
 /// `Authorization: Bearer <token>` (the inspector's token,
 /// [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR)) runs the task's alarm
 /// handler at once, as if its alarm had fired. Without that setting the path does not exist
@@ -120,6 +127,7 @@ impl Endpoint {
 
     /// The endpoint's wake path: [`WAKE_PATH`] beside the endpoint's path, so
     /// `/__durable-mcp/wake/` for `/mcp` and `/a/__durable-mcp/wake/` for `/a/mcp`.
+    #[cfg(feature = "inspector")]
     pub fn wake_path(&self) -> String {
         format!("{}{WAKE_PATH}", self.parent_path())
     }
@@ -129,6 +137,7 @@ impl Endpoint {
     /// `/a/__durable-mcp/inspector` for `/a/mcp`. It lists and acts on the tasks of the
     /// endpoint's bindings, and exists while the Worker has
     /// [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR).
+    #[cfg(feature = "inspector")]
     pub fn inspector_path(&self) -> String {
         format!("{}{INSPECTOR_PATH}", self.parent_path())
     }
@@ -136,11 +145,14 @@ impl Endpoint {
     /// Whether `path` is one the endpoint answers besides its inspector: its own, its wake
     /// path, or MCP authorization's metadata.
     fn serves(&self, path: &str) -> bool {
-        path == self.path
-            || path.starts_with(self.wake_path().as_str())
-            || path.starts_with("/.well-known/")
+        #[cfg(feature = "inspector")]
+        if path.starts_with(self.wake_path().as_str()) {
+            return true;
+        }
+        path == self.path || path.starts_with("/.well-known/")
     }
 
+    #[cfg(feature = "inspector")]
     fn parent_path(&self) -> &'static str {
         self.path.rsplit_once('/').map_or("", |(parent, _)| parent)
     }
@@ -218,9 +230,12 @@ where
     let request = request.into_platform_request();
     let url = request.url();
     let path = url_path(&url);
+    #[cfg(feature = "inspector")]
     let inspector_path = path
         .strip_prefix(endpoint.inspector_path().as_str())
         .filter(|rest| rest.is_empty() || rest.starts_with('/'));
+    #[cfg(not(feature = "inspector"))]
+    let inspector_path: Option<&str> = None;
     if inspector_path.is_none() && !endpoint.serves(path) {
         return not_found(endpoint);
     }
@@ -234,9 +249,11 @@ where
             return Response::error(message, 500);
         }
     };
+    #[cfg(feature = "inspector")]
     let token = settings.inspector_token.as_deref();
     // The inspector and the wake path apart: an MCP request compiles none of their code
     // (see `apart`).
+    #[cfg(feature = "inspector")]
     if let Some(inspector_path) = inspector_path {
         return apart(inspect(
             &request,
@@ -253,13 +270,12 @@ where
         if let Some(metadata) = server.well_known(&request.method(), path) {
             return into_response(metadata);
         }
-        return match path.strip_prefix(endpoint.wake_path().as_str()) {
-            Some(task_id) => {
-                let request = Request::from(request);
-                apart(wake(&request, env, endpoint, token, task_id)).await
-            }
-            None => not_found(endpoint),
-        };
+        #[cfg(feature = "inspector")]
+        if let Some(task_id) = path.strip_prefix(endpoint.wake_path().as_str()) {
+            let request = Request::from(request);
+            return apart(wake(&request, env, endpoint, token, task_id)).await;
+        }
+        return not_found(endpoint);
     }
     let headers = request_headers(&request);
     let Some(body) = read_body(&request, &headers, BODY_LIMIT).await? else {
@@ -423,6 +439,7 @@ async fn read_body(
 
 /// Runs the alarm handler of `task_id`'s object, for an operator holding the inspector's
 /// token.
+#[cfg(feature = "inspector")]
 async fn wake(
     request: &Request,
     env: &Env,
@@ -457,6 +474,7 @@ async fn wake(
 
 /// Answers a request to the task inspector: 404 unless the Worker has the inspector's token,
 /// which the inspector's API then requires.
+#[cfg(feature = "inspector")]
 async fn inspect(
     request: &web_sys::Request,
     env: &Env,

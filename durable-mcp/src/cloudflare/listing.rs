@@ -11,11 +11,12 @@ use std::future::Future;
 use futures_util::future::join_all;
 
 use super::client::ObjectClient;
-use super::protocol::{
-    Candidate, IndexCall, IndexReply, InspectCall, ListedCall, ObjectCall, ObjectReply,
-};
+#[cfg(feature = "inspector")]
+use super::protocol::InspectCall;
+use super::protocol::{Candidate, IndexCall, IndexReply, ListedCall, ObjectCall, ObjectReply};
 use crate::core::TaskSnapshot;
 use crate::core::listing::{ListPage, ListPosition, PageBuilder};
+#[cfg(feature = "inspector")]
 use crate::inspector::TaskFilter;
 use crate::runtime::RouteError;
 
@@ -140,6 +141,7 @@ async fn listed(
 
 /// What the inspector's listing shows of the task at `entry`: its summary if `filter` keeps
 /// it.
+#[cfg(feature = "inspector")]
 pub(crate) async fn inspected(
     runners: &ObjectClient,
     filter: &TaskFilter,

@@ -10,8 +10,10 @@ use serde_json::{Map, Value};
 use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response};
 
+#[cfg(feature = "inspector")]
 use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ListPosition, ParentLink, TaskSnapshot};
+#[cfg(feature = "inspector")]
 use crate::inspector::TaskFilter;
 use crate::runtime::RouteError;
 
@@ -32,6 +34,7 @@ pub(crate) enum ObjectCall {
     /// child's object).
     ChildEnded(ChildEndedCall),
     /// Run the alarm handler now, as if the alarm had fired (an operator's wake-up).
+    #[cfg(feature = "inspector")]
     Wake(WakeCall),
     /// The task's snapshot for a listing of `scope`, if the task is shown there (a page of
     /// `tasks/list`): [`ObjectReply::Snapshot`], or [`ObjectReply::Gone`].
@@ -39,8 +42,10 @@ pub(crate) enum ObjectCall {
     /// The task for the inspector: with `whole`, all of it ([`ObjectReply::View`] of the
     /// inspector's detail); else its summary if `filter` keeps it ([`ObjectReply::View`]) or
     /// [`ObjectReply::Skipped`]. [`ObjectReply::Gone`] if there is no such task.
+    #[cfg(feature = "inspector")]
     Inspect(InspectCall),
     /// An operator's action from the inspector.
+    #[cfg(feature = "inspector")]
     Operate(OperateCall),
 }
 
@@ -83,6 +88,7 @@ pub(crate) struct ChildEndedCall {
 }
 
 /// [`ObjectCall::Wake`].
+#[cfg(feature = "inspector")]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct WakeCall {
     pub(crate) task_id: String,
@@ -96,6 +102,7 @@ pub(crate) struct ListedCall {
 }
 
 /// [`ObjectCall::Inspect`].
+#[cfg(feature = "inspector")]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct InspectCall {
     pub(crate) task_id: String,
@@ -104,6 +111,7 @@ pub(crate) struct InspectCall {
 }
 
 /// [`ObjectCall::Operate`].
+#[cfg(feature = "inspector")]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct OperateCall {
     pub(crate) task_id: String,
@@ -144,9 +152,12 @@ impl<'de> Deserialize<'de> for ObjectCall {
             "update" => ObjectCall::Update(fields_of(fields)?),
             "cancel" => ObjectCall::Cancel(fields_of(fields)?),
             "child_ended" => ObjectCall::ChildEnded(fields_of(fields)?),
+            #[cfg(feature = "inspector")]
             "wake" => ObjectCall::Wake(fields_of(fields)?),
             "listed" => ObjectCall::Listed(fields_of(fields)?),
+            #[cfg(feature = "inspector")]
             "inspect" => ObjectCall::Inspect(fields_of(fields)?),
+            #[cfg(feature = "inspector")]
             "operate" => ObjectCall::Operate(fields_of(fields)?),
             other => return Err(de::Error::unknown_variant(other, OPS)),
         })
@@ -314,6 +325,7 @@ impl ObjectReply {
     }
 
     /// What the inspector shows of the task: the view, `Skipped`, or `Gone`.
+    #[cfg(feature = "inspector")]
     pub(crate) fn into_view(self) -> Result<Candidate, RouteError> {
         match self {
             ObjectReply::View(view) => Ok(Candidate::Shown(view)),
@@ -347,7 +359,8 @@ impl ObjectReply {
 pub(crate) enum Candidate<T = Value> {
     /// The task, as the listing shows it.
     Shown(T),
-    /// The task exists and the listing leaves it out.
+    /// The task exists and the listing leaves it out (only the inspector's filter does).
+    #[cfg_attr(not(feature = "inspector"), allow(dead_code))]
     Skipped,
     /// There is no such task (any more): the index may forget it.
     Gone,

@@ -18,14 +18,18 @@ use super::listing::EVERY_TASK_SCOPE;
 use super::object_rpc::{answer_now_or_later, check_rpc_target};
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
 use super::protocol::{
-    CallerCall, ChildEndedCall, CreateCall, InspectCall, ListedCall, ObjectCall, ObjectReply,
-    OperateCall, UpdateCall, WakeCall, answer_text, refuse_fetch,
+    CallerCall, ChildEndedCall, CreateCall, ListedCall, ObjectCall, ObjectReply, UpdateCall,
+    answer_text, refuse_fetch,
 };
+#[cfg(feature = "inspector")]
+use super::protocol::{InspectCall, OperateCall, WakeCall};
 use super::settings::RunnerSettings;
 use super::sql_store::DurableObjectStore;
 use super::watch;
+#[cfg(feature = "inspector")]
 use crate::apart::apart;
 use crate::core::EngineError;
+#[cfg(feature = "inspector")]
 use crate::inspector::{self, TaskFilter};
 use crate::rpc::McpServer;
 use crate::runtime::engine::TickEnd;
@@ -228,6 +232,7 @@ impl Runner {
                 .engine
                 .child_ended(&task_id, &key, &outcome)
                 .map(|()| ObjectReply::Done),
+            #[cfg(feature = "inspector")]
             ObjectCall::Wake(WakeCall { .. }) => {
                 // The alarm handler never fails; what it could not do, its backstop retries.
                 // Apart, so that a call compiles the alarm's code only when it wakes the task
@@ -239,11 +244,13 @@ impl Runner {
                 .engine
                 .listed(&task_id, &scope)
                 .map(|shown| shown.map_or(ObjectReply::Gone, ObjectReply::Snapshot)),
+            #[cfg(feature = "inspector")]
             ObjectCall::Inspect(InspectCall {
                 task_id,
                 whole,
                 filter,
             }) => self.inspect(&task_id, whole, filter.as_ref()),
+            #[cfg(feature = "inspector")]
             ObjectCall::Operate(OperateCall { task_id, operation }) => self
                 .engine
                 .operate(&task_id, &operation)
@@ -306,6 +313,7 @@ impl Runner {
     }
 
     /// What the inspector shows of the task: all of it, or its summary if `filter` keeps it.
+    #[cfg(feature = "inspector")]
     fn inspect(
         &self,
         task_id: &str,

@@ -72,6 +72,7 @@ pub(crate) struct WorkerSettings {
     /// What the settings change on every server the Worker serves.
     pub(crate) server: ServerSettings,
     /// The inspector's token, which also opens the wake path.
+    #[cfg(feature = "inspector")]
     pub(crate) inspector_token: Option<String>,
 }
 
@@ -100,6 +101,8 @@ impl WorkerSettings {
         RunnerSettings::read(source)?;
         #[cfg(not(feature = "logging"))]
         settings::refuse_without("logging", source, &[LOG_FILTER_VAR])?;
+        #[cfg(not(feature = "inspector"))]
+        settings::refuse_without("inspector", source, &settings::INSPECTOR_TOKEN_VARS)?;
         #[cfg(feature = "logging")]
         if let Some(filter) = source.get(LOG_FILTER_VAR)
             && let Err(error) = Filter::parse(&filter)
@@ -111,6 +114,7 @@ impl WorkerSettings {
         }
         Ok(WorkerSettings {
             server: ServerSettings::read(source)?,
+            #[cfg(feature = "inspector")]
             inspector_token: settings::inspector_token(source)?,
         })
     }

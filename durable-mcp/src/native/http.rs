@@ -19,7 +19,9 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::limits::{AcceptBackoff, ConnectionLimits, ConnectionSlots, Slot};
-use crate::inspector::{self, INSPECTOR_PATH, InspectedTasks};
+use super::owners::WorkerTasks;
+#[cfg(feature = "inspector")]
+use crate::inspector::{self, INSPECTOR_PATH};
 use crate::rpc::sse::EventStream;
 use crate::rpc::{Headers, HttpRequest, HttpResponse, Router};
 
@@ -33,6 +35,7 @@ pub(super) struct HttpSettings {
     pub(super) limits: ConnectionLimits,
     pub(super) pages: Option<Arc<PageFn>>,
     /// The inspector's token; without one the inspector's paths answer 404.
+    #[cfg(feature = "inspector")]
     pub(super) inspector_token: Option<Arc<str>>,
     /// Whether the host listens on an address other machines reach (not loopback).
     pub(super) open_to_network: bool,
@@ -80,7 +83,7 @@ pub(super) async fn accept_connections(
 pub(super) async fn serve_connections(
     mut connections: mpsc::UnboundedReceiver<Accepted>,
     router: Rc<Router>,
-    inspected: Rc<dyn InspectedTasks>,
+    inspected: Rc<WorkerTasks>,
     settings: HttpSettings,
     stop: impl Future<Output = ()>,
 ) {
@@ -109,7 +112,7 @@ pub(super) async fn serve_connections(
                 let (router, settings) = (Rc::clone(&router), settings.clone());
                 let inspected = Rc::clone(&inspected);
                 async move {
-                    let response = answer(&router, &*inspected, &settings, request).await;
+                    let response = answer(&router, &inspected, &settings, request).await;
                     Ok::<_, std::convert::Infallible>(response)
                 }
             });
@@ -122,7 +125,7 @@ pub(super) async fn serve_connections(
 
 async fn answer(
     router: &Router,
-    inspected: &dyn InspectedTasks,
+    #[cfg_attr(not(feature = "inspector"), allow(unused_variables))] inspected: &WorkerTasks,
     settings: &HttpSettings,
     request: hyper::Request<Incoming>,
 ) -> hyper::Response<ResponseBody> {
@@ -133,10 +136,12 @@ async fn answer(
             .iter()
             .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
     );
+    #[cfg(feature = "inspector")]
     let inspector_path = (settings.inspector_token.as_ref())
         .and_then(|_| request.uri().path().strip_prefix(INSPECTOR_PATH))
         .filter(|rest| rest.is_empty() || rest.starts_with('/'))
         .map(str::to_owned);
+    #[cfg(feature = "inspector")]
     if let (Some(inspector_path), Some(token)) = (inspector_path, &settings.inspector_token) {
         let query = request.uri().query().unwrap_or_default().to_owned();
         let body = match read_body(request, settings).await {

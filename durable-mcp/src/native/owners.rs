@@ -16,8 +16,12 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::activations::Activations;
+#[cfg(feature = "inspector")]
+use crate::core::Timestamp;
+#[cfg(feature = "inspector")]
 use crate::core::control::Operation;
-use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot, Timestamp};
+use crate::core::{ChildOutcome, ListPage, ListPosition, TaskSnapshot};
+#[cfg(feature = "inspector")]
 use crate::inspector::{self, InspectedTasks, TaskFilter};
 use crate::runtime::engine::Access;
 use crate::runtime::route::changes_from;
@@ -66,6 +70,7 @@ pub(super) enum TaskWrite {
     /// `tasks/cancel`.
     Cancel,
     /// An operator's action, from the inspector.
+    #[cfg(feature = "inspector")]
     Operate(Operation),
     /// A child task of this one ended.
     ChildEnded {
@@ -129,6 +134,7 @@ impl WorkerTasks {
         match write {
             TaskWrite::Update(responses) => self.engine.update(task_id, responses, caller),
             TaskWrite::Cancel => self.engine.cancel(task_id, caller),
+            #[cfg(feature = "inspector")]
             TaskWrite::Operate(operation) => self.engine.operate(task_id, operation),
             TaskWrite::ChildEnded { key, outcome } => {
                 self.engine.child_ended(task_id, key, outcome)
@@ -343,6 +349,7 @@ impl TaskRoute for WorkerTasks {
     }
 }
 
+#[cfg(feature = "inspector")]
 impl InspectedTasks for WorkerTasks {
     fn now(&self) -> Timestamp {
         self.engine.host().clock.now()

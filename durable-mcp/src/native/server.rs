@@ -198,6 +198,7 @@ impl NativeHost {
                 body_limit: DEFAULT_BODY_LIMIT,
                 limits: ConnectionLimits::default(),
                 pages: None,
+                #[cfg(feature = "inspector")]
                 inspector_token: None,
                 open_to_network: false,
             },
@@ -253,9 +254,12 @@ impl NativeHost {
         if let Some(max) = settings::positive(source, MAX_CONNECTIONS_VAR)? {
             self.http.limits.max_connections = max;
         }
+        #[cfg(feature = "inspector")]
         if let Some(token) = settings::inspector_token(source)? {
             self.http.inspector_token = Some(token.into());
         }
+        #[cfg(not(feature = "inspector"))]
+        settings::refuse_without("inspector", source, &settings::INSPECTOR_TOKEN_VARS)?;
         Ok(self)
     }
 
@@ -270,6 +274,7 @@ impl NativeHost {
     ///
     /// [`HostError::Config`] for a token shorter than 16 characters or with whitespace or
     /// control characters in it.
+    #[cfg(feature = "inspector")]
     pub fn inspector_token(mut self, token: impl Into<String>) -> Result<Self, HostError> {
         let token = token.into();
         settings::check_inspector_token(&token)?;

@@ -383,7 +383,7 @@ impl Engine {
     }
 
     /// The task's row, whoever created it; `None` if there is no such task. Never writes.
-    #[cfg(cloudflare_host)]
+    #[cfg(all(cloudflare_host, feature = "inspector"))]
     pub(crate) fn task_record(&self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
         Ok(self
             .load(task_id, LoadScope::Control)?
@@ -391,7 +391,7 @@ impl Engine {
     }
 
     /// Carries out an operator's `operation` on the task, whoever created it.
-    #[cfg(any_host)]
+    #[cfg(all(any_host, feature = "inspector"))]
     pub(crate) fn operate(
         &self,
         task_id: &str,
@@ -410,7 +410,7 @@ impl Engine {
 
     /// One page of every task, whatever its listing scope, that `shown` keeps, oldest first,
     /// strictly after `after`, of at most `limit` rows: what the inspector lists. Never writes.
-    #[cfg(native_host)]
+    #[cfg(all(native_host, feature = "inspector"))]
     pub(crate) fn every_task(
         &self,
         after: Option<&ListPosition>,
