@@ -45,58 +45,20 @@ pub fn run() -> Result<()> {
     crate::public_api::check(false)?;
     // The published crates as packaged, and on their declared rust-version.
     crate::publish::check()?;
-    // The crate without host features, and without its default ones, on both targets: what a
-    // Worker's own crates may link on wasm32. Code only a host or a feature uses must be gated
-    // with it.
-    let featureless = [
-        "clippy",
-        "--package",
-        "durable-mcp",
-        "--no-default-features",
-    ];
-    cargo(&[&featureless[..], &["--", "-D", "warnings"]].concat(), &[])?;
-    cargo(
-        &[
-            &featureless[..],
-            &["--target", WASM_TARGET, "--", "-D", "warnings"],
-        ]
-        .concat(),
-        &[],
-    )?;
-    // Hosts built without the default features (OAuth, logging): their code, and their
-    // refusal of the settings those features read.
-    let without_defaults = [
-        "--package",
-        "durable-mcp",
-        "--no-default-features",
-        "--features",
-    ];
-    let native_without_defaults =
-        [&without_defaults[..], &["native,testing", "--all-targets"]].concat();
-    cargo(
-        &[
-            &["clippy"][..],
-            &native_without_defaults,
-            &["--", "-D", "warnings"],
-        ]
-        .concat(),
-        &[],
-    )?;
-    cargo(&[&["test"][..], &native_without_defaults].concat(), &[])?;
-    let worker_without_defaults = [
-        &without_defaults[..],
-        &["cloudflare", "--target", WASM_TARGET],
-    ]
-    .concat();
-    cargo(
-        &[
-            &["clippy"][..],
-            &worker_without_defaults,
-            &["--", "-D", "warnings"],
-        ]
-        .concat(),
-        &[],
-    )?;
+    // The crate without its default features (OAuth, logging, the inspector): without a host on
+    // both targets (what a Worker's own crates may link on wasm32), and with each host. Code
+    // only a host or a feature uses must be gated with it. Natively its unit tests run too:
+    // they check the refusal of the settings a left-out feature reads.
+    let lean = ["--package", "durable-mcp", "--no-default-features"];
+    let native = ["--features", "native,testing", "--all-targets"];
+    let worker = ["--features", "cloudflare", "--target", WASM_TARGET];
+    for flags in [&[][..], &["--target", WASM_TARGET], &native, &worker] {
+        cargo(
+            &[&["clippy"][..], &lean, flags, &["--", "-D", "warnings"]].concat(),
+            &[],
+        )?;
+    }
+    cargo(&[&["test"][..], &lean, &native].concat(), &[])?;
     // The Cloudflare host and the Worker crates exist only on wasm32: lint them there.
     let clippy_worker = [
         "clippy",
