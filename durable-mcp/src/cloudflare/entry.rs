@@ -38,11 +38,11 @@ pub const TASK_INDEX_BINDING: &str = "TASK_INDEX";
 /// The path of the MCP endpoint; every other path answers 404.
 pub const MCP_PATH: &str = "/mcp";
 
-/// Where an operator wakes a task (the `inspector` feature): `POST /__durable-mcp/wake/<task id>` with
+/// Where an operator wakes a task: `POST /__durable-mcp/wake/<task id>` with
 /// `Authorization: Bearer <token>` (the inspector's token,
 /// [`INSPECTOR_TOKEN_VAR`](crate::settings::INSPECTOR_TOKEN_VAR)) runs the task's alarm
-/// handler at once, as if its alarm had fired. Without that setting the path does not exist
-/// (404).
+/// handler at once, as if its alarm had fired. Without that setting, or in a build without
+/// the `inspector` feature, the path does not exist (404).
 pub const WAKE_PATH: &str = "/__durable-mcp/wake/";
 
 /// The largest request body the endpoint reads (the native host's limit too).
