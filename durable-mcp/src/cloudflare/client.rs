@@ -4,7 +4,9 @@
 //! call of the internal protocol to a named object and reads its reply, retrying what the
 //! platform says is safe to retry.
 
-use std::cell::{Cell, OnceCell, RefCell};
+#[cfg(task_listing)]
+use std::cell::{Cell, OnceCell};
+use std::cell::RefCell;
 use std::future::Future;
 use std::time::Duration;
 
@@ -18,7 +20,10 @@ use worker::{Delay, Env, ObjectNamespace, Request, Response, Stub, js_sys, web_s
 
 use super::driven::settled;
 use super::entry::Bindings;
-use super::listing::{self, EVERY_TASK_SCOPE};
+#[cfg(task_listing)]
+use super::listing;
+#[cfg(feature = "inspector")]
+use super::listing::EVERY_TASK_SCOPE;
 use super::object_rpc::CallTarget;
 #[cfg(feature = "inspector")]
 use super::ports::JsClock;
@@ -219,9 +224,11 @@ pub(crate) fn internal(what: &str, error: &dyn std::fmt::Display) -> RouteError 
 /// directly.
 pub struct ObjectTasks {
     runners: ObjectClient,
+    #[cfg(task_listing)]
     env: Env,
     /// The index client, looked up on first use (creations and listings, not polls); `None`
     /// inside when the Worker has no binding named `bindings.index`.
+    #[cfg(task_listing)]
     index: OnceCell<Option<ObjectClient>>,
     bindings: Bindings,
 }
@@ -234,6 +241,7 @@ impl std::fmt::Debug for ObjectTasks {
     }
 }
 
+#[cfg(task_listing)]
 thread_local! {
     /// Whether this isolate has logged that tasks are created unlisted for want of an index.
     static WARNED_UNLISTED: Cell<bool> = const { Cell::new(false) };
@@ -254,13 +262,16 @@ impl ObjectTasks {
         let runners = bound_namespace(env, bindings.runner())?;
         Ok(ObjectTasks {
             runners: ObjectClient::new(runners, "the task's Durable Object"),
+            #[cfg(task_listing)]
             env: env.clone(),
+            #[cfg(task_listing)]
             index: OnceCell::new(),
             bindings,
         })
     }
 
     /// The index's client, or `None` without its binding.
+    #[cfg(task_listing)]
     fn bound_index(&self) -> Option<&ObjectClient> {
         self.index
             .get_or_init(|| {
@@ -271,6 +282,7 @@ impl ObjectTasks {
     }
 
     /// The index, or the error that says how to add it.
+    #[cfg(task_listing)]
     fn index(&self) -> Result<&ObjectClient, RouteError> {
         self.bound_index().ok_or_else(|| {
             let binding = self.bindings.index();
@@ -285,6 +297,7 @@ impl ObjectTasks {
 
     /// Records a new task in its scope's index before it is created: a crash in between
     /// leaves at most an id whose task does not exist, which listing skips and forgets.
+    #[cfg(task_listing)]
     async fn register(&self, scope: &str, task_id: &str) -> Result<(), RouteError> {
         let Some(index) = self.bound_index() else {
             if !WARNED_UNLISTED.replace(true) {
@@ -318,12 +331,6 @@ impl ObjectTasks {
 #[cfg(feature = "inspector")]
 pub(crate) fn inspector_enabled(env: &Env) -> bool {
     WorkerSettings::of_isolate(env).is_ok_and(|settings| settings.inspector_token.is_some())
-}
-
-/// A Worker built without the inspector never serves it.
-#[cfg(not(feature = "inspector"))]
-pub(crate) fn inspector_enabled(_env: &Env) -> bool {
-    false
 }
 
 #[cfg(feature = "inspector")]
@@ -395,9 +402,12 @@ impl TaskRoute for ObjectTasks {
                 Some(id) => id,
                 None => new_task_id()?,
             };
+            // Nothing reads an index without the 2025 lane's `tasks/list` or the inspector.
+            #[cfg(feature = "mcp-2025")]
             if let Some(scope) = &request.list_scope {
                 self.register(scope, &task_id).await?;
             }
+            #[cfg(feature = "inspector")]
             if inspector_enabled(&self.env) {
                 self.register(EVERY_TASK_SCOPE, &task_id).await?;
             }
@@ -476,8 +486,14 @@ impl TaskRoute for ObjectTasks {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<ListPage<TaskSnapshot>, RouteError>> {
         Box::pin(async move {
-            let index = self.index()?;
-            listing::page(index, &self.runners, scope, after.cloned(), limit).await
+            #[cfg(task_listing)]
+            return listing::page(self.index()?, &self.runners, scope, after.cloned(), limit).await;
+            #[cfg(not(task_listing))]
+            return Err(RouteError::Failed(format!(
+                "cannot list the tasks of {scope} after {after:?} ({limit} at most): this \
+                 Worker keeps no task index (durable-mcp built without its mcp-2025 and \
+                 inspector features)"
+            )));
         })
     }
 

@@ -6,20 +6,35 @@
 //! Worker records an id before it creates the task, and forgets the ids whose tasks it finds
 //! gone while listing; a TaskRunner forgets its own id as it purges its task. Once the last
 //! entry is forgotten the object deletes its storage.
+//!
+//! A Worker whose durable-mcp lists no tasks (built without the `mcp-2025` and `inspector`
+//! features) keeps the class, so that its wrangler.toml and migrations stay as they are, and
+//! the object refuses every call: nothing sends it one.
 
+#[cfg(task_listing)]
 use std::cell::Cell;
+#[cfg(task_listing)]
 use std::panic::AssertUnwindSafe;
+#[cfg(task_listing)]
 use std::rc::Rc;
 
 use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response, State};
 
+#[cfg(task_listing)]
 use super::object_rpc::answer_now_or_later;
+#[cfg(task_listing)]
 use super::ports::JsClock;
-use super::protocol::{IndexCall, IndexReply, answer_text, js_error, refuse_fetch};
+#[cfg(task_listing)]
+use super::protocol::{IndexCall, IndexReply, answer_text};
+use super::protocol::{js_error, refuse_fetch};
+#[cfg(task_listing)]
 use super::sql::Sql;
+#[cfg(task_listing)]
 use crate::core::ListPosition;
+#[cfg(task_listing)]
 use crate::core::schema;
+#[cfg(task_listing)]
 use crate::runtime::{Clock, StoreError};
 
 /// The body of a user's TaskIndex Durable Object. [`task_runner!`](super::task_runner)
@@ -27,11 +42,13 @@ use crate::runtime::{Clock, StoreError};
 /// struct wrapping this, whose Durable Object RPC method `durableMcpCall` calls
 /// [`call`](Self::call).
 pub struct TaskIndex {
+    #[cfg(task_listing)]
     // A Worker built with `--panic-unwind` requires its objects to be unwind safe; the object
     // keeps nothing in memory but whether its table exists. Shared with the calls in flight.
     inner: AssertUnwindSafe<Rc<Index>>,
 }
 
+#[cfg(task_listing)]
 struct Index {
     state: State,
     sql: Sql,
@@ -48,6 +65,7 @@ impl std::fmt::Debug for TaskIndex {
 impl TaskIndex {
     /// The index kept in the storage of the object `state`. Writes nothing until a task is
     /// recorded. The class must be declared with `new_sqlite_classes` in a wrangler migration.
+    #[cfg(task_listing)]
     pub fn new(state: State) -> Self {
         let sql = Sql::new(&state.storage().sql());
         TaskIndex {
@@ -63,6 +81,7 @@ impl TaskIndex {
     /// reply's JSON text (itself, or a promise of it when the answer has to wait). Refuses
     /// (`Err`, a JavaScript error) a text that is no call, and fails the same way when the
     /// storage fails.
+    #[cfg(task_listing)]
     pub fn call(&self, call: String) -> Result<JsValue, JsValue> {
         let index = Rc::clone(&self.inner);
         answer_now_or_later(async move {
@@ -76,6 +95,27 @@ impl TaskIndex {
         })
     }
 
+    /// The index kept in the storage of the object `state`. Writes nothing until a task is
+    /// recorded. The class must be declared with `new_sqlite_classes` in a wrangler migration.
+    #[cfg(not(task_listing))]
+    pub fn new(state: State) -> Self {
+        let _ = state;
+        TaskIndex {}
+    }
+
+    /// Answers one internal call from the Worker or a TaskRunner, given as JSON text, with the
+    /// reply's JSON text (itself, or a promise of it when the answer has to wait). Refuses
+    /// (`Err`, a JavaScript error) a text that is no call, and fails the same way when the
+    /// storage fails.
+    #[cfg(not(task_listing))]
+    pub fn call(&self, call: String) -> Result<JsValue, JsValue> {
+        let _ = call;
+        Err(js_error(
+            "this Worker lists no tasks (durable-mcp built without its mcp-2025 and inspector \
+             features), so its TaskIndex answers nothing",
+        ))
+    }
+
     /// A `fetch` to the object: refused with 404, since it is reached only through
     /// [`call`](Self::call).
     pub fn fetch(&self, request: Request) -> worker::Result<Response> {
@@ -83,6 +123,7 @@ impl TaskIndex {
     }
 }
 
+#[cfg(task_listing)]
 impl Index {
     async fn answer(&self, call: IndexCall) -> Result<IndexReply, StoreError> {
         match call {

@@ -22,6 +22,7 @@ use crate::runtime::RouteError;
 
 /// The index scope that holds every task's id, whatever its own scope, while the inspector is
 /// on: what the inspector lists. (Task scopes start with `principal:` or `session:`.)
+#[cfg(feature = "inspector")]
 pub(crate) const EVERY_TASK_SCOPE: &str = "$inspector";
 
 /// How many batches of candidates one page looks at before it ends short, with a cursor to go

@@ -70,6 +70,7 @@ mod client;
 mod driven;
 mod entry;
 mod index;
+#[cfg(task_listing)]
 mod listing;
 #[cfg(feature = "logging")]
 mod logging;

@@ -12,7 +12,9 @@ use worker::{Request, Response};
 
 #[cfg(feature = "inspector")]
 use crate::core::control::Operation;
-use crate::core::{ChildOutcome, ListPosition, ParentLink, TaskSnapshot};
+#[cfg(task_listing)]
+use crate::core::ListPosition;
+use crate::core::{ChildOutcome, ParentLink, TaskSnapshot};
 #[cfg(feature = "inspector")]
 use crate::inspector::TaskFilter;
 use crate::runtime::RouteError;
@@ -38,6 +40,7 @@ pub(crate) enum ObjectCall {
     Wake(WakeCall),
     /// The task's snapshot for a listing of `scope`, if the task is shown there (a page of
     /// `tasks/list`): [`ObjectReply::Snapshot`], or [`ObjectReply::Gone`].
+    #[cfg(task_listing)]
     Listed(ListedCall),
     /// The task for the inspector: with `whole`, all of it ([`ObjectReply::View`] of the
     /// inspector's detail); else its summary if `filter` keeps it ([`ObjectReply::View`]) or
@@ -95,6 +98,7 @@ pub(crate) struct WakeCall {
 }
 
 /// [`ObjectCall::Listed`].
+#[cfg(task_listing)]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct ListedCall {
     pub(crate) task_id: String,
@@ -118,16 +122,20 @@ pub(crate) struct OperateCall {
     pub(crate) operation: Operation,
 }
 
-/// The ops, as the wire names them.
+/// The ops this build answers, as the wire names them.
 const OPS: &[&str] = &[
     "create",
     "get",
     "update",
     "cancel",
     "child_ended",
+    #[cfg(feature = "inspector")]
     "wake",
+    #[cfg(task_listing)]
     "listed",
+    #[cfg(feature = "inspector")]
     "inspect",
+    #[cfg(feature = "inspector")]
     "operate",
 ];
 
@@ -154,6 +162,7 @@ impl<'de> Deserialize<'de> for ObjectCall {
             "child_ended" => ObjectCall::ChildEnded(fields_of(fields)?),
             #[cfg(feature = "inspector")]
             "wake" => ObjectCall::Wake(fields_of(fields)?),
+            #[cfg(task_listing)]
             "listed" => ObjectCall::Listed(fields_of(fields)?),
             #[cfg(feature = "inspector")]
             "inspect" => ObjectCall::Inspect(fields_of(fields)?),
@@ -190,6 +199,7 @@ pub(crate) enum ObjectReply {
 }
 
 /// What the Worker asks a scope's TaskIndex, the object that lists the scope's task ids.
+#[cfg(task_listing)]
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub(crate) enum IndexCall {
@@ -205,6 +215,7 @@ pub(crate) enum IndexCall {
 }
 
 /// What a TaskIndex answers.
+#[cfg(task_listing)]
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum IndexReply {
@@ -316,6 +327,7 @@ impl ObjectReply {
     }
 
     /// The snapshot (`Some`), `None` for `Gone`, or the refusal as the router's error.
+    #[cfg(task_listing)]
     pub(crate) fn into_listed(self) -> Result<Option<TaskSnapshot>, RouteError> {
         match self {
             ObjectReply::Snapshot(snapshot) => Ok(Some(snapshot)),
@@ -355,6 +367,7 @@ impl ObjectReply {
 }
 
 /// What a listing learns of one candidate task.
+#[cfg(task_listing)]
 #[derive(Debug)]
 pub(crate) enum Candidate<T = Value> {
     /// The task, as the listing shows it.
@@ -366,6 +379,7 @@ pub(crate) enum Candidate<T = Value> {
     Gone,
 }
 
+#[cfg(task_listing)]
 impl IndexReply {
     /// The entries of a page.
     pub(crate) fn into_entries(self) -> Result<Vec<ListPosition>, RouteError> {
@@ -384,6 +398,7 @@ impl IndexReply {
     }
 }
 
+#[cfg(task_listing)]
 fn unexpected_index_reply(reply: &IndexReply, expected: &str) -> RouteError {
     RouteError::Failed(format!(
         "the task index answered {reply:?} where {expected} was expected (are the Worker and \

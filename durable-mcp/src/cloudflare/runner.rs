@@ -11,15 +11,23 @@ use std::time::Duration;
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Request, Response, State, web_sys};
 
-use super::client::{ObjectClient, ObjectTasks, bound_namespace, inspector_enabled};
+#[cfg(task_listing)]
+use super::client::{ObjectClient, bound_namespace};
+use super::client::ObjectTasks;
+#[cfg(feature = "inspector")]
+use super::client::inspector_enabled;
 use super::entry::Bindings;
+#[cfg(task_listing)]
 use super::listing;
+#[cfg(feature = "inspector")]
 use super::listing::EVERY_TASK_SCOPE;
 use super::object_rpc::{answer_now_or_later, check_rpc_target};
 use super::ports::{AlarmScheduler, JsClock, JsTimer};
+#[cfg(task_listing)]
+use super::protocol::ListedCall;
 use super::protocol::{
-    CallerCall, ChildEndedCall, CreateCall, ListedCall, ObjectCall, ObjectReply, UpdateCall,
-    answer_text, refuse_fetch,
+    CallerCall, ChildEndedCall, CreateCall, ObjectCall, ObjectReply, UpdateCall, answer_text,
+    refuse_fetch,
 };
 #[cfg(feature = "inspector")]
 use super::protocol::{InspectCall, OperateCall, WakeCall};
@@ -56,8 +64,10 @@ struct Runner {
     settings: RunnerSettings,
     /// The listing indexes, told when a listed task is purged; `None` without the binding
     /// [`Bindings::index`] names.
+    #[cfg(task_listing)]
     index: Option<ObjectClient>,
     /// Whether the Worker serves the inspector, whose index lists every task.
+    #[cfg(feature = "inspector")]
     inspected: bool,
     /// The other tasks' objects (children to start and cancel, a parent to tell), which the
     /// engine reaches through this; `None` without a runner binding.
@@ -131,6 +141,7 @@ impl TaskRunner {
         if let Some(tasks) = &tasks {
             engine.reach_tasks_through(Rc::downgrade(tasks));
         }
+        #[cfg(task_listing)]
         let index = bound_namespace(env, bindings.index())
             .ok()
             .map(|index| ObjectClient::new(index, "the task index"));
@@ -143,7 +154,9 @@ impl TaskRunner {
                 alarm,
                 engine,
                 settings,
+                #[cfg(task_listing)]
                 index,
+                #[cfg(feature = "inspector")]
                 inspected: inspector_enabled(env),
                 tasks,
             })),
@@ -240,6 +253,7 @@ impl Runner {
                 let _ = apart(self.alarm()).await;
                 Ok(ObjectReply::Done)
             }
+            #[cfg(task_listing)]
             ObjectCall::Listed(ListedCall { task_id, scope }) => self
                 .engine
                 .listed(&task_id, &scope)
@@ -295,11 +309,14 @@ impl Runner {
         for task_id in &ids {
             match self.engine.tick_task(task_id).await? {
                 TickEnd::Alive => {}
+                #[cfg_attr(not(feature = "mcp-2025"), allow(unused_variables))]
                 TickEnd::Gone { list_scope } => {
                     left -= 1;
+                    #[cfg(feature = "mcp-2025")]
                     if let Some(scope) = list_scope {
                         self.forget(task_id, scope).await;
                     }
+                    #[cfg(feature = "inspector")]
                     if self.inspected {
                         self.forget(task_id, EVERY_TASK_SCOPE.to_owned()).await;
                     }
@@ -338,6 +355,7 @@ impl Runner {
 
     /// Tells the listing index `scope` that the task is purged. Best effort: an id the index
     /// keeps is dropped by the next listing that meets it.
+    #[cfg(task_listing)]
     async fn forget(&self, task_id: &str, scope: String) {
         let Some(index) = &self.index else { return };
         if let Err(error) = listing::forget(index, &scope, vec![task_id.to_owned()]).await {

@@ -485,6 +485,11 @@ pub(crate) fn requested_log_level(params: &Map<String, Value>) -> Option<LogLeve
     serde_json::from_value(level.clone()).ok()
 }
 
+/// The listing scope of the tasks an authenticated caller creates: its principal's.
+pub(crate) fn principal_list_scope(principal: &str) -> String {
+    format!("principal:{principal}")
+}
+
 /// The `progressToken` a request's `_meta` carries, if any.
 pub(crate) fn progress_token(params: &Map<String, Value>) -> Option<Value> {
     params

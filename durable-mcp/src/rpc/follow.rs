@@ -19,10 +19,13 @@ use super::error::RpcError;
 use crate::core::{TaskSnapshot, TaskStatus};
 use crate::runtime::{LocalBoxFuture, RouteError, TaskChanges, TaskRoute};
 use crate::wire::jsonrpc::{ErrorObject, code};
+#[cfg(feature = "mcp-2025")]
 use crate::wire::legacy::LegacyTask;
+#[cfg(feature = "mcp-2025")]
 use crate::wire::tools::elicitation_request;
 
 /// The `_meta` key tying a message to the task it concerns (2025-11-25).
+#[cfg(feature = "mcp-2025")]
 pub const META_RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// The prefix of the ids of the requests a followed task sends the client; the client's
@@ -57,6 +60,7 @@ pub(crate) enum Emit {
 pub(crate) enum OnInput {
     /// Send each request to the client (it declared elicitation) and let its answers reach
     /// the task.
+    #[cfg(feature = "mcp-2025")]
     Ask,
     /// Answer the call with an `InputRequiredResult` of the requests (2026-07-28 without the
     /// Tasks extension); the client retries with its answers. The keys `answered` were
@@ -72,6 +76,7 @@ pub(crate) enum Refusal {
     /// -32021 naming the Tasks extension (2026-07-28).
     MissingTasksExtension,
     /// A tool error the model can read (2025: the client declared no elicitation).
+    #[cfg(feature = "mcp-2025")]
     ToolError,
 }
 
@@ -81,8 +86,10 @@ pub(crate) enum Outcome {
     /// The `CallToolResult` a 2026-07-28 call answers (`resultType: "complete"`).
     Modern,
     /// The `CallToolResult` of a 2025 inline call.
+    #[cfg(feature = "mcp-2025")]
     Legacy,
     /// The answer of a 2025 `tasks/result`: the result with the related-task `_meta`.
+    #[cfg(feature = "mcp-2025")]
     TaskResult,
 }
 
@@ -106,6 +113,7 @@ struct Follower {
     queued: VecDeque<Emit>,
     last_message: Option<String>,
     /// What the last `notifications/tasks/status` said (`tasks/result` streams only).
+    #[cfg(feature = "mcp-2025")]
     last_status: Option<LegacyTask>,
     progress: u64,
     asked: BTreeSet<String>,
@@ -126,12 +134,15 @@ impl Follow {
     pub(crate) fn into_stream(self, first: TaskSnapshot) -> LocalBoxStream<'static, Emit> {
         let asked = match &self.on_input {
             OnInput::Return { answered } => answered.clone(),
-            OnInput::Ask | OnInput::Refuse(_) => BTreeSet::new(),
+            #[cfg(feature = "mcp-2025")]
+            OnInput::Ask => BTreeSet::new(),
+            OnInput::Refuse(_) => BTreeSet::new(),
         };
         let mut follower = Follower {
             follow: self,
             queued: VecDeque::new(),
             last_message: None,
+            #[cfg(feature = "mcp-2025")]
             last_status: None,
             progress: 0,
             asked,
@@ -280,6 +291,7 @@ impl Follower {
     /// Queues what changed in `snapshot`; `Some` when the task asks input the client cannot
     /// give.
     fn see(&mut self, snapshot: TaskSnapshot) -> Option<(Refusal, String)> {
+        #[cfg(feature = "mcp-2025")]
         self.report_status(&snapshot);
         if let Some(message) = &snapshot.status_message
             && snapshot.status_message != self.last_message
@@ -292,6 +304,7 @@ impl Follower {
             TaskStatus::Working => None,
             TaskStatus::InputRequired => match self.follow.on_input {
                 OnInput::Refuse(refusal) => Some((refusal, snapshot.tool_name)),
+                #[cfg(feature = "mcp-2025")]
                 OnInput::Ask => {
                     self.ask(&snapshot);
                     None
@@ -324,6 +337,7 @@ impl Follower {
     /// A `notifications/tasks/status` when the task's status or message changed, on a 2025
     /// `tasks/result` stream (its client declared tasks): the task as `tasks/get` shows it
     /// then, without its result.
+    #[cfg(feature = "mcp-2025")]
     fn report_status(&mut self, snapshot: &TaskSnapshot) {
         if self.follow.outcome != Outcome::TaskResult {
             return;
@@ -344,6 +358,7 @@ impl Follower {
     }
 
     /// Sends each input request not sent yet; its id names the task and the request's key.
+    #[cfg(feature = "mcp-2025")]
     fn ask(&mut self, snapshot: &TaskSnapshot) {
         for (key, params) in &snapshot.input_requests {
             if !self.asked.insert(key.clone()) {
@@ -390,6 +405,7 @@ impl Follower {
             Refusal::MissingTasksExtension => Err(RpcError::tasks_required(&format!(
                 "the tool {tool:?} asked for input, which"
             ))),
+            #[cfg(feature = "mcp-2025")]
             Refusal::ToolError => Ok(json!({
                 "content": [{
                     "type": "text",
@@ -411,8 +427,9 @@ impl Follower {
     fn still_running(&self) -> Result<Value, RpcError> {
         let task_id = &self.follow.task_id;
         let after = crate::core::format_duration(self.waited);
-        match self.follow.outcome {
-            Outcome::Legacy => Ok(json!({
+        #[cfg(feature = "mcp-2025")]
+        if self.follow.outcome == Outcome::Legacy {
+            return Ok(json!({
                 "content": [{
                     "type": "text",
                     "text": format!(
@@ -422,16 +439,14 @@ impl Follower {
                     ),
                 }],
                 "isError": true,
-            })),
-            Outcome::Modern | Outcome::TaskResult => {
-                let mut error = RpcError::tasks_required(&format!(
-                    "the task {task_id} is still running after {after} (it goes on); \
-                     waiting for it longer"
-                ));
-                error.error.data.get_or_insert_with(|| json!({}))["taskId"] = json!(task_id);
-                Err(error)
-            }
+            }));
         }
+        let mut error = RpcError::tasks_required(&format!(
+            "the task {task_id} is still running after {after} (it goes on); \
+             waiting for it longer"
+        ));
+        error.error.data.get_or_insert_with(|| json!({}))["taskId"] = json!(task_id);
+        Err(error)
     }
 
     fn outcome_of(&self, snapshot: TaskSnapshot) -> Result<Value, RpcError> {
@@ -455,7 +470,9 @@ impl Follower {
         };
         Ok(match self.follow.outcome {
             Outcome::Modern => crate::wire::tasks::complete_result(result),
+            #[cfg(feature = "mcp-2025")]
             Outcome::Legacy => crate::wire::legacy::call_result(result),
+            #[cfg(feature = "mcp-2025")]
             Outcome::TaskResult => {
                 let mut result = crate::wire::legacy::call_result(result);
                 result["_meta"][META_RELATED_TASK] = json!({ "taskId": task_id });

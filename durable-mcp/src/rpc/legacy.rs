@@ -19,7 +19,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::cursor::{decode_cursor, encode_cursor};
-use super::dispatch::{Call, Method, Reply, Started, progress_token, read_params};
+use super::dispatch::{
+    Call, Method, Reply, Started, principal_list_scope, progress_token, read_params,
+};
 use super::error::RpcError;
 use super::exchange::{Answered, Exchange, Shape};
 use super::follow::{Emit, Follow, OnInput, Outcome, Refusal};
@@ -34,9 +36,8 @@ use crate::runtime::CreateTask;
 use crate::runtime::TaskRoute;
 use crate::wire::CallToolResult;
 use crate::wire::envelope::RequestMeta;
-use crate::wire::legacy::{
-    LEGACY_VERSIONS, LegacyTask, create_task_result, legacy_status, strip_modern_fields,
-};
+use crate::wire::LEGACY_VERSIONS;
+use crate::wire::legacy::{LegacyTask, create_task_result, legacy_status, strip_modern_fields};
 
 /// The newest 2025 revision, the one that has tasks.
 const TASKS_VERSION: &str = "2025-11-25";
@@ -519,7 +520,7 @@ pub(crate) fn list_scope(
     session: Option<&LegacySession>,
 ) -> Option<String> {
     match (principal, session) {
-        (Some(principal), _) => Some(format!("principal:{principal}")),
+        (Some(principal), _) => Some(principal_list_scope(principal)),
         (None, Some(session)) => Some(format!("session:{}", session.nonce)),
         (None, None) => None,
     }

@@ -16,6 +16,7 @@ mod follow;
 pub(crate) mod headers;
 mod http;
 mod inline;
+#[cfg(feature = "mcp-2025")]
 pub(crate) mod legacy;
 pub(crate) mod listen;
 pub(crate) mod listeners;
@@ -25,6 +26,7 @@ mod relay;
 mod request;
 mod router;
 mod server;
+#[cfg(feature = "mcp-2025")]
 mod session;
 pub mod sse;
 

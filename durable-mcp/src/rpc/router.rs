@@ -12,17 +12,21 @@ use futures_util::StreamExt;
 use futures_util::stream::{self, LocalBoxStream};
 
 use super::cors::CorsPolicy;
-use super::dispatch::{Call, Method, Reply, check_task_scopes, requested_log_level};
+use super::dispatch::{
+    Call, Method, Reply, check_task_scopes, principal_list_scope, requested_log_level,
+};
 use super::error::RpcError;
 use super::follow::{Emit, answer_id};
 use super::headers::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, check_origin, expect_header,
 };
 use super::http::{Headers, HttpRequest, HttpResponse};
-use super::legacy::{LegacyCall, LegacyReply, list_scope};
+#[cfg(feature = "mcp-2025")]
+use super::legacy::{LegacyCall, LegacyReply};
 use super::listeners::Listeners;
 use super::relay::{self, CALL_REQUEST_PREFIX};
 use super::server::McpServer;
+#[cfg(feature = "mcp-2025")]
 use super::session::SESSION_HEADER;
 use super::sse::{self, EventStream};
 #[cfg(feature = "oauth")]
@@ -33,8 +37,9 @@ use crate::runtime::new_task_id;
 use crate::runtime::route::OwnTasks;
 use crate::wire::envelope::{META_PROTOCOL_VERSION, META_SERVER_INFO, RequestMeta};
 use crate::wire::jsonrpc::{failure, success, success_text};
-use crate::wire::legacy::{LEGACY_VERSIONS, strip_modern_fields};
-use crate::wire::{RequestId, SUPPORTED_VERSIONS, code};
+#[cfg(feature = "mcp-2025")]
+use crate::wire::legacy::strip_modern_fields;
+use crate::wire::{LEGACY_VERSIONS, RequestId, SUPPORTED_VERSIONS, code};
 
 /// The MCP endpoint of one host: a [`McpServer`] over the route to its tasks.
 pub struct Router {
@@ -154,7 +159,10 @@ impl Router {
             return respond(Some(&message.id), Err(error));
         }
         if legacy {
+            #[cfg(feature = "mcp-2025")]
             return apart(self.handle_legacy(&request, &message, caller)).await;
+            #[cfg(not(feature = "mcp-2025"))]
+            return respond(Some(&message.id), Err(legacy_unserved(&request.headers, &message)));
         }
         let outcome = apart(self.call(&request, &message, caller)).await;
         self.report(&message, &outcome);
@@ -187,7 +195,7 @@ impl Router {
         let call = Call {
             server: &self.server,
             tasks: &self.tasks,
-            list_scope: (caller.principal.as_deref()).and_then(|p| list_scope(Some(p), None)),
+            list_scope: caller.principal.as_deref().map(principal_list_scope),
             log_level: requested_log_level(&message.params),
             asks_client: false,
             params: &message.params,
@@ -204,6 +212,7 @@ impl Router {
     }
 
     /// A request of the 2025 era: see [`legacy`](super::legacy).
+    #[cfg(feature = "mcp-2025")]
     async fn handle_legacy(
         &self,
         request: &HttpRequest,
@@ -365,6 +374,28 @@ fn is_legacy(headers: &Headers, message: &Message) -> bool {
         .get(PROTOCOL_VERSION_HEADER)
         .is_none_or(|version| LEGACY_VERSIONS.contains(&version.trim()));
     !has_envelope && message.method != "server/discover" && header_is_legacy
+}
+
+/// The refusal of a 2025 request by a server built without the 2025 lane (the `mcp-2025`
+/// feature): 2025's "Unsupported protocol version" error, with HTTP 200 as 2025 clients read
+/// errors, naming what the server speaks.
+#[cfg(not(feature = "mcp-2025"))]
+fn legacy_unserved(headers: &Headers, message: &Message) -> RpcError {
+    let requested = match message.params.get("protocolVersion").and_then(Value::as_str) {
+        Some(version) => version.to_owned(),
+        None => headers
+            .get(PROTOCOL_VERSION_HEADER)
+            .unwrap_or_else(|| LEGACY_VERSIONS[0].to_owned()),
+    };
+    let mut error = RpcError::unsupported_version(&requested);
+    error.status = 200;
+    error.error.code = code::INVALID_PARAMS;
+    error.error.message = format!(
+        "Unsupported protocol version: this server speaks only MCP {} (it was built without \
+         durable-mcp's mcp-2025 feature, which serves the 2025 revisions)",
+        SUPPORTED_VERSIONS.join(", ")
+    );
+    error
 }
 
 /// Who sent a request, as the server's authorization decided.
@@ -537,5 +568,68 @@ fn respond(id: Option<&RequestId>, outcome: Result<Value, RpcError>) -> HttpResp
             }
             response
         }
+    }
+}
+
+#[cfg(all(test, feature = "testing", not(feature = "mcp-2025")))]
+mod without_the_2025_lane {
+    use futures_util::FutureExt;
+    use serde_json::json;
+
+    use super::*;
+    use crate::runtime::TaskRegistry;
+    use crate::testing::Harness;
+
+    fn answer(headers: &[(&str, &str)], body: Value) -> HttpResponse {
+        let harness = Harness::new(TaskRegistry::new());
+        let router = Router::new(McpServer::new("lean", "1.0.0"), harness.shared_engine());
+        let request = HttpRequest {
+            method: "POST".to_owned(),
+            headers: Headers::new(headers.iter().copied()),
+            body: serde_json::to_vec(&body).unwrap(),
+        };
+        router
+            .handle(request)
+            .now_or_never()
+            .expect("a refusal awaits nothing")
+    }
+
+    #[test]
+    fn an_initialize_is_told_the_revision_the_server_speaks() {
+        let response = answer(
+            &[("content-type", "application/json")],
+            json!({
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": { "name": "old", "version": "1" } },
+            }),
+        );
+        // 2025 clients read errors only from a 200.
+        assert_eq!(response.status, 200);
+        let body = response.json_body();
+        assert_eq!(body["id"], 1);
+        assert_eq!(body["error"]["code"], code::INVALID_PARAMS);
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Unsupported protocol version"), "{message}");
+        assert!(message.contains("mcp-2025 feature"), "{message}");
+        assert_eq!(
+            body["error"]["data"],
+            json!({ "supported": SUPPORTED_VERSIONS, "requested": "2025-06-18" })
+        );
+    }
+
+    #[test]
+    fn a_later_2025_request_names_its_header_s_revision() {
+        let response = answer(
+            &[
+                ("content-type", "application/json"),
+                (PROTOCOL_VERSION_HEADER, "2025-11-25"),
+            ],
+            json!({ "jsonrpc": "2.0", "id": "t", "method": "tools/list" }),
+        );
+        assert_eq!(response.status, 200);
+        let body = response.json_body();
+        assert_eq!(body["error"]["code"], code::INVALID_PARAMS);
+        assert_eq!(body["error"]["data"]["requested"], "2025-11-25");
     }
 }

@@ -10,6 +10,11 @@ pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// Every revision the router accepts (sent with -32022 and in `server/discover`).
 pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 
+/// The 2025 revisions, newest first: a request in one of them is the 2025 lane's (the
+/// `mcp-2025` feature), whose `initialize` picks the client's if it is one of them, else the
+/// newest.
+pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+
 /// The Tasks extension's identifier, in client and server capabilities.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 

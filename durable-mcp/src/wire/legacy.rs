@@ -8,10 +8,6 @@ use super::tasks::{TaskStatusWire, complete_result};
 use crate::core::time::duration_millis;
 use crate::core::{TaskSnapshot, TaskStatus};
 
-/// The 2025 revisions the router speaks, newest first (`initialize` picks the client's if it
-/// is one of them, else the newest).
-pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
-
 /// A task as 2025-11-25 shows it (`tasks/get`, `tasks/list`, `tasks/cancel`, and nested in
 /// the `CreateTaskResult` of a `tools/call`).
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -9,6 +9,7 @@
 pub(crate) mod completion;
 pub(crate) mod envelope;
 pub(crate) mod jsonrpc;
+#[cfg(feature = "mcp-2025")]
 pub(crate) mod legacy;
 pub(crate) mod params;
 pub(crate) mod prompts;
@@ -23,7 +24,9 @@ pub use resources::{Resource, ResourceContents, ResourceTemplate};
 pub use tools::{CallToolResult, Content, InputRequiredResult, IntoCallToolResult, Json, Tool};
 
 pub(crate) use completion::CompleteParams;
-pub(crate) use envelope::{ClientCapabilities, Implementation, RequestMeta, SUPPORTED_VERSIONS};
+pub(crate) use envelope::{
+    ClientCapabilities, Implementation, LEGACY_VERSIONS, RequestMeta, SUPPORTED_VERSIONS,
+};
 pub(crate) use jsonrpc::RequestId;
 pub(crate) use prompts::GetPromptParams;
 pub(crate) use tasks::{CreateTaskResult, DetailedTask};
