@@ -23,12 +23,14 @@
 //!
 //! # Features
 //!
-//! A host is a feature: `native` or `cloudflare` (`testing` adds the harness). Three more are on
+//! A host is a feature: `native` or `cloudflare` (`testing` adds the harness). Four more are on
 //! by default, what a server deployed for others needs: `oauth` (MCP authorization, the `auth`
-//! module), `logging` (the hosts' log output) and `inspector` (the task inspector and a
-//! Worker's wake path). A server that uses none of them leaves them out with
-//! `default-features = false`, for a smaller Worker script; a host whose settings ask for
-//! what its build left out refuses to start, naming the setting and the feature.
+//! module), `logging` (the hosts' log output), `inspector` (the task inspector and a Worker's
+//! wake path) and `mcp-2025` (the clients of the 2025 revisions: `initialize`, sessions,
+//! 2025-11-25 tasks and their `tasks/list`). A server that uses none of them leaves them out
+//! with `default-features = false`, for a smaller Worker script; a host whose settings ask for
+//! what its build left out refuses to start, naming the setting and the feature, and a server
+//! without `mcp-2025` answers a 2025 request with 2025's "Unsupported protocol version" error.
 //!
 //! Everything else is the engine's own; `__private` (what the macros expand to) and
 //! `__internals` (what the workspace's benchmarks, simulator and tests reach into) are hidden

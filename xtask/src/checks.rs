@@ -45,10 +45,11 @@ pub fn run() -> Result<()> {
     crate::public_api::check(false)?;
     // The published crates as packaged, and on their declared rust-version.
     crate::publish::check()?;
-    // The crate without its default features (OAuth, logging, the inspector): without a host on
-    // both targets (what a Worker's own crates may link on wasm32), and with each host. Code
-    // only a host or a feature uses must be gated with it. Natively its unit tests run too:
-    // they check the refusal of the settings a left-out feature reads.
+    // The crate without its default features (OAuth, logging, the inspector, the 2025 lane):
+    // without a host on both targets (what a Worker's own crates may link on wasm32), and with
+    // each host. Code only a host or a feature uses must be gated with it. Natively its unit
+    // tests run too: they check the refusal of the settings a left-out feature reads, and of a
+    // 2025 request.
     let lean = ["--package", "durable-mcp", "--no-default-features"];
     let native = ["--features", "native,testing", "--all-targets"];
     let worker = ["--features", "cloudflare", "--target", WASM_TARGET];

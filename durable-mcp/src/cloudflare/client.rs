@@ -4,9 +4,9 @@
 //! call of the internal protocol to a named object and reads its reply, retrying what the
 //! platform says is safe to retry.
 
+use std::cell::RefCell;
 #[cfg(task_listing)]
 use std::cell::{Cell, OnceCell};
-use std::cell::RefCell;
 use std::future::Future;
 use std::time::Duration;
 

@@ -10,10 +10,10 @@ use serde_json::{Map, Value};
 use worker::wasm_bindgen::JsValue;
 use worker::{Request, Response};
 
-#[cfg(feature = "inspector")]
-use crate::core::control::Operation;
 #[cfg(task_listing)]
 use crate::core::ListPosition;
+#[cfg(feature = "inspector")]
+use crate::core::control::Operation;
 use crate::core::{ChildOutcome, ParentLink, TaskSnapshot};
 #[cfg(feature = "inspector")]
 use crate::inspector::TaskFilter;

@@ -11,11 +11,11 @@ use std::time::Duration;
 use worker::wasm_bindgen::JsValue;
 use worker::{Env, Request, Response, State, web_sys};
 
-#[cfg(task_listing)]
-use super::client::{ObjectClient, bound_namespace};
 use super::client::ObjectTasks;
 #[cfg(feature = "inspector")]
 use super::client::inspector_enabled;
+#[cfg(task_listing)]
+use super::client::{ObjectClient, bound_namespace};
 use super::entry::Bindings;
 #[cfg(task_listing)]
 use super::listing;

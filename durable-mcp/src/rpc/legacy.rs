@@ -35,8 +35,8 @@ use crate::core::TaskSnapshot;
 use crate::runtime::CreateTask;
 use crate::runtime::TaskRoute;
 use crate::wire::CallToolResult;
-use crate::wire::envelope::RequestMeta;
 use crate::wire::LEGACY_VERSIONS;
+use crate::wire::envelope::RequestMeta;
 use crate::wire::legacy::{LegacyTask, create_task_result, legacy_status, strip_modern_fields};
 
 /// The newest 2025 revision, the one that has tasks.

@@ -162,7 +162,10 @@ impl Router {
             #[cfg(feature = "mcp-2025")]
             return apart(self.handle_legacy(&request, &message, caller)).await;
             #[cfg(not(feature = "mcp-2025"))]
-            return respond(Some(&message.id), Err(legacy_unserved(&request.headers, &message)));
+            return respond(
+                Some(&message.id),
+                Err(legacy_unserved(&request.headers, &message)),
+            );
         }
         let outcome = apart(self.call(&request, &message, caller)).await;
         self.report(&message, &outcome);
@@ -381,7 +384,11 @@ fn is_legacy(headers: &Headers, message: &Message) -> bool {
 /// errors, naming what the server speaks.
 #[cfg(not(feature = "mcp-2025"))]
 fn legacy_unserved(headers: &Headers, message: &Message) -> RpcError {
-    let requested = match message.params.get("protocolVersion").and_then(Value::as_str) {
+    let requested = match message
+        .params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+    {
         Some(version) => version.to_owned(),
         None => headers
             .get(PROTOCOL_VERSION_HEADER)
@@ -610,7 +617,10 @@ mod without_the_2025_lane {
         assert_eq!(body["id"], 1);
         assert_eq!(body["error"]["code"], code::INVALID_PARAMS);
         let message = body["error"]["message"].as_str().unwrap();
-        assert!(message.starts_with("Unsupported protocol version"), "{message}");
+        assert!(
+            message.starts_with("Unsupported protocol version"),
+            "{message}"
+        );
         assert!(message.contains("mcp-2025 feature"), "{message}");
         assert_eq!(
             body["error"]["data"],
