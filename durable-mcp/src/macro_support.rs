@@ -14,6 +14,7 @@ pub use serde_json;
 
 pub use crate::core::Backoff;
 use crate::core::RetryPolicy;
+use crate::core::activation::NameUse;
 use crate::rpc::{PlainTool, Preparation, TaskTool, ToolCall, ToolOutcome};
 pub use crate::runtime::LocalBoxFuture;
 use crate::runtime::{StepError, TaskContext, TaskDefinition, TaskError};
@@ -219,7 +220,7 @@ where
     Fut: Future<Output = Result<T, E>> + 'a,
 {
     let claimed = crate::runtime::current_context().map(|cx| {
-        let key = cx.claim(name);
+        let key = cx.claim(name, NameUse::Step);
         (cx, key)
     });
     Box::pin(async move {

@@ -249,6 +249,53 @@ fn a_step_that_fails_for_good_is_an_error_of_the_step(setup: Setup) {
     assert_eq!(failed.field("attempt"), Some("1"));
 }
 
+fn a_name_used_by_two_kinds_of_operation_is_warned_of_once_a_run(setup: Setup) {
+    let recorder = Recorder::default();
+    let _default =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let mut env = setup(task("t", |cx, _| {
+        Box::pin(async move {
+            cx.step("send", || async { Ok::<_, StepError>(()) }).await?;
+            cx.step("send", || async { Ok::<_, StepError>(()) }).await?;
+            cx.sleep("send", "1m").await?;
+            cx.sleep("send", "1m").await?;
+            Ok(reply("sent"))
+        })
+    }));
+    let id = env.start();
+    let warned = |events: &[Recorded]| -> Vec<Recorded> {
+        events
+            .iter()
+            .filter(|e| e.field("name") == Some("send"))
+            .cloned()
+            .collect()
+    };
+    // A step called twice under one name is a loop, not a mistake: nothing until the sleep.
+    let first_run = warned(&recorder.take());
+    assert_eq!(first_run.len(), 1, "{first_run:?}");
+    let event = &first_run[0];
+    assert_eq!(event.level, tracing::Level::WARN);
+    assert_eq!(event.field("task_id"), Some(id.as_str()));
+    assert_eq!(event.field("key"), Some("send#3"));
+    assert!(
+        event
+            .message
+            .contains("used by two kinds of operation of this task, step then sleep")
+            && event
+                .message
+                .contains("give each operation a name of its own"),
+        "{}",
+        event.message
+    );
+    // Each run that reaches the second kind says it again, once.
+    env.advance("1m");
+    let replay = warned(&recorder.take());
+    assert_eq!(replay.len(), 1, "{replay:?}");
+    assert_eq!(replay[0].field("key"), Some("send#3"));
+    env.advance("1m");
+    assert_eq!(env.status(&id), TaskStatus::Completed);
+}
+
 thread_local! {
     /// How many times the "fetch" closure ran on this test's thread.
     static FETCHES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
@@ -257,4 +304,5 @@ thread_local! {
 common::on_every_store!(
     a_retried_step_is_traced_and_its_replay_is_not,
     a_step_that_fails_for_good_is_an_error_of_the_step,
+    a_name_used_by_two_kinds_of_operation_is_warned_of_once_a_run,
 );

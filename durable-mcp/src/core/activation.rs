@@ -35,6 +35,7 @@ mod cleanup;
 pub mod draws;
 mod input;
 mod names;
+pub use names::NameUse;
 mod reach;
 mod recorded;
 mod rows;
@@ -149,7 +150,7 @@ pub struct Activation {
     cancel_requested: bool,
     /// Whether the cancellation was recorded before this activation claimed the task.
     cancel_at_claim: bool,
-    occurrences: HashMap<String, u32>,
+    occurrences: HashMap<String, names::Occurrences>,
     status_calls: u32,
     next_seq: u64,
     suspension: Option<Suspension>,

@@ -34,6 +34,24 @@ pub fn task_created(task: &TaskRecord) {
     );
 }
 
+/// The body called `name` for a `then` after a `first`, which share its keys: the `then` got
+/// `key`. (Once a run for each name.)
+pub fn name_shared(
+    task: &TaskRecord,
+    name: &str,
+    first: impl std::fmt::Display,
+    then: impl std::fmt::Display,
+    key: &str,
+) {
+    warn!(
+        target: TARGET, parent: None,
+        task_id = %task.task_id, tool = %task.tool_name, name, key,
+        "the name {name:?} is used by two kinds of operation of this task, {first} then \
+         {then}: they share its keys, so the {then} is recorded as {key:?}; give each \
+         operation a name of its own (a journal that already holds both keeps them as they are)"
+    );
+}
+
 /// An activation claimed the task and runs its body, because of `reason`.
 pub fn activation_started(task: &TaskRecord, reason: &RunReason) {
     info!(

@@ -32,7 +32,7 @@ use super::host::Host;
 use super::pacer::Pacer;
 use super::ports::{LocalBoxFuture, StoreError};
 use super::route::TaskRoute;
-use crate::core::activation::{Activation, Decision, Settings, Stop};
+use crate::core::activation::{Activation, Decision, NameUse, Settings, Stop};
 use crate::core::outcome::End;
 use crate::core::{EngineError, Limits, RetryPolicy, TaskState, Timestamp, parse_duration};
 
@@ -78,7 +78,10 @@ impl IntoDelay for &str {
 /// - A journal key is claimed when the operation is *called* (`cx.step(..)`, `cx.sleep(..)`,
 ///   a `#[step]` fn with owned arguments), in call order. `try_join_all(items.map(|i|
 ///   fetch(i)))` gets `fetch`, `fetch#2`, ... in the iterator's order on every run, and
-///   [`idempotency_key`](Self::idempotency_key) names the key the next call gets. Branches
+///   [`idempotency_key`](Self::idempotency_key) names the key the next call gets. Every kind
+///   of operation draws on the same names: a sleep named like a step before it gets the next
+///   key (`fetch#2`), and the run logs a warning, since two kinds under one name are rarely
+///   meant. Branches
 ///   that each run several steps one after another break ties by timing, which differs
 ///   between a first run and a replay: give such branches their own step names (say, with the
 ///   item's id in the name).
@@ -186,9 +189,10 @@ impl TaskContext {
         self.with(|m| m.idempotency_key(step))
     }
 
-    /// Claims the journal key of the next occurrence of `name`.
-    pub(crate) fn claim(&self, name: &str) -> Decision<String> {
-        self.with(|m| m.claim(name))
+    /// Claims the journal key of the next occurrence of `name`, for an operation of kind
+    /// `used_as`.
+    pub(crate) fn claim(&self, name: &str, used_as: NameUse) -> Decision<String> {
+        self.with(|m| m.claim(name, used_as))
     }
 
     /// Sleeps durably for `duration`; the task is unloaded meanwhile and resumes when the time
@@ -203,7 +207,7 @@ impl TaskContext {
         name: &str,
         duration: impl IntoDelay,
     ) -> LocalBoxFuture<'a, Result<(), TaskError>> {
-        let key = self.with(|m| m.claim(name));
+        let key = self.claim(name, NameUse::Sleep);
         let duration = duration.into_delay();
         Box::pin(async move {
             let key = self.proceed(key).await;
@@ -219,7 +223,7 @@ impl TaskContext {
         name: &str,
         when: Timestamp,
     ) -> LocalBoxFuture<'a, Result<(), TaskError>> {
-        let key = self.with(|m| m.claim(name));
+        let key = self.claim(name, NameUse::Sleep);
         Box::pin(async move {
             let key = self.proceed(key).await;
             self.act(|m, now| m.sleep_until(&key, when, now)).await;

@@ -110,10 +110,10 @@ fn failure(m: &Activation) -> EngineError {
 fn keys_follow_the_order_of_calls() {
     let mut m = activation();
     assert_eq!(m.idempotency_key("send"), "t:send");
-    assert_eq!(m.claim("send"), Ok("send".to_owned()));
+    assert_eq!(m.claim("send", NameUse::Step), Ok("send".to_owned()));
     assert_eq!(m.idempotency_key("send"), "t:send#2");
-    assert_eq!(m.claim("send"), Ok("send#2".to_owned()));
-    assert_eq!(m.claim("other"), Ok("other".to_owned()));
+    assert_eq!(m.claim("send", NameUse::Step), Ok("send#2".to_owned()));
+    assert_eq!(m.claim("other", NameUse::Step), Ok("other".to_owned()));
 }
 
 #[test]
@@ -282,7 +282,7 @@ fn a_retried_step_keeps_its_sequence_number() {
 #[test]
 fn the_activation_sees_its_own_writes() {
     let mut m = activation();
-    let key = m.claim("a").unwrap();
+    let key = m.claim("a", NameUse::Step).unwrap();
     let attempt = run(&mut m, &key, None);
     m.attempt_done(attempt.id, ok("7"), NOW).unwrap();
     let row = &m.journal().steps["a"];
@@ -333,10 +333,10 @@ fn an_answer_to_an_attempt_not_running_fails_the_task() {
 #[test]
 fn a_journal_call_inside_a_step_closure_fails_the_task() {
     let mut m = activation();
-    let key = m.claim("outer").unwrap();
+    let key = m.claim("outer", NameUse::Step).unwrap();
     let attempt = run(&mut m, &key, None);
     m.enter_closure(&key);
-    assert_eq!(m.claim("inner"), Err(Stop));
+    assert_eq!(m.claim("inner", NameUse::Step), Err(Stop));
     m.leave_closure();
     m.attempt_abandoned(attempt.id);
     assert!(matches!(
@@ -348,8 +348,8 @@ fn a_journal_call_inside_a_step_closure_fails_the_task() {
 #[test]
 fn running_attempts_finish_after_a_sibling_suspends() {
     let mut m = activation();
-    let a = m.claim("a").unwrap();
-    let b = m.claim("b").unwrap();
+    let a = m.claim("a", NameUse::Step).unwrap();
+    let b = m.claim("b", NameUse::Step).unwrap();
     let a = run(&mut m, &a, None);
     let b = run(&mut m, &b, None);
     // `a` fails and waits for its retry; `b` is still running.
@@ -357,7 +357,7 @@ fn running_attempts_finish_after_a_sibling_suspends() {
     applied(&mut m);
     assert_eq!(m.end(), None, "b is still running");
     // Other branches go on while one waits.
-    let c = m.claim("c").unwrap();
+    let c = m.claim("c", NameUse::Step).unwrap();
     let c = run(&mut m, &c, None);
     m.attempt_abandoned(c.id);
     // `b` finishes and is recorded; the body runs again at once to see it.
@@ -377,10 +377,10 @@ fn running_attempts_finish_after_a_sibling_suspends() {
 #[test]
 fn a_cancel_ends_the_activation_without_waiting_for_attempts() {
     let mut m = activation();
-    let a = m.claim("a").unwrap();
+    let a = m.claim("a", NameUse::Step).unwrap();
     run(&mut m, &a, None);
     m.cancel_requested = true;
-    let b = m.claim("b").unwrap();
+    let b = m.claim("b", NameUse::Step).unwrap();
     assert_eq!(m.step(&b, None, None, NOW), Err(Stop));
     assert_eq!(suspension(&m), Some(Suspension::Cancelled));
 }
@@ -399,7 +399,7 @@ fn the_weightiest_reason_to_stop_stands() {
     // A hand-off breaks no new ground.
     let mut m = activation();
     m.suspend(Suspension::HandOff);
-    let key = m.claim("a").unwrap();
+    let key = m.claim("a", NameUse::Step).unwrap();
     assert_eq!(m.step(&key, None, None, NOW), Err(Stop));
 }
 
@@ -410,7 +410,7 @@ fn a_lost_lease_stops_the_body() {
     assert_eq!(suspension(&m), Some(Suspension::Stale));
     let mut m = activation();
     m.settings.hand_off_at = Some(NOW);
-    let key = m.claim("a").unwrap();
+    let key = m.claim("a", NameUse::Step).unwrap();
     assert_eq!(m.step(&key, None, None, NOW), Err(Stop));
     assert_eq!(suspension(&m), Some(Suspension::HandOff));
 }
@@ -731,7 +731,7 @@ fn a_retired_patch_fails_a_task_that_took_its_old_side() {
 #[test]
 fn the_body_cannot_name_a_step_like_the_context_own_records() {
     let mut m = activation();
-    assert_eq!(m.claim("$now"), Err(Stop));
+    assert_eq!(m.claim("$now", NameUse::Step), Err(Stop));
     assert!(matches!(
         m.end().map(|end| end.suspension),
         Some(Suspension::Fail(EngineError::InvalidName { .. }))

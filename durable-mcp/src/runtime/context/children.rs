@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{ErasedSerialize, TaskContext};
-use crate::core::activation::ChildStart;
+use crate::core::activation::{ChildStart, NameUse};
 use crate::core::{ChildOutcome, EngineError, ParentLink, TaskStatus};
 use crate::runtime::CreateTask;
 use crate::runtime::error::TaskError;
@@ -128,7 +128,7 @@ impl TaskContext {
         tool: impl ChildTool,
         input: impl Serialize,
     ) -> LocalBoxFuture<'a, Result<ChildTask<'a>, TaskError>> {
-        let key = self.claim(name);
+        let key = self.claim(name, NameUse::ChildStart);
         let tool = tool.tool_name();
         let input = input.to_value();
         Box::pin(async move {

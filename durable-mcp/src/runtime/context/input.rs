@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{ErasedSerialize, TaskContext, parse_json};
-use crate::core::activation::{Activation, CheckNext, Decision, ElicitNext};
+use crate::core::activation::{Activation, CheckNext, Decision, ElicitNext, NameUse};
 use crate::core::{DurationError, EngineError};
 use crate::runtime::IntoDelay;
 use crate::runtime::error::{ElicitOutcome, TaskError};
@@ -56,7 +56,7 @@ impl TaskContext {
             asked: Some(Asked {
                 cx: self,
                 name: name.to_owned(),
-                key: self.claim(name),
+                key: self.claim(name, NameUse::Elicitation),
                 // Serialised now: a value borrowed by the caller need not outlive the call.
                 request: request.to_value(),
             }),
@@ -77,7 +77,7 @@ impl TaskContext {
         name: &str,
         request: impl Serialize,
     ) -> LocalBoxFuture<'a, Result<String, TaskError>> {
-        let key = self.claim(name);
+        let key = self.claim(name, NameUse::Offer);
         let request = request.to_value();
         Box::pin(async move {
             let key = self.proceed(key).await;
@@ -96,7 +96,7 @@ impl TaskContext {
         name: &str,
         offer: &str,
     ) -> LocalBoxFuture<'a, Result<Option<Value>, TaskError>> {
-        let step_key = self.claim(name);
+        let step_key = self.claim(name, NameUse::InputCheck);
         let offer = offer.to_owned();
         Box::pin(async move {
             let step_key = self.proceed(step_key).await;

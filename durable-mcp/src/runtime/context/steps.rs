@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use super::{TaskContext, parked};
 use crate::core::activation::{
-    Activation, AttemptId, AttemptResult, Decision, StepEnd, StepNext, Stop,
+    Activation, AttemptId, AttemptResult, Decision, NameUse, StepEnd, StepNext, Stop,
 };
 use crate::core::step_failure::StepFailure;
 use crate::core::trace;
@@ -37,7 +37,7 @@ impl TaskContext {
         F: FnOnce() -> Fut + 'a,
         Fut: Future<Output = Result<T, StepError>> + 'a,
     {
-        self.claimed_step(self.claim(name), closure)
+        self.claimed_step(self.claim(name, NameUse::Step), closure)
     }
 
     /// The step under a key claimed earlier.
