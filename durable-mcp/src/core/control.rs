@@ -138,7 +138,10 @@ pub struct TaskSnapshot {
     pub result: Option<Value>,
     /// The failure (failed tasks).
     pub error: Option<TaskFailure>,
-    /// Unanswered elicitations, oldest first, while `input_required`.
+    /// Unanswered elicitations, oldest first, while `input_required`: each its key and the
+    /// request as the body gave it to [`elicit`](crate::TaskContext::elicit), the params of an
+    /// `elicitation/create` (`{"message": .., "requestedSchema": ..}`). The wire's
+    /// `inputRequests` wraps each as `{"method": "elicitation/create", "params": ..}`.
     pub input_requests: Vec<(String, Value)>,
     /// The code version the task was created under, if recorded.
     pub code_version: Option<String>,
