@@ -282,6 +282,7 @@ fn task_tokens(task: &Task) -> TokenStream {
     let warnings = crate::replay_lint::warnings(&body.block);
     body.block.stmts.splice(0..0, warnings);
     let input = &task.input;
+    let output = &task.output;
     let (context, call) = if task.takes_context {
         (quote!(__cx), quote!(#body_name(__cx, __input)))
     } else {
@@ -329,6 +330,10 @@ fn task_tokens(task: &Task) -> TokenStream {
                     required: #required,
                     annotations: &[#(#annotations),*],
                     scopes: &[#(#scopes),*],
+                    output_schema: {
+                        use #krate::__private::{StructuredOutput as _, UnstructuredOutput as _};
+                        (&#krate::__private::OutputOf::<#output>::NEW).output_schema()
+                    },
                 },
                 |#context, __input| {
                     ::std::boxed::Box::pin(async move {

@@ -66,6 +66,8 @@ pub struct Task {
     pub takes_context: bool,
     /// The input type, as written.
     pub input: Type,
+    /// `R` of the fn's `Result<R, E>`, as written.
+    pub output: Type,
     /// Where the fn's return type is written (type errors of `R` and `E` are reported there).
     pub result_span: Span,
 }
@@ -358,9 +360,18 @@ impl Task {
             scopes,
             takes_context,
             input: input.expect("an input when there are no errors"),
+            output: task_output(&item).expect("a Result when there are no errors"),
             result_span: result_span(&item),
             item,
         })
+    }
+}
+
+/// `R` of a task fn's `Result<R, E>`.
+fn task_output(item: &ItemFn) -> Option<Type> {
+    match &item.sig.output {
+        ReturnType::Type(_, ty) => result_types(ty).map(|(value, _)| value),
+        ReturnType::Default => None,
     }
 }
 

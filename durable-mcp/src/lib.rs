@@ -127,7 +127,10 @@ pub mod testing;
 ///   included) is the tool's `inputSchema`, and arguments that do not deserialise into it are
 ///   answered with a tool error naming the problem, before any task is created.
 /// - `R` is the tool result: a [`CallToolResult`](wire::CallToolResult), a `String`, or
-///   [`Json`](wire::Json)`(value)` for structured content.
+///   [`Json`](wire::Json)`(value)` for structured content. A `Json<T>` whose `T` derives
+///   `schemars::JsonSchema` and is a struct with named fields (an object, as MCP requires)
+///   gives the tool an `outputSchema` derived from `T`, built when the tool is first listed;
+///   any other `T` (without `JsonSchema`, or a list) gives none.
 /// - `E` converts into [`TaskError`] (any `std::error::Error` does): the task then completes
 ///   with a tool error, or fails for [`TaskError::Protocol`].
 ///

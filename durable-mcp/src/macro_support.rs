@@ -45,6 +45,9 @@ pub struct TaskSpec {
     pub annotations: &'static [(&'static str, bool)],
     /// The OAuth scopes its calls and its tasks' requests need.
     pub scopes: &'static [&'static str],
+    /// What builds the schema of the result's structured content: the `T` of a `Json<T>`
+    /// result whose `T` derives `JsonSchema` (see [`OutputOf`]).
+    pub output_schema: Option<fn() -> Value>,
 }
 
 /// The bound a task's input type must meet, checked where the user wrote the type.
@@ -94,6 +97,9 @@ where
     let definition = apply_options(definition, &spec);
     let mut tool = TaskTool::with_lazy_schema(definition, input_schema::<T>)
         .prepare(move |call| Ok::<_, ErrorObject>(check_arguments::<T>(name, call)));
+    if let Some(output_schema) = spec.output_schema {
+        tool = tool.with_lazy_output_schema(output_schema);
+    }
     if let Some(description) = spec.description {
         tool = tool.description(description);
     }
@@ -126,6 +132,44 @@ fn apply_options(mut definition: TaskDefinition, spec: &TaskSpec) -> TaskDefinit
         definition = definition.step_timeout(timeout);
     }
     definition
+}
+
+/// The value type `R` of a `#[mcp_task]` fn's `Result<R, E>`, asked whether its results carry
+/// structured content: `(&OutputOf::<R>::NEW).output_schema()` finds the schema of `T` for a
+/// `Json<T>` whose `T` derives `JsonSchema` ([`StructuredOutput`]), and `None` for any other
+/// `R` ([`UnstructuredOutput`]). Method lookup tries `OutputOf<R>`'s own impl before the
+/// impl for the reference, and skips an impl whose bounds `R` does not meet, so a `T` without
+/// `JsonSchema` still compiles, as before, without a schema.
+#[derive(Debug)]
+pub struct OutputOf<R>(std::marker::PhantomData<R>);
+
+impl<R> OutputOf<R> {
+    /// The only value.
+    pub const NEW: Self = OutputOf(std::marker::PhantomData);
+}
+
+/// [`OutputOf`] of a `Json<T>` with a schema.
+pub trait StructuredOutput {
+    /// What builds the output schema.
+    fn output_schema(&self) -> Option<fn() -> Value>;
+}
+
+impl<T: Serialize + schemars::JsonSchema> StructuredOutput for OutputOf<Json<T>> {
+    fn output_schema(&self) -> Option<fn() -> Value> {
+        Some(input_schema::<T>)
+    }
+}
+
+/// [`OutputOf`] of any other result type.
+pub trait UnstructuredOutput {
+    /// `None`: the results carry no structured content.
+    fn output_schema(&self) -> Option<fn() -> Value>;
+}
+
+impl<R> UnstructuredOutput for &OutputOf<R> {
+    fn output_schema(&self) -> Option<fn() -> Value> {
+        None
+    }
 }
 
 /// The JSON Schema (draft 2020-12) of `T`, as a tool's `inputSchema`.

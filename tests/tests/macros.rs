@@ -208,6 +208,68 @@ fn the_input_schema_is_derived_with_field_docs() {
     assert!(!validator.is_valid(&json!({ "quantity": "two" })));
 }
 
+/// Looks up a recipient.
+#[mcp_task]
+async fn look_up(input: Order) -> Result<Json<Recipient>, TaskError> {
+    Ok(Json(input.recipient))
+}
+
+/// A receipt without a schema of its own.
+#[derive(Serialize)]
+struct Receipt {
+    id: u64,
+}
+
+/// Issues a receipt.
+#[mcp_task]
+async fn issue_receipt(_input: Nothing) -> Result<Json<Receipt>, TaskError> {
+    Ok(Json(Receipt { id: 1 }))
+}
+
+/// The tools of `server` as `tools/list` (2026-07-28) describes them, by name.
+fn described_tools(server: McpServer) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let harness = harness(&server);
+    let router = durable_mcp::http::Router::new(server, harness.shared_engine());
+    let client = durable_mcp_tests::mcp::McpClient::new("http://127.0.0.1:1/mcp");
+    let (body, headers) = client.build("tools/list", json!({}), true);
+    let response = common::block_on_ready(router.handle(durable_mcp::http::HttpRequest {
+        method: "POST".into(),
+        headers: durable_mcp::http::Headers::new(headers),
+        body: body.to_string().into_bytes(),
+    }));
+    let tools = response.json_body()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    tools
+        .into_iter()
+        .map(|tool| (tool["name"].as_str().unwrap().to_owned(), tool))
+        .collect()
+}
+
+#[test]
+fn a_task_returning_json_of_an_object_type_describes_its_output() {
+    let tools = described_tools(
+        McpServer::new("t", "0")
+            .task(look_up)
+            .task(double_all)
+            .task(issue_receipt)
+            .task(place_order),
+    );
+    let schema = &tools["look_up"]["outputSchema"];
+    assert_eq!(schema["type"], "object");
+    assert_eq!(
+        schema["properties"]["email"]["description"],
+        "Their e-mail address."
+    );
+    assert_eq!(schema["required"], json!(["name", "email"]));
+    // MCP wants an object's schema: a list's is left out, as is a schema a type lacks.
+    assert!(tools["double_all"].get("outputSchema").is_none());
+    assert!(tools["issue_receipt"].get("outputSchema").is_none());
+    // A result without structured content has none.
+    assert!(tools["place_order"].get("outputSchema").is_none());
+}
+
 #[test]
 fn invalid_arguments_are_a_tool_error_naming_the_field() {
     let server = McpServer::new("t", "0").task(place_order);

@@ -57,6 +57,13 @@ pub(crate) fn send_report() -> ::my_framework::durable_mcp::TaskTool {
                 ("openWorldHint", true),
             ],
             scopes: &["reports:write", "mcp"],
+            output_schema: {
+                use ::my_framework::durable_mcp::__private::{
+                    StructuredOutput as _, UnstructuredOutput as _,
+                };
+                (&::my_framework::durable_mcp::__private::OutputOf::<String>::NEW)
+                    .output_schema()
+            },
         },
         |__cx, __input| {
             ::std::boxed::Box::pin(async move {

@@ -27,6 +27,13 @@ fn double_all() -> ::durable_mcp::TaskTool {
             required: false,
             annotations: &[],
             scopes: &[],
+            output_schema: {
+                use ::durable_mcp::__private::{
+                    StructuredOutput as _, UnstructuredOutput as _,
+                };
+                (&::durable_mcp::__private::OutputOf::<Json<Vec<u64>>>::NEW)
+                    .output_schema()
+            },
         },
         |__cx, __input| {
             ::std::boxed::Box::pin(async move {

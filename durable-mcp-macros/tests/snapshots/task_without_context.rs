@@ -24,6 +24,13 @@ pub fn place_order() -> ::durable_mcp::TaskTool {
             required: true,
             annotations: &[],
             scopes: &[],
+            output_schema: {
+                use ::durable_mcp::__private::{
+                    StructuredOutput as _, UnstructuredOutput as _,
+                };
+                (&::durable_mcp::__private::OutputOf::<CallToolResult>::NEW)
+                    .output_schema()
+            },
         },
         |_, __input| {
             ::std::boxed::Box::pin(async move {

@@ -48,6 +48,8 @@ pub struct TaskTool {
     /// What builds the input schema, the first time the tool is described: see
     /// [`described`](Self::described).
     pub(crate) input_schema: Option<fn() -> Value>,
+    /// What builds the output schema (of a `#[mcp_task]` returning `Json<T>`), likewise.
+    pub(crate) output_schema: Option<fn() -> Value>,
     pub(crate) described: OnceCell<Box<Tool>>,
     pub(crate) definition: TaskDefinition,
     pub(crate) required: bool,
@@ -73,6 +75,7 @@ impl TaskTool {
         TaskTool {
             tool: Tool::new(definition.name(), input_schema),
             input_schema: None,
+            output_schema: None,
             described: OnceCell::new(),
             definition,
             required: false,
@@ -96,17 +99,30 @@ impl TaskTool {
         tool
     }
 
-    /// The tool as `tools/list` describes it, its input schema built on first use.
+    /// The same tool, whose result's `structuredContent` is described by the schema `schema`
+    /// builds (an object's, as MCP requires of an `outputSchema`; another is left out), built
+    /// when the tool is first described, like the input schema.
+    pub(crate) fn with_lazy_output_schema(mut self, schema: fn() -> Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// The tool as `tools/list` describes it, its lazy schemas built on first use.
     pub(crate) fn described(&self) -> &Tool {
-        match self.input_schema {
-            None => &self.tool,
-            Some(input_schema) => self.described.get_or_init(|| {
-                Box::new(Tool {
-                    input_schema: input_schema(),
-                    ..self.tool.clone()
-                })
-            }),
+        if self.input_schema.is_none() && self.output_schema.is_none() {
+            return &self.tool;
         }
+        self.described.get_or_init(|| {
+            let mut tool = self.tool.clone();
+            if let Some(input_schema) = self.input_schema {
+                tool.input_schema = input_schema();
+            }
+            if let Some(output_schema) = self.output_schema {
+                tool.output_schema =
+                    Some(output_schema()).filter(|schema| schema["type"] == "object");
+            }
+            Box::new(tool)
+        })
     }
 
     /// Requires `scopes` of the access token of every call of the tool and of every `tasks/*`
