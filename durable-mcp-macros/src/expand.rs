@@ -8,7 +8,6 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Pat, ReturnType, Type};
 
-use crate::args::{StepArgs, TaskArgs};
 use crate::model::{Millis, Retry, Step, Task, Ttl};
 
 /// The options `#[mcp_task]` accepts.
@@ -144,13 +143,34 @@ fn with_item_on_error(
 }
 
 /// The options of `attribute`, which accepts `valid` and refuses the old spellings `renamed`
-/// with their new names.
-pub fn parse_options<T: FromMeta>(
+/// with their new names, checked with `check` (their values, and the fn they are on): every
+/// mistake of either is reported in one build, as long as the known options parse.
+pub fn checked_options<T: FromMeta, M>(
     args: TokenStream,
     attribute: &str,
     valid: &[&str],
     renamed: &[Renamed],
-) -> Result<T, TokenStream> {
+    check: impl FnOnce(T) -> syn::Result<M>,
+) -> Result<M, TokenStream> {
+    let (options, mut errors) = parse_options(args, attribute, valid, renamed)?;
+    match options.map(check) {
+        Some(Ok(checked)) if errors.is_empty() => Ok(checked),
+        Some(Err(invalid)) => {
+            errors.extend(invalid.to_compile_error());
+            Err(errors)
+        }
+        _ => Err(errors),
+    }
+}
+
+/// The options of `attribute` that parse, if they all do, and the errors of every option that
+/// does not (empty when none): unknown, renamed, or malformed.
+fn parse_options<T: FromMeta>(
+    args: TokenStream,
+    attribute: &str,
+    valid: &[&str],
+    renamed: &[Renamed],
+) -> Result<(Option<T>, TokenStream), TokenStream> {
     let nested = NestedMeta::parse_meta_list(args).map_err(|e| e.to_compile_error())?;
     let mut errors = crate::model::Errors::default();
     for meta in &nested {
@@ -190,29 +210,33 @@ pub fn parse_options<T: FromMeta>(
             NestedMeta::Lit(_) => false,
         })
         .collect();
-    match (errors.finish(), T::from_list(&known)) {
-        (Ok(()), Ok(options)) => Ok(options),
-        (Ok(()), Err(invalid)) => Err(invalid.write_errors()),
-        (Err(unknown), Ok(_)) => Err(unknown.to_compile_error()),
-        (Err(unknown), Err(invalid)) => {
-            let mut tokens = unknown.to_compile_error();
+    let mut tokens = errors
+        .finish()
+        .err()
+        .map(|unknown| unknown.to_compile_error())
+        .unwrap_or_default();
+    match T::from_list(&known) {
+        Ok(options) => Ok((Some(options), tokens)),
+        Err(invalid) => {
             tokens.extend(invalid.write_errors());
-            Err(tokens)
+            Ok((None, tokens))
         }
     }
 }
 
 fn expand_task(args: TokenStream, item: TokenStream) -> Result<TokenStream, TokenStream> {
     let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
-    let args: TaskArgs = parse_options(args, "#[mcp_task]", TASK_OPTIONS, TASK_RENAMED)?;
-    let task = Task::new(args, item).map_err(|e| e.to_compile_error())?;
+    let task = checked_options(args, "#[mcp_task]", TASK_OPTIONS, TASK_RENAMED, |args| {
+        Task::new(args, item)
+    })?;
     Ok(task_tokens(&task))
 }
 
 fn expand_step(args: TokenStream, item: TokenStream) -> Result<TokenStream, TokenStream> {
     let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
-    let args: StepArgs = parse_options(args, "#[step]", STEP_OPTIONS, STEP_RENAMED)?;
-    let step = Step::new(args, item).map_err(|e| e.to_compile_error())?;
+    let step = checked_options(args, "#[step]", STEP_OPTIONS, STEP_RENAMED, |args| {
+        Step::new(args, item)
+    })?;
     Ok(step_tokens(&step))
 }
 

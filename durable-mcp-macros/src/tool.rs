@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, Type};
 
 use crate::args::ToolArgs;
-use crate::expand::{crate_path, inner_body, option, parse_options, respan, stand_in};
+use crate::expand::{checked_options, crate_path, inner_body, option, respan, stand_in};
 use crate::model::{
     Errors, annotations, check_signature, default_crate, doc_comment, name, result_span,
     result_types, scopes, typed_params,
@@ -63,8 +63,9 @@ struct Tool {
 
 fn checked(args: TokenStream, item: TokenStream) -> Result<Tool, TokenStream> {
     let item: ItemFn = syn::parse2(item).map_err(|e| e.to_compile_error())?;
-    let args: ToolArgs = parse_options(args, "#[tool]", OPTIONS, &[])?;
-    Tool::new(args, item).map_err(|e| e.to_compile_error())
+    checked_options(args, "#[tool]", OPTIONS, &[], |args: ToolArgs| {
+        Tool::new(args, item)
+    })
 }
 
 impl Tool {

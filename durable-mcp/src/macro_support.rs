@@ -426,10 +426,20 @@ impl ToolOutput for ToolOutcome {
     }
 }
 
-// Without the impl recommended, a `T` that misses a derive reports this trait's message,
-// which says what `Json<T>` needs, rather than schemars' or serde's.
+/// The bound on the `T` of a `#[tool]` fn's `Json<T>`, checked at the return type: a `T`
+/// that misses a derive is named with what to add, rather than `Json<T>` or serde's and
+/// schemars' own messages.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is returned in Json, so it must derive serde::Serialize and schemars::JsonSchema",
+    label = "Json<T> sends `{Self}` as structuredContent and derives the tool's outputSchema from it",
+    note = "add #[derive(serde::Serialize, schemars::JsonSchema)] to `{Self}`"
+)]
+pub trait JsonOutput: Serialize + schemars::JsonSchema {}
+
 #[diagnostic::do_not_recommend]
-impl<T: Serialize + schemars::JsonSchema> ToolOutput for Json<T> {
+impl<T: Serialize + schemars::JsonSchema> JsonOutput for T {}
+
+impl<T: JsonOutput> ToolOutput for Json<T> {
     fn output_schema() -> Option<Value> {
         Some(schemars::schema_for!(T).to_value())
     }
