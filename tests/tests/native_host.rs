@@ -53,8 +53,33 @@ fn sigterm_stops_the_host_cleanly_and_a_restart_finishes_the_sleeping_task() {
     );
 
     let server = ServerProcess::start("conformance-server", dir.path(), &[]);
+    // The host says what it serves, and that it resumes the sleeping task.
+    let announced = wait_for_log(&server, "serving MCP");
+    let line = announced
+        .lines()
+        .find(|line| line.contains("serving MCP"))
+        .unwrap_or_else(|| panic!("no announcement in {announced}"));
+    for field in [
+        format!("url={}", server.url()),
+        "stored_tasks=1".to_owned(),
+        "inspector=off (DURABLE_MCP_INSPECTOR_TOKEN is not set)".to_owned(),
+    ] {
+        assert!(line.contains(&field), "{line:?} lacks {field:?}");
+    }
     let client = McpClient::new(server.url());
     completes_computing_later(&client, &id);
+}
+
+/// The server's log once it holds `text` (the log is written a moment after the URL).
+fn wait_for_log(server: &ServerProcess, text: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let log = server.log();
+        if log.contains(text) || std::time::Instant::now() > deadline {
+            return log;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]

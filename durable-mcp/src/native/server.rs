@@ -554,10 +554,45 @@ impl Listening {
         format!("http://{}/mcp", self.address)
     }
 
+    /// Says what the host serves, as it starts (an `info` event): its URL, its workers, the
+    /// stored tasks they resume, and where the task inspector is served, or why not.
+    fn announce(&self) {
+        let stored: usize = self.recovered.iter().map(Vec::len).sum();
+        let inspector = self.inspector();
+        tracing::info!(
+            target: crate::core::trace::TARGET,
+            url = %self.url(),
+            workers = self.stores.len(),
+            stored_tasks = stored,
+            inspector = %inspector,
+            "serving MCP"
+        );
+    }
+
+    /// Where the task inspector is served (with its token set), or why it is not.
+    #[cfg(feature = "inspector")]
+    fn inspector(&self) -> String {
+        match &self.http.inspector_token {
+            Some(_) => format!(
+                "at http://{}{}",
+                self.address,
+                crate::inspector::INSPECTOR_PATH
+            ),
+            None => format!("off ({} is not set)", crate::settings::INSPECTOR_TOKEN_VAR),
+        }
+    }
+
+    /// A host built without the `inspector` feature serves none.
+    #[cfg(not(feature = "inspector"))]
+    fn inspector(&self) -> String {
+        "not built in (durable-mcp's inspector feature is off)".to_owned()
+    }
+
     /// Starts the worker threads, which serve requests and run activations until `shutdown`
     /// completes; then each stops accepting and gives its running activations a few seconds
     /// to settle (an activation cut short runs again after the next start).
     pub async fn serve_until(self, shutdown: impl Future<Output = ()>) -> Result<(), HostError> {
+        self.announce();
         let workers = self.stores.len();
         let (stop, stopped) = watch::channel(false);
         let (senders, inboxes): (Vec<_>, Vec<_>) =
