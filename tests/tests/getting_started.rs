@@ -15,11 +15,13 @@
 //! # What the test adds
 //!
 //! The crate is written to `target/getting-started/crate` (a fixed place, so that a second run
-//! rebuilds nothing), with two additions to the `Cargo.toml` the user copies: an empty
-//! `[workspace]` (the crate is not part of this workspace) and a `[patch.crates-io]` pointing
-//! the `durable-mcp` requirement at this workspace's crate (its manifest names
-//! `durable-mcp-macros` by path, so that follows). The workspace's `Cargo.lock` is copied in
-//! first, so the crate builds with the versions the workspace is tested with.
+//! rebuilds nothing), with two changes to the `Cargo.toml` the user copies: an empty
+//! `[workspace]` (the crate is not part of this workspace), and the guide's own
+//! `[patch.crates-io]` line, which points `durable-mcp` at a checkout beside the crate, pointed
+//! at this workspace's crate instead (its manifest names `durable-mcp-macros` by path, so that
+//! follows). The line must be there, as the guide tells the user to write it while durable-mcp
+//! is unpublished. The workspace's `Cargo.lock` is copied in first, so the crate builds with
+//! the versions the workspace is tested with.
 //!
 //! Then, in parallel: `cargo test` and `cargo run` (target dir `target/getting-started/target`)
 //! with the calls against the native host; and the Worker build (worker-build from
@@ -44,6 +46,11 @@ use serde_json::{Value, json};
 const GUIDE: &str = "docs/getting-started.md";
 /// The endpoint the guide's calls name: both hosts' default.
 const GUIDE_URL: &str = "http://127.0.0.1:8787/mcp";
+/// The `[patch.crates-io]` line the guide's `Cargo.toml` has while durable-mcp is unpublished:
+/// the crate from a checkout of the repository beside the user's crate.
+const GUIDE_PATCH: &str =
+    "[patch.crates-io]\ndurable-mcp = { path = \"../durable-mcp/durable-mcp\" }";
+
 /// The guide's task tool, and the text its calls end with.
 const TOOL: &str = "brew_tea";
 const ANSWER: &str = "your green tea is ready";
@@ -152,12 +159,19 @@ fn guide_crate() -> &'static Path {
         for (path, contents) in &guide.files {
             let mut contents = contents.clone();
             if path == "Cargo.toml" {
-                contents.push_str(&format!(
-                    "\n# Added by tests/tests/getting_started.rs: a workspace of its own, and \
-                     durable-mcp from the workspace being tested.\n[workspace]\n\n\
-                     [patch.crates-io]\ndurable-mcp = {{ path = {:?} }}\n",
-                    root.join("durable-mcp")
-                ));
+                assert!(
+                    contents.contains(GUIDE_PATCH),
+                    "{GUIDE}'s Cargo.toml lacks the line for an unpublished durable-mcp:\n{GUIDE_PATCH}"
+                );
+                contents = contents.replacen(
+                    GUIDE_PATCH,
+                    &format!("durable-mcp = {{ path = {:?} }}", root.join("durable-mcp")),
+                    1,
+                );
+                contents.push_str(
+                    "\n# Added by tests/tests/getting_started.rs: a workspace of its own.\n\
+                     [workspace]\n",
+                );
             }
             write_if_changed(&dir.join(path), &contents);
         }
@@ -387,6 +401,15 @@ fn the_guide_pins_the_versions_the_workspace_pins() {
     let cargo_toml = &guide.files["Cargo.toml"];
     let install = guide.run("install");
 
+    // Until durable-mcp is published, the guide and the README say where to take it from.
+    assert!(
+        cargo_toml.contains(GUIDE_PATCH),
+        "{GUIDE}'s Cargo.toml lacks:\n{GUIDE_PATCH}"
+    );
+    assert!(
+        read("README.md").contains(GUIDE_PATCH),
+        "README.md's dependency lines lack:\n{GUIDE_PATCH}"
+    );
     // `worker = "=0.8.7"` and `wasm-bindgen = "=0.2.130"`, as the workspace writes them.
     for dependency in ["worker", "wasm-bindgen"] {
         let pin = manifest
