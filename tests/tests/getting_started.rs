@@ -165,7 +165,10 @@ fn guide_crate() -> &'static Path {
                 );
                 contents = contents.replacen(
                     GUIDE_PATCH,
-                    &format!("durable-mcp = {{ path = {:?} }}", root.join("durable-mcp")),
+                    &format!(
+                        "[patch.crates-io]\ndurable-mcp = {{ path = {:?} }}",
+                        root.join("durable-mcp")
+                    ),
                     1,
                 );
                 contents.push_str(
