@@ -4,8 +4,9 @@
 use serde_json::{Map, Value, json};
 
 use crate::core::child::child_task_id;
+use crate::core::own_keys::is_cleanup_key;
 use crate::core::schedule::next_wake;
-use crate::core::{StepKind, StepStatus, TaskRecord, TaskState, Timestamp};
+use crate::core::{StepKind, StepRow, StepStatus, TaskRecord, TaskState, TaskStatus, Timestamp};
 
 /// A task as a listing shows it.
 pub(crate) fn summary(task: &TaskRecord) -> Value {
@@ -52,10 +53,11 @@ fn journal(state: &TaskState) -> Value {
     rows.sort_by_key(|row| row.seq);
     rows.into_iter()
         .map(|row| {
+            let (kind, status) = kind_and_status(&state.task, row);
             json!({
                 "key": row.key,
-                "kind": row.kind.as_str(),
-                "status": row.status.as_str(),
+                "kind": kind,
+                "status": status,
                 "attempts": row.attempt,
                 "lastError": row.last_error,
                 "createdAt": time(row.created_at),
@@ -66,6 +68,21 @@ fn journal(state: &TaskState) -> Value {
             })
         })
         .collect()
+}
+
+/// A row's kind and status as an operator reads them. A compensation (`cx.on_cancel`) is a
+/// `compensation`; until a cancel runs it, it is `registered`, not `pending`: it waits for
+/// no retry, and a task that ends otherwise never runs it.
+fn kind_and_status(task: &TaskRecord, row: &StepRow) -> (&'static str, &'static str) {
+    if !is_cleanup_key(&row.key) {
+        return (row.kind.as_str(), row.status.as_str());
+    }
+    let cancelling = task.cancel_requested || task.status == TaskStatus::Cancelled;
+    let status = match row.status {
+        StepStatus::Pending if !cancelling => "registered",
+        status => status.as_str(),
+    };
+    ("compensation", status)
 }
 
 /// The input requests and their answers, oldest first.
@@ -157,4 +174,66 @@ fn stored(text: Option<&str>) -> Value {
 
 fn time(at: Timestamp) -> String {
     at.to_rfc3339()
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use serde_json::json;
+
+    use crate::runtime::{TaskDefinition, TaskRegistry};
+    use crate::testing::Harness;
+    use crate::{StepError, TaskStatus};
+
+    /// A task that registers a compensation, then waits a minute and completes.
+    fn booking() -> TaskRegistry {
+        TaskRegistry::new().register(TaskDefinition::new("book", |cx, _| {
+            Box::pin(async move {
+                cx.on_cancel("release", || async { Ok::<_, StepError>(()) });
+                cx.sleep("hold", "1m").await?;
+                Ok(json!({ "content": [] }))
+            })
+        }))
+    }
+
+    fn release_row(harness: &Harness, id: &str) -> serde_json::Value {
+        let view = super::detail(&harness.journal(id));
+        let journal = view["journal"].as_array().unwrap().clone();
+        journal
+            .into_iter()
+            .find(|row| row["key"].as_str().unwrap().contains("release"))
+            .expect("the compensation's row")
+    }
+
+    #[test]
+    fn a_compensation_no_cancel_ran_is_registered_not_pending() {
+        let mut harness = Harness::new(booking());
+        let id = harness.create("book", json!({}));
+        harness.run_until_idle();
+        let row = release_row(&harness, &id);
+        assert_eq!(
+            (&row["kind"], &row["status"]),
+            (&json!("compensation"), &json!("registered"))
+        );
+        harness.advance("1m");
+        assert_eq!(harness.status(&id), TaskStatus::Completed);
+        let row = release_row(&harness, &id);
+        assert_eq!(
+            row["status"], "registered",
+            "a completed task never runs it: {row}"
+        );
+    }
+
+    #[test]
+    fn a_cancel_runs_the_compensation_as_a_step() {
+        let mut harness = Harness::new(booking());
+        let id = harness.create("book", json!({}));
+        harness.run_until_idle();
+        harness.cancel(&id);
+        assert_eq!(harness.status(&id), TaskStatus::Cancelled);
+        let row = release_row(&harness, &id);
+        assert_eq!(
+            (&row["kind"], &row["status"]),
+            (&json!("compensation"), &json!("completed"))
+        );
+    }
 }
