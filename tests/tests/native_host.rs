@@ -350,7 +350,11 @@ fn the_host_logs_task_events_as_json_lines_filtered_by_rust_log() {
         lines.iter().filter(|line| line["task_id"] == id).collect();
     for line in &of_task {
         assert_eq!(line["tool"], "trip", "{line}");
-        assert_eq!(line["target"], "durable_mcp", "{line}");
+        let target = line["target"].as_str().unwrap_or_default();
+        assert!(
+            ["durable_mcp", "conformance_server::durable"].contains(&target),
+            "{line}"
+        );
     }
     let has = |message: &str| of_task.iter().any(|line| line["message"] == message);
     for message in [
@@ -373,6 +377,14 @@ fn the_host_logs_task_events_as_json_lines_filtered_by_rust_log() {
         assert_eq!(retry["step"], "$cleanup:release");
         assert_eq!(retry["error"], "the hotel does not answer");
     }
+    // The application's own event inside the compensation carries the task's id and tool at
+    // the top level too, not only in its spans.
+    let own = of_task
+        .iter()
+        .find(|line| line["message"] == "releasing the room")
+        .unwrap_or_else(|| panic!("no event of the application under the task's id:\n{log}"));
+    assert_eq!(own["target"], "conformance_server::durable", "{own}");
+    assert_eq!(own["booking"], "room-7", "{own}");
     // Settled by the activation that ran out of compensations to try, or by the deadline.
     let last = of_task.last().unwrap();
     assert_eq!(last["status"], "cancelled", "{log}");

@@ -589,6 +589,19 @@ fn compensations_run_in_the_object_before_the_task_is_cancelled() {
             assert!(fields.contains(&field), "{field} missing in {fields}");
         }
     }
+    // The application's own event in the compensation has the task's id and tool at the top,
+    // before the spans it also lists.
+    let own_tops: Vec<&str> = log
+        .split("message: 'releasing the room',")
+        .skip(1)
+        .map(|event| event.split("spans:").next().unwrap_or_default())
+        .collect();
+    assert!(
+        own_tops
+            .iter()
+            .any(|top| top.contains(&format!("task_id: '{id}'")) && top.contains("tool: 'trip'")),
+        "no event of the application with the task's id at the top:\n{log}"
+    );
 }
 
 /// A `gallery` under workerd: each `thumbnail` child is its own Durable Object, created from

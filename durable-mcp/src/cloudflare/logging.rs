@@ -161,6 +161,13 @@ impl Subscriber for ConsoleLog {
         let spans = self.spans();
         let mut next = self.parent_of(event.parent(), event.is_root());
         while let Some(span) = next.and_then(|id| spans.get(&id)) {
+            // The innermost task's id and tool at the top too: one filter on `task_id` follows
+            // a task, the application's own events included.
+            for (name, value) in &span.fields.0 {
+                if matches!(*name, "task_id" | "tool") && !line.has(name) {
+                    line.push(name, value.clone());
+                }
+            }
             let mut entry = Fields::default();
             entry.push("name", span.name.into());
             entry.0.extend(span.fields.0.iter().cloned());
@@ -228,6 +235,10 @@ impl Fields {
             Some((_, old)) => *old = value,
             None => self.0.push((name, value)),
         }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(known, _)| *known == name)
     }
 
     /// The fields as the text of a JSON object, in their order.

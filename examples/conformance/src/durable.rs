@@ -128,6 +128,8 @@ async fn trip(cx: &TaskContext, input: Trip) -> Result<String, TaskError> {
         .await?;
     let broken = input.broken_release;
     cx.on_cancel("release", move || async move {
+        // The application's own event: the log shows it under the task's id.
+        tracing::warn!(booking = %booking, "releasing the room");
         if broken {
             return Err(StepError::retryable("the hotel does not answer"));
         }
