@@ -170,17 +170,8 @@ async fn place_order(input: Order) -> Result<CallToolResult, TaskError> {
 
 #[test]
 fn the_input_schema_is_derived_with_field_docs() {
-    let server = McpServer::new("t", "0").task(place_order);
-    let harness = harness(&server);
-    let router = durable_mcp::http::Router::new(server, harness.shared_engine());
-    let client = durable_mcp_tests::mcp::McpClient::new("http://127.0.0.1:1/mcp");
-    let (body, headers) = client.build("tools/list", json!({}), true);
-    let response = common::block_on_ready(router.handle(durable_mcp::http::HttpRequest {
-        method: "POST".into(),
-        headers: durable_mcp::http::Headers::new(headers),
-        body: body.to_string().into_bytes(),
-    }));
-    let tool = &response.json_body()["result"]["tools"][0];
+    let tools = described_tools(McpServer::new("t", "0").task(place_order));
+    let tool = &tools["place_order"];
     assert_eq!(tool["name"], "place_order");
     assert_eq!(tool["description"], "Places an order.");
     let schema = &tool["inputSchema"];

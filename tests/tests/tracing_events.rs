@@ -97,6 +97,13 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
     }
 }
 
+/// A recorder of this thread's events, until the guard is dropped.
+fn recording() -> (Recorder, tracing::subscriber::DefaultGuard) {
+    let recorder = Recorder::default();
+    let subscriber = tracing_subscriber::registry().with(recorder.clone());
+    (recorder, tracing::subscriber::set_default(subscriber))
+}
+
 /// The messages of `events` that name `step`.
 fn step_messages<'a>(events: &'a [Recorded], step: &str) -> Vec<(&'a str, Option<&'a str>)> {
     events
@@ -223,9 +230,7 @@ fn a_retried_step_is_traced_and_its_replay_is_not(setup: Setup) {
 }
 
 fn a_step_that_fails_for_good_is_an_error_of_the_step(setup: Setup) {
-    let recorder = Recorder::default();
-    let _default =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let (recorder, _default) = recording();
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
             let sent = cx
@@ -250,9 +255,7 @@ fn a_step_that_fails_for_good_is_an_error_of_the_step(setup: Setup) {
 }
 
 fn a_name_used_by_two_kinds_of_operation_is_warned_of_once_a_run(setup: Setup) {
-    let recorder = Recorder::default();
-    let _default =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let (recorder, _default) = recording();
     let mut env = setup(task("t", |cx, _| {
         Box::pin(async move {
             cx.step("send", || async { Ok::<_, StepError>(()) }).await?;
