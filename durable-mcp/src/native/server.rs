@@ -5,6 +5,7 @@ use std::io::{Read, Seek, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -15,10 +16,10 @@ use super::http::{HttpSettings, accept_connections};
 use super::limits::{ConnectionLimits, ConnectionSlots};
 use super::owners::{Inboxes, owner};
 use super::sqlite::SqliteStore;
-use super::worker::{ServerFactory, Worker};
+use super::worker::{ServerFactory, StoreHandle, Worker};
 use crate::rpc::listeners::{ListenLimits, Listeners};
 use crate::rpc::{Headers, HttpResponse, McpServer};
-use crate::runtime::Store;
+use crate::runtime::{Store, StoreError};
 use crate::settings::{
     self, DATA_DIR_VAR, MAX_ACTIVATIONS_VAR, MAX_CONNECTIONS_VAR, MAX_STREAMS_VAR, MAX_WAITING_VAR,
     PORT_VAR, ProcessEnv, ServerSettings, SettingError, Source, WORKERS_VAR,
@@ -139,7 +140,12 @@ pub struct NativeHost {
     max_waiting: usize,
     max_streams: usize,
     http: HttpSettings,
+    /// A store of the application's, opened on each worker thread; `None`: the SQLite file.
+    store: Option<OpenStore>,
 }
+
+/// Opens a handle on the application's task store (see [`NativeHost::store`]).
+pub(super) type OpenStore = Arc<dyn Fn() -> Result<Rc<dyn Store>, StoreError> + Send + Sync>;
 
 impl std::fmt::Debug for NativeHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -153,6 +159,7 @@ impl std::fmt::Debug for NativeHost {
             .field("body_limit", &self.http.body_limit)
             .field("limits", &self.http.limits)
             .field("pages", &self.http.pages.is_some())
+            .field("own_store", &self.store.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -202,6 +209,7 @@ impl NativeHost {
                 inspector_token: None,
                 open_to_network: false,
             },
+            store: None,
         }
     }
 
@@ -338,6 +346,34 @@ impl NativeHost {
         self
     }
 
+    /// Keeps the tasks in a store of yours instead of the SQLite file in the state directory:
+    /// each worker thread calls `open` once, as it starts, for a handle of its own (a
+    /// [`Store`] need not be `Send`), and [`bind`](Self::bind) calls it once more to find the
+    /// stored tasks to resume. The state directory still holds the host's lock.
+    ///
+    /// What the store must do:
+    /// - pass `testing::store_conformance` (the `testing` feature; docs/testing.md, "Your own
+    ///   store"): guarded writes, loads, listings and purges as the engine expects them;
+    /// - let every handle see at once what another handle wrote: a task's writes all go
+    ///   through the worker that owns it (by its id), but any worker reads any task, and a
+    ///   write is acknowledged to the client as soon as `apply` returns;
+    /// - belong to this host alone, as the state directory does: two hosts on one store
+    ///   would each take the other's running activations for lost ones.
+    ///
+    /// A handle that cannot be opened stops its worker, and the host with it; one that
+    /// cannot be opened at [`bind`](Self::bind) is a [`HostError::Store`].
+    #[must_use]
+    pub fn store<S, F>(mut self, open: F) -> Self
+    where
+        S: Store + 'static,
+        F: Fn() -> Result<S, StoreError> + Send + Sync + 'static,
+    {
+        self.store = Some(Arc::new(move || {
+            open().map(|store| Rc::new(store) as Rc<dyn Store>)
+        }));
+        self
+    }
+
     /// Refuses request bodies over `bytes` with HTTP 413.
     #[must_use]
     pub fn body_limit(mut self, bytes: usize) -> Self {
@@ -437,17 +473,28 @@ impl NativeHost {
             ))
         })?;
         let lock = lock_data_dir(&self.data_dir)?;
-        let store_error = |e: crate::runtime::StoreError| HostError::Store(e.to_string());
-        let store = SqliteStore::open(self.data_dir.join(DATABASE_FILE)).map_err(store_error)?;
+        let store_error = |e: StoreError| HostError::Store(e.to_string());
         let workers = self.workers;
+        let (stored, stores) = match &self.store {
+            None => {
+                let store =
+                    SqliteStore::open(self.data_dir.join(DATABASE_FILE)).map_err(store_error)?;
+                let readers = (0..workers)
+                    .map(|_| store.reader().map(StoreHandle::Sqlite))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(store_error)?;
+                (store.task_ids().map_err(store_error)?, readers)
+            }
+            Some(open) => {
+                let stored = open().and_then(|store| store.task_ids());
+                let handles = (0..workers).map(|_| StoreHandle::Open(Arc::clone(open)));
+                (stored.map_err(store_error)?, handles.collect())
+            }
+        };
         let mut recovered = vec![Vec::new(); workers];
-        for task_id in store.task_ids().map_err(store_error)? {
+        for task_id in stored {
             recovered[owner(&task_id, workers)].push(task_id);
         }
-        let stores = (0..workers)
-            .map(|_| store.reader())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(store_error)?;
         let listener =
             std::net::TcpListener::bind(self.address).map_err(|source| HostError::Bind {
                 address: self.address,
@@ -517,8 +564,9 @@ pub struct Listening {
     address: SocketAddr,
     listener: std::net::TcpListener,
     server: ServerFactory,
-    /// One store per worker, sharing the writer.
-    stores: Vec<SqliteStore>,
+    /// One store per worker: SQLite handles sharing the writer, or the application's store
+    /// to open on the worker's thread.
+    stores: Vec<StoreHandle>,
     /// The stored tasks each worker owns.
     recovered: Vec<Vec<String>>,
     /// Per worker.

@@ -14,10 +14,11 @@ use super::http::{Accepted, HttpSettings, serve_connections};
 #[cfg(feature = "oauth")]
 use super::outbound::NativeOutbound;
 use super::owners::{Control, Inboxes, WorkerTasks};
+use super::server::OpenStore;
 use super::sqlite::SqliteStore;
 use crate::rpc::listeners::Listeners;
 use crate::rpc::{McpServer, Router};
-use crate::runtime::{Engine, Host};
+use crate::runtime::{Engine, Host, Store};
 
 /// Builds the server a worker serves; called once on each worker thread.
 pub(super) type ServerFactory = Arc<dyn Fn() -> McpServer + Send + Sync>;
@@ -26,11 +27,32 @@ pub(super) type ServerFactory = Arc<dyn Fn() -> McpServer + Send + Sync>;
 /// short runs again after the next start.
 const SETTLE_ON_STOP: Duration = Duration::from_secs(5);
 
+/// Where a worker's store comes from.
+pub(super) enum StoreHandle {
+    /// A handle on the host's SQLite file, opened by the host.
+    Sqlite(SqliteStore),
+    /// The application's store, opened on the worker's thread (see [`NativeHost::store`]).
+    ///
+    /// [`NativeHost::store`]: super::NativeHost::store
+    Open(OpenStore),
+}
+
+impl StoreHandle {
+    fn open(self) -> std::io::Result<Rc<dyn Store>> {
+        match self {
+            StoreHandle::Sqlite(store) => Ok(Rc::new(store)),
+            StoreHandle::Open(open) => open().map_err(|error| {
+                std::io::Error::other(format!("cannot open the task store: {error}"))
+            }),
+        }
+    }
+}
+
 /// Everything one worker thread starts from.
 pub(super) struct Worker {
     pub(super) index: usize,
     pub(super) server: ServerFactory,
-    pub(super) store: SqliteStore,
+    pub(super) store: StoreHandle,
     /// The connections the accept loop hands this worker.
     pub(super) connections: mpsc::UnboundedReceiver<Accepted>,
     pub(super) inbox: mpsc::UnboundedReceiver<Control>,
@@ -68,9 +90,10 @@ impl Worker {
                  DURABLE_MCP_OAUTH_RESOURCE (docs/authorization.md), or listen on 127.0.0.1"
             );
         }
+        let store = self.store.open()?;
         let activations = Activations::new(self.max_activations);
         let host = Host {
-            store: Rc::new(self.store),
+            store,
             clock: Rc::new(SystemClock),
             timer: Rc::new(TokioTimer),
             scheduler: activations.clone(),

@@ -10,6 +10,8 @@
 
 mod core;
 mod durable;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod own_store;
 mod schema;
 mod suite;
 mod tasks;

@@ -54,7 +54,11 @@
 //!    installed from other requirements or by another Python. Python 3 with its `venv` module
 //!    must be on the machine: without it the Python checks fail saying so.
 //!
-//! 4. **The same fixtures as a Cloudflare Worker**: `examples/conformance` is built with
+//! 4. **A store of the application's**: the black-box suite (`tests/tests/http_api.rs`)
+//!    against the fixture server on a native host whose tasks are in a store of its own
+//!    (`CONFORMANCE_STORE=own`, `examples/conformance/src/own_store.rs`).
+//!
+//! 5. **The same fixtures as a Cloudflare Worker**: `examples/conformance` is built with
 //!    worker-build and run under `wrangler dev` (workerd, real Durable Object SQLite and
 //!    alarms, loopback only); the black-box suite (`tests/tests/http_api.rs`, through
 //!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios, the 2026-07-28 and 2025-11-25 requirements
@@ -135,6 +139,20 @@ pub fn run() -> Result<()> {
     drivers.run_all(&mut failed, &url, "");
     if let Some(status) = server.stop() {
         failed.push(format!("the server exited during the checks ({status})"));
+    }
+
+    // The native host with a store of the application's (`NativeHost::store`).
+    let own_store = [deadline[0], ("CONFORMANCE_STORE", "own")];
+    let check = "black-box suite on the native host with the application's store";
+    match NativeServer::start(&binary, &own_store, Some(&out.join("own-store.log"))) {
+        Ok(server) => {
+            let suite = black_box_suite(&root, server.url());
+            record(&mut failed, check.into(), suite);
+            if let Some(status) = server.stop() {
+                failed.push(format!("{check}: the server exited ({status})"));
+            }
+        }
+        Err(error) => record(&mut failed, check.into(), Err(error)),
     }
 
     // The same fixtures as a Cloudflare Worker under workerd.
