@@ -1,29 +1,28 @@
 //! The host's HTTP: the accept loop that hands connections to the workers, each worker's
-//! connections under the host's limits, and the translation between hyper's requests and
-//! responses and the router's.
+//! connections under the host's limits, and the translation of the router's responses into
+//! hyper's.
 
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use http_body_util::{BodyExt, Limited};
-use hyper::body::{Frame, Incoming};
+use hyper::body::Frame;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+#[cfg(feature = "tower")]
+use super::endpoint::{self, Job};
+use super::exchange;
 use super::limits::{AcceptBackoff, ConnectionLimits, ConnectionSlots, Slot};
 use super::owners::WorkerTasks;
-#[cfg(feature = "inspector")]
-use crate::inspector::{self, INSPECTOR_PATH};
 use crate::rpc::sse::EventStream;
-use crate::rpc::{Headers, HttpRequest, HttpResponse, Router};
+use crate::rpc::{Headers, HttpResponse, Router};
 
 /// Answers requests outside the MCP endpoint: see [`NativeHost::pages`](super::NativeHost::pages).
 pub(super) type PageFn = dyn Fn(&str, &str, &Headers) -> Option<HttpResponse> + Send + Sync;
@@ -41,6 +40,15 @@ pub(super) struct HttpSettings {
     pub(super) open_to_network: bool,
 }
 
+/// What a worker is handed to serve.
+pub(super) enum Handed {
+    /// A connection of the host's own listener.
+    Connection(Accepted),
+    /// A request that came through the application's server (a mounted endpoint).
+    #[cfg(feature = "tower")]
+    Request(Job),
+}
+
 /// A connection the accept loop handed to a worker, with its place under the cap.
 pub(super) struct Accepted {
     pub(super) stream: std::net::TcpStream,
@@ -55,7 +63,7 @@ pub(super) struct Accepted {
 pub(super) async fn accept_connections(
     listener: TcpListener,
     slots: Arc<ConnectionSlots>,
-    workers: Vec<mpsc::UnboundedSender<Accepted>>,
+    workers: Vec<mpsc::UnboundedSender<Handed>>,
 ) {
     let mut backoff = AcceptBackoff::default();
     loop {
@@ -75,136 +83,75 @@ pub(super) async fn accept_connections(
             continue;
         };
         // A worker that has stopped drops the connection, and its slot with it.
-        let _ = workers[slot.worker()].send(Accepted { stream, slot });
+        let _ = workers[slot.worker()].send(Handed::Connection(Accepted { stream, slot }));
     }
 }
 
-/// Serves each connection handed to this worker in a local task, until `stop` completes.
-pub(super) async fn serve_connections(
-    mut connections: mpsc::UnboundedReceiver<Accepted>,
+/// Serves each connection and request handed to this worker in a local task, until `stop`
+/// completes.
+pub(super) async fn serve_handed(
+    mut handed: mpsc::UnboundedReceiver<Handed>,
     router: Rc<Router>,
     inspected: Rc<WorkerTasks>,
     settings: HttpSettings,
     stop: impl Future<Output = ()>,
 ) {
     tokio::pin!(stop);
-    let limits = settings.limits;
     let mut http = http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
+        .header_read_timeout(settings.limits.header_read_timeout);
     loop {
-        let accepted = tokio::select! {
-            accepted = connections.recv() => match accepted {
-                Some(accepted) => accepted,
+        let next = tokio::select! {
+            next = handed.recv() => match next {
+                Some(next) => next,
                 None => break,
             },
             () = &mut stop => break,
         };
-        let Accepted { stream, slot } = accepted;
-        let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
-            continue;
-        };
         let (router, settings) = (Rc::clone(&router), settings.clone());
         let inspected = Rc::clone(&inspected);
-        let http = http.clone();
-        tokio::task::spawn_local(async move {
-            let service = service_fn(move |request| {
-                let (router, settings) = (Rc::clone(&router), settings.clone());
-                let inspected = Rc::clone(&inspected);
-                async move {
-                    let response = answer(&router, &inspected, &settings, request).await;
-                    Ok::<_, std::convert::Infallible>(response)
-                }
-            });
-            // A client that goes away mid-request is not an error worth reporting.
-            let _ = http.serve_connection(TokioIo::new(stream), service).await;
-            drop(slot);
-        });
+        match next {
+            Handed::Connection(accepted) => {
+                let http = http.clone();
+                tokio::task::spawn_local(async move {
+                    serve_connection(accepted, &http, router, inspected, settings).await;
+                });
+            }
+            #[cfg(feature = "tower")]
+            Handed::Request(job) => {
+                tokio::task::spawn_local(async move {
+                    endpoint::serve_job(job, &router, &inspected, &settings).await;
+                });
+            }
+        }
     }
 }
 
-async fn answer(
-    router: &Router,
-    #[cfg_attr(not(feature = "inspector"), allow(unused_variables))] inspected: &WorkerTasks,
-    settings: &HttpSettings,
-    request: hyper::Request<Incoming>,
-) -> hyper::Response<ResponseBody> {
-    let method = request.method().as_str().to_owned();
-    let headers = Headers::new(
-        request
-            .headers()
-            .iter()
-            .map(|(name, value)| (name.as_str(), String::from_utf8_lossy(value.as_bytes()))),
-    );
-    #[cfg(feature = "inspector")]
-    let inspector_path = (settings.inspector_token.as_ref())
-        .and_then(|_| request.uri().path().strip_prefix(INSPECTOR_PATH))
-        .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-        .map(str::to_owned);
-    #[cfg(feature = "inspector")]
-    if let (Some(inspector_path), Some(token)) = (inspector_path, &settings.inspector_token) {
-        let query = request.uri().query().unwrap_or_default().to_owned();
-        let body = match read_body(request, settings).await {
-            Ok(body) => body,
-            Err(refused) => return reply(refused),
-        };
-        let request = inspector::Request {
-            method: &method,
-            path: &inspector_path,
-            query: &query,
-            headers: &headers,
-            body: &body,
-        };
-        return reply(inspector::handle(inspected, token, request).await);
-    }
-    let path = request.uri().path();
-    if let Some(metadata) = router.well_known(&method, path) {
-        return reply(metadata);
-    }
-    if path != "/mcp" {
-        let page = (settings.pages.as_deref()).and_then(|pages| pages(&method, path, &headers));
-        return reply(page.unwrap_or_else(|| HttpResponse::empty(404)));
-    }
-    let query = request.uri().query().unwrap_or_default().to_owned();
-    let body = match read_body(request, settings).await {
-        Ok(body) => body,
-        Err(refused) => return reply(refused),
+/// Serves one connection of the host's listener until the client closes it.
+async fn serve_connection(
+    Accepted { stream, slot }: Accepted,
+    http: &http1::Builder,
+    router: Rc<Router>,
+    inspected: Rc<WorkerTasks>,
+    settings: HttpSettings,
+) {
+    let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
+        return;
     };
-    let request = HttpRequest {
-        method,
-        headers,
-        body,
-    };
-    reply(router.handle_with_query(request, &query).await)
-}
-
-/// The request's body, within the host's size and time limits (else the answer refusing it).
-async fn read_body(
-    request: hyper::Request<Incoming>,
-    settings: &HttpSettings,
-) -> Result<Vec<u8>, HttpResponse> {
-    let (limit, limits) = (settings.body_limit, &settings.limits);
-    let body = Limited::new(request.into_body(), limit).collect();
-    match tokio::time::timeout(limits.body_read_timeout, body).await {
-        Ok(Ok(body)) => Ok(body.to_bytes().to_vec()),
-        Ok(Err(_)) => Err(HttpResponse::too_large(limit)),
-        Err(_) => Err(too_slow(limits.body_read_timeout)),
-    }
-}
-
-/// HTTP 408 for a body that did not arrive within `timeout`; the connection is closed, as
-/// the rest of the body may still come.
-fn too_slow(timeout: Duration) -> HttpResponse {
-    let error = crate::wire::ErrorObject::new(
-        crate::wire::code::INVALID_REQUEST,
-        format!(
-            "the request body did not arrive within {} ms",
-            timeout.as_millis()
-        ),
-    );
-    let mut response = HttpResponse::json(408, &crate::wire::jsonrpc::failure(None, &error));
-    response.headers.push(("connection", "close".to_owned()));
-    response
+    let service = service_fn(move |request| {
+        let (router, settings) = (Rc::clone(&router), settings.clone());
+        let inspected = Rc::clone(&inspected);
+        async move {
+            let response = match exchange::read(request, &settings, None).await {
+                Ok(request) => exchange::answer(&router, &inspected, &settings, request).await,
+                Err(refused) => refused,
+            };
+            Ok::<_, std::convert::Infallible>(reply(response))
+        }
+    });
+    // A client that goes away mid-request is not an error worth reporting.
+    let _ = http.serve_connection(TokioIo::new(stream), service).await;
+    drop(slot);
 }
 
 /// A response body: the whole of it, or server-sent events written as they come (dropped

@@ -6,6 +6,9 @@
 
 mod activations;
 mod clock;
+#[cfg(feature = "tower")]
+mod endpoint;
+mod exchange;
 mod http;
 mod limits;
 #[cfg(feature = "logging")]
@@ -13,10 +16,13 @@ pub(crate) mod logging;
 #[cfg(feature = "oauth")]
 mod outbound;
 mod owners;
+mod pool;
 mod server;
 pub(crate) mod sqlite;
 mod worker;
 
+#[cfg(feature = "tower")]
+pub use endpoint::{Authenticated, Endpoint, EndpointBody, Mounted};
 pub use limits::ConnectionLimits;
 pub use server::{HostError, Listening, NativeHost};
 pub use sqlite::SqliteStore;

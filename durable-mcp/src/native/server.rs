@@ -10,14 +10,12 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot, watch};
-
 use super::http::{HttpSettings, accept_connections};
 use super::limits::{ConnectionLimits, ConnectionSlots};
-use super::owners::{Inboxes, owner};
+use super::owners::owner;
+use super::pool::{HostParts, WorkerPool};
 use super::sqlite::SqliteStore;
-use super::worker::{ServerFactory, StoreHandle, Worker};
-use crate::rpc::listeners::{ListenLimits, Listeners};
+use super::worker::{ServerFactory, StoreHandle};
 use crate::rpc::{Headers, HttpResponse, McpServer};
 use crate::runtime::{Store, StoreError};
 use crate::settings::{
@@ -466,6 +464,23 @@ impl NativeHost {
     /// [`HostError::DataDirInUse`] if another host holds the state directory; see
     /// [the state directory](NativeHost#the-state-directory).
     pub async fn bind(self) -> Result<Listening, HostError> {
+        let address = self.address;
+        let (mut parts, lock) = self.prepare()?;
+        let listener = std::net::TcpListener::bind(address)
+            .map_err(|source| HostError::Bind { address, source })?;
+        listener.set_nonblocking(true)?;
+        parts.http.open_to_network = !address.ip().is_loopback();
+        Ok(Listening {
+            address: listener.local_addr()?,
+            listener,
+            parts,
+            _lock: lock,
+        })
+    }
+
+    /// Locks the state directory, opens the store and finds the stored tasks: what the
+    /// workers start from, and the lock they run under.
+    pub(super) fn prepare(self) -> Result<(HostParts, File), HostError> {
         std::fs::create_dir_all(&self.data_dir).map_err(|e| {
             HostError::Store(format!(
                 "cannot create the state directory {}: {e}",
@@ -495,17 +510,8 @@ impl NativeHost {
         for task_id in stored {
             recovered[owner(&task_id, workers)].push(task_id);
         }
-        let listener =
-            std::net::TcpListener::bind(self.address).map_err(|source| HostError::Bind {
-                address: self.address,
-                source,
-            })?;
-        listener.set_nonblocking(true)?;
-        let mut http = self.http;
-        http.open_to_network = !self.address.ip().is_loopback();
-        Ok(Listening {
-            address: listener.local_addr()?,
-            listener,
+        let http = self.http;
+        let parts = HostParts {
             server: self.server,
             stores,
             recovered,
@@ -516,8 +522,8 @@ impl NativeHost {
                 .min(http.limits.max_connections / 2)
                 .max(1),
             http,
-            _lock: lock,
-        })
+        };
+        Ok((parts, lock))
     }
 }
 
@@ -563,30 +569,20 @@ fn lock_data_dir(dir: &Path) -> Result<File, HostError> {
 pub struct Listening {
     address: SocketAddr,
     listener: std::net::TcpListener,
-    server: ServerFactory,
-    /// One store per worker: SQLite handles sharing the writer, or the application's store
-    /// to open on the worker's thread.
-    stores: Vec<StoreHandle>,
-    /// The stored tasks each worker owns.
-    recovered: Vec<Vec<String>>,
-    /// Per worker.
-    max_activations: usize,
-    max_waiting: usize,
-    /// Over all workers.
-    max_streams: usize,
-    http: HttpSettings,
+    parts: HostParts,
     /// The state directory's lock, released when the host is dropped.
     _lock: File,
 }
 
 impl std::fmt::Debug for Listening {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let http = &self.parts.http;
         f.debug_struct("Listening")
             .field("address", &self.address)
-            .field("workers", &self.stores.len())
-            .field("body_limit", &self.http.body_limit)
-            .field("limits", &self.http.limits)
-            .field("pages", &self.http.pages.is_some())
+            .field("workers", &self.parts.stores.len())
+            .field("body_limit", &http.body_limit)
+            .field("limits", &http.limits)
+            .field("pages", &http.pages.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -602,111 +598,26 @@ impl Listening {
         format!("http://{}/mcp", self.address)
     }
 
-    /// Says what the host serves, as it starts (an `info` event): its URL, its workers, the
-    /// stored tasks they resume, and where the task inspector is served, or why not.
-    fn announce(&self) {
-        let stored: usize = self.recovered.iter().map(Vec::len).sum();
-        let inspector = self.inspector();
-        tracing::info!(
-            target: crate::core::trace::TARGET,
-            url = %self.url(),
-            workers = self.stores.len(),
-            stored_tasks = stored,
-            inspector = %inspector,
-            "serving MCP"
-        );
-    }
-
-    /// Where the task inspector is served (with its token set), or why it is not.
-    #[cfg(feature = "inspector")]
-    fn inspector(&self) -> String {
-        match &self.http.inspector_token {
-            Some(_) => format!(
-                "at http://{}{}",
-                self.address,
-                crate::inspector::INSPECTOR_PATH
-            ),
-            None => format!("off ({} is not set)", crate::settings::INSPECTOR_TOKEN_VAR),
-        }
-    }
-
-    /// A host built without the `inspector` feature serves none.
-    #[cfg(not(feature = "inspector"))]
-    fn inspector(&self) -> String {
-        "not built in (durable-mcp's inspector feature is off)".to_owned()
-    }
-
     /// Starts the worker threads, which serve requests and run activations until `shutdown`
     /// completes; then each stops accepting and gives its running activations a few seconds
     /// to settle (an activation cut short runs again after the next start).
     pub async fn serve_until(self, shutdown: impl Future<Output = ()>) -> Result<(), HostError> {
-        self.announce();
-        let workers = self.stores.len();
-        let (stop, stopped) = watch::channel(false);
-        let (senders, inboxes): (Vec<_>, Vec<_>) =
-            (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
-        let senders: Inboxes = senders.into();
-        let (handed, connections): (Vec<_>, Vec<_>) =
-            (0..workers).map(|_| mpsc::unbounded_channel()).unzip();
-        let mut finished = Vec::new();
-        // One hub for the listen streams of every worker: a list change made on one thread
-        // reaches the streams held on the others.
-        let listeners = Listeners::new(ListenLimits {
-            max_streams: self.max_streams,
-            ..ListenLimits::DEFAULT
-        });
-        let parts =
-            (self.stores.into_iter().zip(inboxes)).zip(connections.into_iter().zip(self.recovered));
-        for (index, ((store, inbox), (connections, recovered))) in parts.enumerate() {
-            let worker = Worker {
-                index,
-                server: Arc::clone(&self.server),
-                store,
-                connections,
-                inbox,
-                inboxes: Arc::clone(&senders),
-                recovered,
-                max_activations: self.max_activations,
-                max_waiting: self.max_waiting,
-                http: self.http.clone(),
-                stop: stopped.clone(),
-                listeners: listeners.clone(),
-            };
-            let (done, ended) = oneshot::channel();
-            std::thread::Builder::new()
-                .name(format!("durable-mcp-worker-{index}"))
-                .spawn(move || {
-                    let _ = done.send(worker.run());
-                })?;
-            finished.push(ended);
-        }
-        drop(senders);
-        let slots = ConnectionSlots::new(self.http.limits.max_connections, workers);
+        let origin = format!("http://{}", self.address);
+        self.parts.announce(&self.url(), &origin);
+        let workers = self.parts.stores.len();
+        let max_connections = self.parts.http.limits.max_connections;
+        let mut pool = WorkerPool::start(self.parts)?;
+        pool.serving().await?;
+        let slots = ConnectionSlots::new(max_connections, workers);
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
-        let accepting = accept_connections(listener, slots, handed);
+        let accepting = accept_connections(listener, slots, pool.handed.clone());
         // A worker that ends before the shutdown failed: stop the others too.
-        let first_end = futures_util::future::select_all(finished.iter_mut());
         tokio::select! {
             () = shutdown => {}
-            _ = first_end => {}
+            () = pool.first_end() => {}
             () = accepting => {}
         }
-        // Listen streams end with their `complete` response while the workers stop.
-        listeners.close();
-        let _ = stop.send(true);
-        let mut outcome = Ok(());
-        for ended in finished {
-            let result = match ended.await {
-                Ok(result) => result.map_err(HostError::Io),
-                Err(_) => Err(HostError::Io(std::io::Error::other(
-                    "a worker thread panicked; see the message above",
-                ))),
-            };
-            if outcome.is_ok() {
-                outcome = result;
-            }
-        }
-        outcome
+        pool.stop().await
     }
 }
 

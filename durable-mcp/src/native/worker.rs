@@ -6,11 +6,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::activations::Activations;
 use super::clock::{SystemClock, TokioTimer};
-use super::http::{Accepted, HttpSettings, serve_connections};
+use super::http::{Handed, HttpSettings, serve_handed};
 #[cfg(feature = "oauth")]
 use super::outbound::NativeOutbound;
 use super::owners::{Control, Inboxes, WorkerTasks};
@@ -53,8 +53,9 @@ pub(super) struct Worker {
     pub(super) index: usize,
     pub(super) server: ServerFactory,
     pub(super) store: StoreHandle,
-    /// The connections the accept loop hands this worker.
-    pub(super) connections: mpsc::UnboundedReceiver<Accepted>,
+    /// The connections the accept loop hands this worker, and the requests a mounted
+    /// endpoint does.
+    pub(super) handed: mpsc::UnboundedReceiver<Handed>,
     pub(super) inbox: mpsc::UnboundedReceiver<Control>,
     pub(super) inboxes: Inboxes,
     /// The ids of the stored tasks this worker owns, oldest first.
@@ -65,6 +66,8 @@ pub(super) struct Worker {
     pub(super) stop: watch::Receiver<bool>,
     /// The host's listen streams, shared by every worker.
     pub(super) listeners: Listeners,
+    /// Told once the worker has opened its store and serves.
+    pub(super) serving: oneshot::Sender<()>,
 }
 
 impl Worker {
@@ -91,6 +94,7 @@ impl Worker {
             );
         }
         let store = self.store.open()?;
+        let _ = self.serving.send(());
         let activations = Activations::new(self.max_activations);
         let host = Host {
             store,
@@ -119,7 +123,7 @@ impl Worker {
         let stopped = async move {
             let _ = stop.wait_for(|stop| *stop).await;
         };
-        serve_connections(self.connections, router, inspected, self.http, stopped).await;
+        serve_handed(self.handed, router, inspected, self.http, stopped).await;
         drain_streams(&self.listeners).await;
         wakes.abort();
         activations.settle(SETTLE_ON_STOP).await;

@@ -108,6 +108,20 @@ impl Router {
     /// Answers one HTTP request to the endpoint whose URL carried the query string `query`
     /// (without the `?`): hosts pass it so that an access token sent there is refused.
     pub async fn handle_with_query(&self, request: HttpRequest, query: &str) -> HttpResponse {
+        self.handle_as(request, query, None).await
+    }
+
+    /// Answers one HTTP request whose sender the host's application has already
+    /// authenticated as `principal` (a mounted endpoint's request extension): it takes the
+    /// place of the server's `authenticate` hook, while a server that checks tokens still
+    /// checks them and binds tasks to the token's principal.
+    #[cfg_attr(not(native_host), allow(dead_code))]
+    pub(crate) async fn handle_as(
+        &self,
+        request: HttpRequest,
+        query: &str,
+        principal: Option<String>,
+    ) -> HttpResponse {
         let cors = &self.server.cors;
         if request.method == "OPTIONS"
             && let Some(preflight) = cors.preflight(&request.headers)
@@ -116,14 +130,20 @@ impl Router {
         }
         let origin = cors.allowed_origin(&request.headers);
         let cross_origin = origin.is_some();
-        let mut response = self.answer(request, query, cross_origin).await;
+        let mut response = self.answer(request, query, principal, cross_origin).await;
         CorsPolicy::expose(origin, &mut response);
         response
     }
 
     /// The answer to `request`; `cross_origin` when its `Origin` is one the server lets web
     /// pages call from.
-    async fn answer(&self, request: HttpRequest, query: &str, cross_origin: bool) -> HttpResponse {
+    async fn answer(
+        &self,
+        request: HttpRequest,
+        query: &str,
+        principal: Option<String>,
+        cross_origin: bool,
+    ) -> HttpResponse {
         if request.method != "POST" {
             let mut response = HttpResponse::empty(405);
             response.headers.push(("allow", "POST".to_owned()));
@@ -135,7 +155,7 @@ impl Router {
         let parsed = parse_message(&request.body);
         // The arms apart, and OAuth's checks: a request compiles only the code it runs (see
         // `apart`).
-        let caller = match self.caller(&request.headers, query, &parsed).await {
+        let caller = match self.caller(&request.headers, query, principal, &parsed).await {
             Ok(caller) => caller,
             Err(error) => return respond(parsed.ok().as_ref().and_then(Parsed::id), Err(error)),
         };
@@ -292,12 +312,14 @@ impl Router {
     }
 
     /// Who sent the request: the principal of its access token when the server checks
-    /// tokens (refused with a challenge otherwise), or of the server's `authenticate` hook, or
-    /// nobody in particular.
+    /// tokens (refused with a challenge otherwise), or the one the host's application
+    /// authenticated (`asserted`), or that of the server's `authenticate` hook, or nobody in
+    /// particular.
     async fn caller(
         &self,
         headers: &Headers,
         query: &str,
+        asserted: Option<String>,
         parsed: &Result<Parsed, (Option<RequestId>, RpcError)>,
     ) -> Result<Caller, RpcError> {
         #[cfg(feature = "oauth")]
@@ -306,9 +328,10 @@ impl Router {
         }
         #[cfg(not(feature = "oauth"))]
         let _ = (query, parsed); // What only a token check reads.
-        let principal = match &self.server.authenticate {
-            Some(authenticate) => authenticate(headers).map_err(RpcError::unauthorized)?,
-            None => None,
+        let principal = match (asserted, &self.server.authenticate) {
+            (Some(asserted), _) => Some(asserted),
+            (None, Some(authenticate)) => authenticate(headers).map_err(RpcError::unauthorized)?,
+            (None, None) => None,
         };
         Ok(Caller {
             principal,

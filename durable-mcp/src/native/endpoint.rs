@@ -1,0 +1,384 @@
+//! The host's MCP endpoint as a tower `Service` (feature `tower`), mounted in the application's
+//! own server: requests arrive on the application's runtime, are read there, and are handed to
+//! the host's worker threads, which answer them as they answer their own connections (task
+//! bodies stay on those threads, so they need no `Send`). A streamed answer crosses back
+//! through a bounded channel.
+
+use std::convert::Infallible;
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http_body::Frame;
+use tokio::sync::{mpsc, oneshot};
+
+use super::exchange::{self, Inbound};
+use super::http::{Handed, HttpSettings};
+use super::owners::WorkerTasks;
+use super::pool::WorkerPool;
+use super::server::{HostError, NativeHost};
+use crate::rpc::sse::EventStream;
+use crate::rpc::{HttpResponse, Router};
+
+/// How many events of a stream may wait for the application's server to send them; the
+/// stream waits while they do.
+const EVENTS_IN_FLIGHT: usize = 16;
+
+impl NativeHost {
+    /// Starts the host without a listener of its own, for its endpoint to be mounted in the
+    /// application's server (an axum `Router`, any tower-based server): locks the state
+    /// directory, opens the store, starts the worker threads and waits until each serves.
+    /// The application's tokio runtime then carries the requests; the workers run the tasks.
+    ///
+    /// ```no_run
+    /// # async fn run(server: fn() -> durable_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
+    /// # let app = |_: durable_mcp::native::Endpoint| ();
+    /// # let serve = |_: ()| async { Ok::<(), std::io::Error>(()) };
+    /// use durable_mcp::native::NativeHost;
+    ///
+    /// let host = NativeHost::new(server).from_env()?.mount().await?;
+    /// // axum: Router::new().route_service("/mcp", host.endpoint()), with the routes and
+    /// // middleware of the application.
+    /// let app = app(host.endpoint());
+    /// // axum::serve(listener, app).with_graceful_shutdown(host.graceful(signal)).await
+    /// serve(app).await?;
+    /// host.shutdown().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// What the host's own listener does the application's server does now: the address, the
+    /// connection cap and the header read timeout are its own. The endpoint still holds each
+    /// request to the host's [body limit](Self::body_limit) and
+    /// [body read timeout](Self::body_read_timeout), checks `Origin` and `Host`, and checks
+    /// callers as the server says (OAuth, its `authenticate` hook, or [`Authenticated`]).
+    /// The host does not know where the application listens, so it cannot warn, as
+    /// [`bind`](Self::bind) does, when a server that checks no caller is open to the network.
+    ///
+    /// # Errors
+    ///
+    /// What [`bind`](Self::bind) refuses, but a socket: the state directory in use, a store
+    /// that cannot be opened (here or on a worker thread).
+    pub async fn mount(self) -> Result<Mounted, HostError> {
+        let (parts, lock) = self.prepare()?;
+        parts.announce("the application's server", "");
+        let settings = parts.http.clone();
+        let mut pool = WorkerPool::start(parts)?;
+        pool.serving().await?;
+        let endpoint = Endpoint {
+            shared: Arc::new(Shared {
+                workers: pool.handed.clone(),
+                next: AtomicUsize::new(0),
+                settings,
+            }),
+        };
+        Ok(Mounted {
+            pool,
+            endpoint,
+            _lock: lock,
+        })
+    }
+}
+
+/// A host whose endpoint the application's server serves (see [`NativeHost::mount`]): its
+/// worker threads run until [`shutdown`](Self::shutdown).
+///
+/// Dropped without `shutdown`, it tells its workers to stop and does not wait for them: their
+/// running activations are cut short, and run again after the next start.
+pub struct Mounted {
+    pool: WorkerPool,
+    endpoint: Endpoint,
+    /// The state directory's lock, released when the host is dropped.
+    _lock: std::fs::File,
+}
+
+impl fmt::Debug for Mounted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mounted")
+            .field("workers", &self.pool.handed.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Mounted {
+    /// The MCP endpoint, to mount in the application's server: a tower `Service` that serves
+    /// `/mcp` (MCP), the Protected Resource Metadata under `/.well-known/` when the server
+    /// checks tokens, and the task inspector under `/inspector` when its token is set, and
+    /// answers 404 for any other path. It reads paths whole, so mount it where the path
+    /// reaches it unchanged: `Router::route_service("/mcp", ..)` for the endpoint alone, or
+    /// `Router::fallback_service(..)` for all of them (not `nest_service`, which cuts the
+    /// prefix off). Clones share the host.
+    pub fn endpoint(&self) -> Endpoint {
+        self.endpoint.clone()
+    }
+
+    /// The application's shutdown signal, for its server's graceful shutdown (axum's
+    /// `with_graceful_shutdown`): once `signal` completes, the endpoint's open
+    /// `subscriptions/listen` streams end with their last response, and new ones are
+    /// refused, so that the server's wait for open connections ends. Other requests in flight
+    /// keep their answers coming; call [`shutdown`](Self::shutdown) once the server returns.
+    pub fn graceful(
+        &self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let listeners = self.pool.listeners.clone();
+        async move {
+            signal.await;
+            listeners.close();
+        }
+    }
+
+    /// Stops the host: ends the listen streams, stops the workers (each stops taking
+    /// requests, which the endpoint then answers with HTTP 503, and gives its running
+    /// activations a few seconds to settle; one cut short runs again after the next start)
+    /// and releases the state directory.
+    ///
+    /// # Errors
+    ///
+    /// The first error a worker stopped with, if one failed while serving.
+    pub async fn shutdown(self) -> Result<(), HostError> {
+        self.pool.stop().await
+    }
+}
+
+/// Whom the application's own authentication says sent a request: put it in the request's
+/// extensions (in axum, `request.extensions_mut().insert(..)` in a middleware) before the
+/// request reaches the [`Endpoint`], and the tasks the request creates are bound to it, as
+/// with the `authenticate` hook of [`McpServer`](crate::McpServer) (which it replaces for
+/// that request): only requests that carry the same principal see or change them, and
+/// [`TaskContext::principal`](crate::TaskContext::principal) shows it to their bodies.
+///
+/// A server that checks tokens itself ([`McpServer::oauth`](crate::McpServer::oauth)) still
+/// checks every request's token, and binds tasks to the token's principal: this extension
+/// does not let a request past that check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Authenticated(String);
+
+impl Authenticated {
+    /// The caller `principal`: a user id, or `issuer#subject`, whatever names one caller for
+    /// good (tasks outlive sessions and tokens).
+    pub fn new(principal: impl Into<String>) -> Self {
+        Authenticated(principal.into())
+    }
+
+    /// The principal.
+    pub fn principal(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The host's MCP endpoint as a tower `Service` (see [`Mounted::endpoint`]). Its futures are
+/// `Send`; it is always ready, and never fails: each refusal is an HTTP answer.
+#[derive(Clone)]
+pub struct Endpoint {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    workers: Vec<mpsc::UnboundedSender<Handed>>,
+    /// The worker the next request goes to, round robin: any worker answers any request (a
+    /// write goes on to the task's owner).
+    next: AtomicUsize,
+    settings: HttpSettings,
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("workers", &self.shared.workers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B> tower_service::Service<http::Request<B>> for Endpoint
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = http::Response<EndpointBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async move { Ok(shared.answer(request).await.into_response()) })
+    }
+}
+
+impl Shared {
+    async fn answer<B>(&self, request: http::Request<B>) -> Outbound
+    where
+        B: http_body::Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let principal = (request.extensions().get::<Authenticated>())
+            .map(|authenticated| authenticated.0.clone());
+        let request = match exchange::read(request, &self.settings, principal).await {
+            Ok(request) => request,
+            Err(refused) => return Outbound::whole(refused),
+        };
+        let worker = self.next.fetch_add(1, Ordering::Relaxed) % self.workers.len();
+        let (reply, answer) = oneshot::channel();
+        let job = Job { request, reply };
+        if self.workers[worker].send(Handed::Request(job)).is_err() {
+            return Outbound::whole(stopped());
+        }
+        answer.await.unwrap_or_else(|_| Outbound::whole(stopped()))
+    }
+}
+
+/// HTTP 503 for a request the host can no longer answer: it is stopping, or has stopped.
+fn stopped() -> HttpResponse {
+    let error = crate::wire::ErrorObject::new(
+        crate::wire::code::INTERNAL_ERROR,
+        "the MCP host has stopped; try again once the server has restarted",
+    );
+    let mut response = HttpResponse::json(503, &crate::wire::jsonrpc::failure(None, &error));
+    response.headers.push(("retry-after", "1".to_owned()));
+    response
+}
+
+/// A request handed to a worker, with where its answer goes.
+pub(super) struct Job {
+    request: Inbound,
+    reply: oneshot::Sender<Outbound>,
+}
+
+/// Answers `job` on the worker thread it was handed to; a streamed answer is pumped across
+/// by a local task of its own, for as long as the application's server reads it.
+pub(super) async fn serve_job(
+    job: Job,
+    router: &Router,
+    inspected: &WorkerTasks,
+    settings: &HttpSettings,
+) {
+    let response = exchange::answer(router, inspected, settings, job.request).await;
+    let (outbound, events) = Outbound::split(response);
+    if job.reply.send(outbound).is_ok()
+        && let Some((events, sender)) = events
+    {
+        tokio::task::spawn_local(pump(events, sender));
+    }
+}
+
+/// Sends each event of `events` across, until the stream ends or the application's server
+/// drops the body (its client went away), which drops the stream and ends its work.
+async fn pump(mut events: EventStream, sender: mpsc::Sender<Bytes>) {
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            () = sender.closed() => None,
+        };
+        let Some(event) = event else { break };
+        if sender.send(Bytes::from(event)).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// An answer on its way back to the application's server.
+struct Outbound {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    body: EndpointBody,
+}
+
+impl Outbound {
+    /// A whole answer (a refusal made before any worker saw the request).
+    fn whole(response: HttpResponse) -> Self {
+        Outbound::split(response).0
+    }
+
+    /// The answer, and for a stream, the events still to send and where to send them.
+    fn split(response: HttpResponse) -> (Self, Option<(EventStream, mpsc::Sender<Bytes>)>) {
+        let HttpResponse {
+            status,
+            headers,
+            body,
+            events,
+        } = response;
+        let (body, events) = match events {
+            None => (Body::Whole(Some(Bytes::from(body))), None),
+            Some(events) => {
+                let (sender, receiver) = mpsc::channel(EVENTS_IN_FLIGHT);
+                (Body::Events(receiver), Some((events, sender)))
+            }
+        };
+        let outbound = Outbound {
+            status,
+            headers,
+            body: EndpointBody(body),
+        };
+        (outbound, events)
+    }
+
+    fn into_response(self) -> http::Response<EndpointBody> {
+        let mut response = http::Response::new(self.body);
+        *response.status_mut() =
+            http::StatusCode::from_u16(self.status).unwrap_or(http::StatusCode::OK);
+        let headers = response.headers_mut();
+        for (name, value) in self.headers {
+            if let Ok(value) = http::HeaderValue::try_from(value) {
+                headers.append(name, value);
+            }
+        }
+        response
+    }
+}
+
+/// The body of an [`Endpoint`]'s answer: whole, or server-sent events as the host writes
+/// them (`subscriptions/listen`, a 2025 client's streamed call).
+pub struct EndpointBody(Body);
+
+enum Body {
+    Whole(Option<Bytes>),
+    Events(mpsc::Receiver<Bytes>),
+}
+
+impl fmt::Debug for EndpointBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.0 {
+            Body::Whole(_) => "EndpointBody::Whole",
+            Body::Events(_) => "EndpointBody::Events",
+        })
+    }
+}
+
+impl http_body::Body for EndpointBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match &mut self.get_mut().0 {
+            Body::Whole(body) => Poll::Ready(body.take().map(|bytes| Ok(Frame::data(bytes)))),
+            Body::Events(events) => events
+                .poll_recv(cx)
+                .map(|event| event.map(|bytes| Ok(Frame::data(bytes)))),
+        }
+    }
+
+    // A whole body has a known size, so the server frames it with Content-Length.
+    fn size_hint(&self) -> http_body::SizeHint {
+        match &self.0 {
+            Body::Whole(body) => {
+                let len = body.as_ref().map_or(0, Bytes::len);
+                http_body::SizeHint::with_exact(u64::try_from(len).unwrap_or(u64::MAX))
+            }
+            Body::Events(_) => http_body::SizeHint::default(),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.0, Body::Whole(None))
+    }
+}
