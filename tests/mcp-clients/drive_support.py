@@ -1,6 +1,8 @@
 """What the Python SDK drivers (py_legacy_drive.py, py_default_drive.py) share: settings from
-the environment, the outcome lines, the SDK log kept for failures, and the runner that gives
-a drive its argument, its time limits, its report and its exit code.
+the environment, the server a Client is given (the URL, or with MCP_DRIVER_BEARER_TOKEN set a
+transport whose every HTTP request carries `Authorization: Bearer <token>`), the outcome
+lines, the SDK log kept for failures, and the runner that gives a drive its argument, its
+time limits, its report and its exit code.
 
 A driver keeps its own checks; its main() is `run(drive, ...)`. The drivers run as
 `python <driver>.py <mcp-url>`, so this module is found next to them.
@@ -13,10 +15,16 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp import MCPError, types
+from mcp.client import Transport
+from mcp.client.streamable_http import streamable_http_client
+# The SDK's own factory of its default HTTP client (private module, as mcp is pinned; the
+# SDK's ClientSessionGroup builds its clients with it too).
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 # How long a whole drive may take, and one request.
 RUN_TIMEOUT_S = 120.0
@@ -26,6 +34,31 @@ REQUEST_TIMEOUT_S = 45.0
 def setting(name: str, fallback: str) -> str:
     value = os.environ.get(name, "")
     return value if value else fallback
+
+
+# Set for a server whose MCP endpoint sits behind an application's bearer-token middleware.
+BEARER_TOKEN_ENV = "MCP_DRIVER_BEARER_TOKEN"
+
+
+def server_for(url: str) -> str | Transport:
+    """What a driver's Client connects to: `url` itself (the SDK's own Streamable HTTP
+    transport) when MCP_DRIVER_BEARER_TOKEN is unset or empty; otherwise the same transport on
+    an HTTP client made by the SDK's factory with `Authorization: Bearer <token>` among its
+    default headers, so that every request the SDK makes (the probe, each POST, the GET stream,
+    the closing DELETE) carries it. The token is never printed."""
+    token = os.environ.get(BEARER_TOKEN_ENV, "")
+    if not token:
+        return url
+
+    @asynccontextmanager
+    async def bearer_transport() -> AsyncIterator[Any]:
+        # The same client the transport makes for itself when given none, plus the header;
+        # given one, the transport leaves closing it to us.
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http_client:
+            async with streamable_http_client(url, http_client=http_client) as streams:
+                yield streams
+
+    return bearer_transport()
 
 
 class Outcomes:

@@ -19,6 +19,9 @@
 // Prints one line per outcome ("ok ..." or "FAIL ..."); exits 0 only if every expected
 // outcome was observed; on failure (or with EXT_TASKS_TRACE=1) the wire exchanges go to
 // stderr. `cargo xtask clients` runs it against a freshly started server.
+// With MCP_DRIVER_BEARER_TOKEN set, every HTTP request (the SDK's, our own POSTs and the
+// listen stream) carries `Authorization: Bearer <token>`, for an endpoint behind an
+// application's bearer-token middleware (see bearer.mjs); the token is never printed.
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
@@ -27,6 +30,7 @@ import {
   withTasks,
 } from "@modelcontextprotocol/ext-tasks/client";
 
+import { bearerFetch } from "./bearer.mjs";
 import { listenMessages } from "./listen-stream.mjs";
 
 const PROTOCOL_VERSION = "2026-07-28";
@@ -38,6 +42,8 @@ const V2_FRAMING = { protocolVersion: PROTOCOL_VERSION, clientInfo: CLIENT_INFO,
 const CHECK_TIMEOUT_MS = 30_000;
 /** Longest the whole run may take: a hung request must not hang CI. */
 const RUN_TIMEOUT_MS = 120_000;
+/** The fetch of every HTTP request this script makes: with the bearer token, if one is set. */
+const httpFetch = bearerFetch();
 
 const url = process.argv[2];
 if (!url) {
@@ -115,7 +121,7 @@ async function rawDispatch(request, options = {}) {
   for (const [name, value] of Object.entries(options.context?.headers ?? {})) headers.set(name, value);
   const sent = [...headers].filter(([name]) => name.startsWith("mcp")).map(([name, value]) => `${name}: ${value}`);
   trace.push(`-> ${sent.join("  ")}\n   ${JSON.stringify(body)}`);
-  const response = await fetch(url, {
+  const response = await httpFetch(url, {
     method: "POST",
     headers,
     body: JSON.stringify(body),
@@ -303,7 +309,7 @@ async function confirmDeleteByPush() {
     capabilities: CLIENT_CAPABILITIES,
     versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
   });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: httpFetch }));
   let heldPolls = 0;
   const updates = [];
   const libraryErrors = [];
@@ -442,7 +448,7 @@ async function main() {
     capabilities: CLIENT_CAPABILITIES,
     versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
   });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: httpFetch }));
   const session = createTaskSessionFromClient(client, {
     endpointId: "durable-mcp-ext-tasks-drive",
     rawDispatch,

@@ -1,6 +1,13 @@
 // A small `subscriptions/listen` client (MCP 2026-07-28): one POST whose answer is an event
 // stream, read as it arrives and parsed into JSON-RPC messages. The official client libraries
 // the drivers use do not open a listen stream for tasks, so the drivers do it with this.
+// With MCP_DRIVER_BEARER_TOKEN set, the POST carries `Authorization: Bearer <token>` (see
+// bearer.mjs).
+
+import { bearerFetch } from "./bearer.mjs";
+
+/** The fetch of the listen POST: with the bearer token, if one is set. */
+const httpFetch = bearerFetch();
 
 /**
  * Posts `body` (a JSON-RPC request) to `url` with `headers` and yields each JSON-RPC message
@@ -9,7 +16,7 @@
  * first. Aborting `signal` ends the stream.
  */
 export async function* listenMessages(url, body, { headers = {}, signal, onOpen } = {}) {
-  const response = await fetch(url, {
+  const response = await httpFetch(url, {
     method: "POST",
     headers: {
       "Content-Type": "application/json",

@@ -26,6 +26,9 @@ Usage: python py_default_drive.py <mcp-url>
 Prints one line per outcome ("ok ..." or "FAIL ..."); exits 0 only if every expected outcome
 was observed, 1 otherwise, 2 on bad usage; gives up after 120 s. On failure (or with
 PY_DEFAULT_TRACE=1) the SDK's debug log goes to stderr.
+With MCP_DRIVER_BEARER_TOKEN set, every HTTP request the SDK makes carries
+`Authorization: Bearer <token>`, for an endpoint behind an application's bearer-token
+middleware (see drive_support.server_for); the token is never printed.
 
 The tools default to the fixture server's (examples/conformance); the environment can point
 the driver at another server's tools with the same contracts:
@@ -45,7 +48,7 @@ import sys
 import time
 from typing import Any
 
-from drive_support import REQUEST_TIMEOUT_S, Outcomes, clip, describe, result_text, run, run_checks, setting
+from drive_support import REQUEST_TIMEOUT_S, Outcomes, clip, describe, result_text, run, run_checks, server_for, setting
 from mcp import Client, MCPError, types
 
 CLIENT_INFO = types.Implementation(name="durable-mcp-py-default-drive", version="0.0.0")
@@ -244,7 +247,7 @@ async def drive(url: str, out: Outcomes) -> None:
 
     # The default mode: no mode= (so "auto": server/discover, falling back to initialize).
     async with Client(
-        url,
+        server_for(url),
         client_info=CLIENT_INFO,
         elicitation_callback=on_elicitation,
         message_handler=on_message,

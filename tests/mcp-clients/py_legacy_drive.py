@@ -17,6 +17,9 @@ Usage: python py_legacy_drive.py <mcp-url>
 Prints one line per outcome ("ok ..." or "FAIL ..."); exits 0 only if every expected outcome
 was observed, 1 otherwise, 2 on bad usage; gives up after 120 s. On failure (or with
 PY_LEGACY_TRACE=1) the SDK's debug log goes to stderr.
+With MCP_DRIVER_BEARER_TOKEN set, every HTTP request the SDK makes carries
+`Authorization: Bearer <token>`, for an endpoint behind an application's bearer-token
+middleware (see drive_support.server_for); the token is never printed.
 
 The tools default to the fixture server's (examples/conformance); the environment can point
 the driver at another server's tools (arguments and answers are JSON):
@@ -37,7 +40,7 @@ import os
 import sys
 from typing import Any
 
-from drive_support import REQUEST_TIMEOUT_S, Outcomes, clip, result_text, run, run_checks, setting
+from drive_support import REQUEST_TIMEOUT_S, Outcomes, clip, result_text, run, run_checks, server_for, setting
 from mcp import Client, types
 
 CLIENT_INFO = types.Implementation(name="durable-mcp-py-legacy-drive", version="0.0.0")
@@ -121,7 +124,7 @@ async def drive(url: str, out: Outcomes) -> None:
         trace.debug("received: %s", message)
 
     async with Client(
-        url,
+        server_for(url),
         mode="legacy",
         client_info=CLIENT_INFO,
         elicitation_callback=on_elicitation,

@@ -15,6 +15,9 @@
 // Prints one line per outcome ("ok ..." or "FAIL ..."); exits 0 only if every expected outcome
 // was observed, 1 otherwise, 2 on bad usage; gives up after 120 s. On failure (or with
 // V1_TASKS_TRACE=1) the messages exchanged and the HTTP requests go to stderr.
+// With MCP_DRIVER_BEARER_TOKEN set, every HTTP request the SDK makes (POST, GET stream,
+// DELETE) carries `Authorization: Bearer <token>`, for an endpoint behind an application's
+// bearer-token middleware (see bearer.mjs); the token is never printed.
 //
 // The tools default to the fixture server's (examples/conformance); the environment can
 // point the driver at another server's tools (arguments and answers are JSON):
@@ -31,6 +34,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
+import { bearerFetch } from "./bearer.mjs";
+
 const CLIENT_INFO = { name: "durable-mcp-v1-tasks-drive", version: "0.0.0" };
 const CLIENT_CAPABILITIES = {
   elicitation: {},
@@ -40,6 +45,8 @@ const CLIENT_CAPABILITIES = {
 const REQUEST_TIMEOUT_MS = 45_000;
 /** Longest the whole run may take: a hung request must not hang CI. */
 const RUN_TIMEOUT_MS = 120_000;
+/** The fetch under every HTTP request: with the bearer token, if one is set. */
+const httpFetch = bearerFetch();
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
 const url = process.argv[2];
@@ -110,14 +117,14 @@ function resultText(result) {
     .join("\n");
 }
 
-/** fetch, with each HTTP request and its answer's status and type written to the trace. */
+/** fetch (with the bearer token, if set), with each HTTP request and its answer's status and type written to the trace. */
 async function tracingFetch(input, init = {}) {
   const headers = new Headers(init.headers);
   const shown = [...headers]
     .filter(([name]) => name.startsWith("mcp") || name === "accept" || name === "last-event-id")
     .map(([name, value]) => `${name}: ${value}`)
     .join("  ");
-  const response = await fetch(input, init);
+  const response = await httpFetch(input, init);
   trace.push(
     `   HTTP ${init.method ?? "GET"} [${shown}] -> ${response.status} ${response.headers.get("content-type") ?? "(no body type)"}` +
       (response.headers.get("mcp-session-id") ? ` session ${response.headers.get("mcp-session-id")}` : ""),
