@@ -118,6 +118,9 @@ impl Connection {
         for (name, value) in headers {
             head += &format!("{name}: {value}\r\n");
         }
+        if let Some(token) = bearer_for(headers) {
+            head += &format!("Authorization: Bearer {token}\r\n");
+        }
         head += &format!("Content-Length: {}\r\n\r\n", body.len());
         let stream = self.reader.get_mut();
         stream.write_all(head.as_bytes())?;
@@ -180,6 +183,33 @@ enum Framing {
     Chunked,
     /// `Content-Length` (0 when absent: this client reads no body delimited by a close).
     Length(usize),
+}
+
+/// The variable that, when set, gives every request without an `Authorization` header of its
+/// own a bearer token: for a server behind its application's bearer check (the fixtures
+/// mounted in the axum-app example's service).
+pub const TEST_TOKEN_VAR: &str = "DURABLE_MCP_TEST_TOKEN";
+
+/// The header the fixture server reads a caller's principal from when nothing else names it.
+pub const FIXTURE_PRINCIPAL_HEADER: &str = "x-fixture-principal";
+
+/// The token a request with `headers` carries under [`TEST_TOKEN_VAR`]: the variable's value,
+/// or for a request made as a principal (the fixture's principal header) the value followed by
+/// `.` and the principal, the token that application gives that user.
+fn bearer_for(headers: &[(&str, &str)]) -> Option<String> {
+    let named = |wanted: &str| {
+        (headers.iter())
+            .find(|(name, _)| name.eq_ignore_ascii_case(wanted))
+            .map(|(_, value)| *value)
+    };
+    if named("authorization").is_some() {
+        return None;
+    }
+    let token = std::env::var(TEST_TOKEN_VAR).ok()?;
+    Some(match named(FIXTURE_PRINCIPAL_HEADER) {
+        Some(principal) => format!("{token}.{principal}"),
+        None => token,
+    })
 }
 
 fn framing(headers: &[(String, String)]) -> Framing {

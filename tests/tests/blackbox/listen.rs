@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{Spec, Target, assert_result, assert_valid};
 
 /// The header the fixture server reads the caller's principal from.
-const PRINCIPAL: &str = "x-fixture-principal";
+const PRINCIPAL: &str = durable_mcp_tests::http::FIXTURE_PRINCIPAL_HEADER;
 
 /// An open listen stream whose every frame is validated against the schemas.
 struct Listen(Stream);
