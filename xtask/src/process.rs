@@ -53,6 +53,12 @@ pub enum Profile {
 
 /// Builds the binary of `package` and returns its executable, as cargo reports it.
 pub fn build_binary(package: &str, profile: Profile) -> Result<PathBuf> {
+    build_named_binary(package, package, profile)
+}
+
+/// Builds the binaries of `package` and returns the executable of its binary `bin` (for a
+/// package with more than one: `conformance-server`'s `conformance-axum`).
+pub fn build_named_binary(package: &str, bin: &str, profile: Profile) -> Result<PathBuf> {
     let mut command = cargo();
     command
         .current_dir(workspace_root())
@@ -77,9 +83,9 @@ pub fn build_binary(package: &str, profile: Profile) -> Result<PathBuf> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|message| message["target"]["name"] == package)
+        .filter(|message| message["target"]["name"] == bin)
         .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| format!("cargo built {package} but reported no executable").into())
+        .ok_or_else(|| format!("cargo built {package} but reported no executable {bin}").into())
 }
 
 /// Installs the npm packages of the project `relative` (to `root`: `tests/mcp-clients`,

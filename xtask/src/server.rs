@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use crate::Result;
 
-/// A native host's announcement on stdout; the MCP endpoint's URL follows it.
-const SERVING_PREFIX: &str = "durable-mcp: serving MCP at ";
+/// A native host's announcement on stdout (after the program's name: `durable-mcp: `, or an
+/// application's own); the MCP endpoint's URL follows it.
+const SERVING: &str = "serving MCP at ";
 
 /// How long a host may take to announce its URL.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -67,7 +68,7 @@ impl NativeServer {
                 if let Some(file) = &mut log_file {
                     let _ = writeln!(file, "{line}");
                 }
-                if let Some(url) = line.trim().strip_prefix(SERVING_PREFIX)
+                if let Some((_, url)) = line.trim().split_once(SERVING)
                     && let Some(sender) = sender.take()
                 {
                     let _ = sender.send(url.to_owned());

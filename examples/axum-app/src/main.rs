@@ -13,6 +13,7 @@ async fn main() -> ExitCode {
         .unwrap_or_else(|_| EnvFilter::new("info,tower_http=debug"));
     (tracing_subscriber::fmt().with_env_filter(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let served = match axum_app::Tokens::from_env() {
         Ok(tokens) => {

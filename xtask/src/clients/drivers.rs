@@ -71,8 +71,15 @@ impl Drivers {
         }
     }
 
-    /// Runs every driver against `url`, naming each check with `host` appended.
-    pub(super) fn run_all(&self, failed: &mut Vec<String>, url: &str, host: &str) {
+    /// Runs every driver against `url`, naming each check with `host` appended; `env` is
+    /// set for each (a bearer token for a server behind its application's check).
+    pub(super) fn run_all(
+        &self,
+        failed: &mut Vec<String>,
+        url: &str,
+        host: &str,
+        env: &[(&str, &str)],
+    ) {
         for (check, script) in [
             ("ext-tasks driver", EXT_TASKS_DRIVER),
             ("v1 SDK tasks driver", V1_TASKS_DRIVER),
@@ -80,7 +87,7 @@ impl Drivers {
             let outcome = match &self.node_modules {
                 Ok(()) => {
                     let mut command = Command::new("node");
-                    command.arg(script);
+                    command.arg(script).envs(env.iter().copied());
                     driver(command, &self.clients, url)
                 }
                 Err(error) => Err(error.clone().into()),
@@ -94,7 +101,7 @@ impl Drivers {
             let outcome = match &self.venv {
                 Ok(python) => {
                     let mut command = Command::new(python);
-                    command.arg(script);
+                    command.arg(script).envs(env.iter().copied());
                     driver(command, &self.clients, url)
                 }
                 Err(error) => Err(error.clone().into()),

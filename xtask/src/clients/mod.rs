@@ -58,7 +58,13 @@
 //!    against the fixture server on a native host whose tasks are in a store of its own
 //!    (`CONFORMANCE_STORE=own`, `examples/conformance/src/own_store.rs`).
 //!
-//! 5. **The same fixtures as a Cloudflare Worker**: `examples/conformance` is built with
+//! 5. **The fixtures mounted in an application's service**: `conformance-axum` serves them
+//!    in the axum-app example's service (`NativeHost::mount`, the endpoint behind the
+//!    service's own bearer check and request tracing, on its runtime); the black-box suite and
+//!    the four client drivers (both eras) run against it, every request with a bearer token
+//!    (`DURABLE_MCP_TEST_TOKEN`, `MCP_DRIVER_BEARER_TOKEN`).
+//!
+//! 6. **The same fixtures as a Cloudflare Worker**: `examples/conformance` is built with
 //!    worker-build and run under `wrangler dev` (workerd, real Durable Object SQLite and
 //!    alarms, loopback only); the black-box suite (`tests/tests/http_api.rs`, through
 //!    `DURABLE_MCP_TEST_URL`), the ten `tasks-*` scenarios, the 2026-07-28 and 2025-11-25 requirements
@@ -83,7 +89,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use xtask::Result;
-use xtask::process::{Profile, build_binary, target_dir, workspace_root};
+use xtask::process::{Profile, build_binary, build_named_binary, target_dir, workspace_root};
 use xtask::server::NativeServer;
 use xtask::worker_target;
 
@@ -136,7 +142,7 @@ pub fn run() -> Result<()> {
         record(&mut failed, check.into(), default_era);
     }
     let drivers = Drivers::install(&root);
-    drivers.run_all(&mut failed, &url, "");
+    drivers.run_all(&mut failed, &url, "", &[]);
     if let Some(status) = server.stop() {
         failed.push(format!("the server exited during the checks ({status})"));
     }
@@ -146,7 +152,7 @@ pub fn run() -> Result<()> {
     let check = "black-box suite on the native host with the application's store";
     match NativeServer::start(&binary, &own_store, Some(&out.join("own-store.log"))) {
         Ok(server) => {
-            let suite = black_box_suite(&root, server.url());
+            let suite = black_box_suite(&root, server.url(), &[]);
             record(&mut failed, check.into(), suite);
             if let Some(status) = server.stop() {
                 failed.push(format!("{check}: the server exited ({status})"));
@@ -155,13 +161,16 @@ pub fn run() -> Result<()> {
         Err(error) => record(&mut failed, check.into(), Err(error)),
     }
 
+    // The same fixtures mounted in the axum-app example's service, behind its bearer check.
+    mounted(&mut failed, &root, &out, &drivers, &deadline);
+
     // The same fixtures as a Cloudflare Worker under workerd.
     let fixtures = worker_target::CONFORMANCE_WORKER;
     match worker_target::start_with_vars(&root, fixtures, &deadline) {
         Ok(worker) => {
             let url = worker.mcp_url();
             say(format_args!("Worker at {url}"));
-            let suite = black_box_suite(&root, &url);
+            let suite = black_box_suite(&root, &url, &[]);
             record(&mut failed, "black-box suite on the Worker".into(), suite);
             if let Some(npx) = &conformance {
                 conformance::run_all(
@@ -179,7 +188,7 @@ pub fn run() -> Result<()> {
                     inspector::completes(npx, &url, Era::Default),
                 );
             }
-            drivers.run_all(&mut failed, &url, " on the Worker");
+            drivers.run_all(&mut failed, &url, " on the Worker", &[]);
         }
         Err(error) => record(&mut failed, "Worker (build, start)".into(), Err(error)),
     }
@@ -195,6 +204,43 @@ pub fn run() -> Result<()> {
         out.join("server.log").display()
     )
     .into())
+}
+
+/// The bearer token the checks of the mounted endpoint send (a test value, for a server on
+/// loopback that lives as long as the checks): as the fixtures' user `anonymous`, or followed
+/// by `.alice` and `.bob` as theirs (see the tests' `DURABLE_MCP_TEST_TOKEN`).
+const MOUNTED_TOKEN: &str = "clients-check-token-0001";
+
+/// The black-box suite and the client drivers against `conformance-axum`: the fixtures
+/// mounted in the axum-app example's service, every request with the service's bearer token.
+fn mounted(
+    failed: &mut Vec<String>,
+    root: &Path,
+    out: &Path,
+    drivers: &Drivers,
+    deadline: &[(&str, &str)],
+) {
+    let host = " in the axum-app service";
+    let binary = match build_named_binary("conformance-server", "conformance-axum", Profile::Debug)
+    {
+        Ok(binary) => binary,
+        Err(error) => return record(failed, format!("conformance-axum (build){host}"), Err(error)),
+    };
+    let token = MOUNTED_TOKEN;
+    let users = format!("anonymous:{token},alice:{token}.alice,bob:{token}.bob");
+    let mut env = deadline.to_vec();
+    env.push(("AXUM_APP_TOKENS", &users));
+    let server = match NativeServer::start(&binary, &env, Some(&out.join("axum-app.log"))) {
+        Ok(server) => server,
+        Err(error) => return record(failed, format!("conformance-axum (start){host}"), Err(error)),
+    };
+    say(format_args!("mounted endpoint at {}", server.url()));
+    let suite = black_box_suite(root, server.url(), &[("DURABLE_MCP_TEST_TOKEN", token)]);
+    record(failed, format!("black-box suite{host}"), suite);
+    drivers.run_all(failed, server.url(), host, &[("MCP_DRIVER_BEARER_TOKEN", token)]);
+    if let Some(status) = server.stop() {
+        failed.push(format!("conformance-axum exited during the checks ({status})"));
+    }
 }
 
 /// The npx package set `package` with Node 22; a failed install is recorded as the failed
@@ -229,7 +275,7 @@ fn say(message: std::fmt::Arguments<'_>) {
 ///
 /// It selects packages and features as `cargo xtask test`'s workspace test step does, so the
 /// test binary that step built is run again instead of a second build of the crates.
-fn black_box_suite(root: &Path, url: &str) -> Result<String> {
+fn black_box_suite(root: &Path, url: &str, env: &[(&str, &str)]) -> Result<String> {
     let schemas = crate::wire_schemas::ensure()?;
     let output = xtask::process::cargo()
         .current_dir(root)
@@ -237,6 +283,7 @@ fn black_box_suite(root: &Path, url: &str) -> Result<String> {
         .args(["--test", "http_api"])
         .env("DURABLE_MCP_TEST_URL", url)
         .env("DURABLE_MCP_SCHEMAS", schemas)
+        .envs(env.iter().copied())
         .output()?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let summary = stdout

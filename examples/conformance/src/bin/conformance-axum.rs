@@ -23,6 +23,7 @@ async fn main() -> std::process::ExitCode {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     (tracing_subscriber::fmt().with_env_filter(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let served = match axum_app::Tokens::from_env() {
         Ok(tokens) => {
