@@ -5,7 +5,9 @@
 //! each, and sends well-formed `tasks/get` requests (every header a conforming client sends,
 //! the `_meta` envelope declaring the Tasks extension) round robin over the task ids in
 //! `<ids-file>` (one a line), each connection waiting for a response before it sends the next
-//! request. The request bytes are built once per task id, so sending one costs a `write`.
+//! request. The request bytes are built once per task id, so sending one costs a `write`. With
+//! [`BEARER_VAR`] set (for an endpoint behind its application's bearer check), every request
+//! carries `Authorization: Bearer <its value>`.
 //!
 //! [`WARM_UP`] first, then `<seconds>` measured: a request counts if it was sent inside the
 //! measured window. Every response must be HTTP 200 with a body that names the task and says
@@ -29,6 +31,9 @@ use crate::stats::{Ranked, per_second};
 /// The prefix of the generator's result line.
 pub const RESULT_PREFIX: &str = "load-result ";
 
+/// The variable that, when set, gives the generator's requests a bearer token.
+pub const BEARER_VAR: &str = "DURABLE_MCP_BENCH_BEARER";
+
 /// How long the generator runs before it starts measuring.
 pub const WARM_UP: Duration = Duration::from_secs(1);
 
@@ -47,6 +52,13 @@ pub fn endpoint(url: &str) -> Result<(SocketAddr, String)> {
     Ok((address, format!("/{path}")))
 }
 
+/// Adds `Authorization: Bearer <bearer>` to `headers` if a token is given.
+pub(super) fn authorize(headers: &mut Vec<(String, String)>, bearer: Option<&str>) {
+    if let Some(token) = bearer {
+        headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+    }
+}
+
 /// One `tasks/get` request, ready to send, and what its response must contain.
 struct Prebuilt {
     /// The whole HTTP request: head and body.
@@ -55,9 +67,17 @@ struct Prebuilt {
     task: Vec<u8>,
 }
 
-/// Builds the `tasks/get` request of `task_id`, as the tests' MCP client would send it.
-fn prebuild(client: &McpClient, address: SocketAddr, path: &str, task_id: &str) -> Prebuilt {
-    let (body, headers) = client.build("tasks/get", json!({ "taskId": task_id }), true);
+/// Builds the `tasks/get` request of `task_id`, as the tests' MCP client would send it, with
+/// the `bearer` token if one is given.
+fn prebuild(
+    client: &McpClient,
+    address: SocketAddr,
+    path: &str,
+    task_id: &str,
+    bearer: Option<&str>,
+) -> Prebuilt {
+    let (body, mut headers) = client.build("tasks/get", json!({ "taskId": task_id }), true);
+    authorize(&mut headers, bearer);
     let body = body.to_string();
     let mut head = format!("POST {path} HTTP/1.1\r\nHost: {address}\r\n");
     for (name, value) in &headers {
@@ -336,10 +356,11 @@ pub fn child(args: &[&str]) -> Result<()> {
     let measured = Duration::from_secs_f64(seconds.parse()?);
     let ids = std::fs::read_to_string(ids_file)?;
     let client = McpClient::new(url);
+    let bearer = std::env::var(BEARER_VAR).ok();
     let requests: Vec<Prebuilt> = ids
         .lines()
         .filter(|id| !id.is_empty())
-        .map(|id| prebuild(&client, address, &path, id))
+        .map(|id| prebuild(&client, address, &path, id, bearer.as_deref()))
         .collect();
     if requests.is_empty() || connections == 0 {
         return Err("no task ids or no connections".into());

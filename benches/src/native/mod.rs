@@ -1,11 +1,12 @@
 //! The native host measured over HTTP, the second table of `cargo xtask bench` (`bench
 //! native` runs only this part).
 //!
-//! Both measurements run the release build of `conformance-server` (built first, with
-//! `cargo build --release -p conformance-server`) as a child process on `127.0.0.1`, port 0,
-//! with a fresh state directory (see `xtask::server`), and create their tasks through the MCP
-//! endpoint: `tools/call` of `slow_compute`, declaring the Tasks extension, sleeping 3,000 s
-//! (the longest the fixture accepts; far longer than a run).
+//! The measurements run the release build of `conformance-server` (built first, with
+//! `cargo build --release -p conformance-server`, which builds its `conformance-axum` binary
+//! too) as a child process on `127.0.0.1`, port 0, with a fresh state directory (see
+//! `xtask::server`), and create their tasks through the MCP endpoint: `tools/call` of
+//! `slow_compute`, declaring the Tasks extension, sleeping 3,000 s (the longest the fixture
+//! accepts; far longer than a run).
 //!
 //! - `tasks/get` under load: [`LOAD_TASKS`] parked tasks; once every one is parked,
 //!   the load generator (this executable, re-invoked as `bench-child load`, see the `load`
@@ -14,11 +15,21 @@
 //!   be a `working` task, and one error fails the command. [`LOAD_RUNS`] runs, each on a fresh
 //!   server: best and median. The server's and the generator's CPU time per request are shown
 //!   too, to tell which side ran out of CPU.
+//! - The same `tasks/get` under load against the mounted endpoint: the same fixtures served by
+//!   [`MOUNTED`], `NativeHost::mount` in the `axum-app` example's service (its request
+//!   tracing and its bearer check in front of `/mcp`, requests read on its tokio runtime and
+//!   handed to the host's worker threads), with the same worker counts, tasks, connections
+//!   and runs, interleaved with the native host's. Every request, the creations' and the load
+//!   generator's, carries `Authorization: Bearer` with a token made for the run and given to
+//!   the service as its `anonymous` user's (never printed), so the tasks have no principal
+//!   and the same token reads them. The table shows its figures under the native host's, and
+//!   the mounted endpoint's median throughput and latencies over the native host's, measured
+//!   in the same run.
 //! - Memory: [`PARKED_TASKS`] parked tasks; once every one is parked, the server's `VmRSS` and
 //!   `VmHWM` (from `/proc/<pid>/status`).
 //!
-//! A smoke run ([`Scale::Smoke`]) does both with a few tasks, two connections and one short
-//! load run, on the debug build `cargo xtask clients` made.
+//! A smoke run ([`Scale::Smoke`]) does each with a few tasks, two connections and one short
+//! load run per endpoint and worker count, on the debug build `cargo xtask clients` made.
 //!
 //! A task is parked when the store says so (see the `tasks` module). Targets are shown next to
 //! the figures, never enforced (see the `table` module).
@@ -28,7 +39,10 @@ mod table;
 mod tasks;
 mod writer_floor;
 
-use std::path::Path;
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -40,11 +54,21 @@ use xtask::server::NativeServer;
 use crate::procfs::{cpu_time, status_kib};
 use crate::scale::Scale;
 use crate::stats::{Ranked, Spread, per_second};
-use load::RESULT_PREFIX;
+use load::{BEARER_VAR, RESULT_PREFIX};
 use tasks::{check_working, create_tasks, wait_parked};
 
 /// The package and binary of the server measured.
 const SERVER: &str = "conformance-server";
+
+/// The binary of [`SERVER`]'s package that serves the same fixtures mounted in the
+/// `axum-app` example's service.
+const MOUNTED: &str = "conformance-axum";
+
+/// The variable that gives [`MOUNTED`] its users and their tokens (`user:token,...`).
+const TOKENS_VAR: &str = "AXUM_APP_TOKENS";
+
+/// The user of [`MOUNTED`] whose requests reach the fixtures without a principal.
+const ANONYMOUS: &str = "anonymous";
 
 /// Tasks the load generator polls.
 const LOAD_TASKS: usize = 1_000;
@@ -139,14 +163,19 @@ pub fn run(scale: Scale) -> Result<()> {
         Profile::Debug
     };
     let server = build_binary(SERVER, profile)?;
+    let mounted = sibling_binary(&server, MOUNTED)?;
+    let bearer = Bearer::new();
     let exe = std::env::current_exe()?;
-    // Interleaved, so that a slow patch of this shared machine touches every worker count
-    // alike: the ratios between them are what the runs are for.
+    // Interleaved, so that a slow patch of this shared machine touches every worker count and
+    // both endpoints alike: the ratios between them are what the runs are for.
     let counts = plan.workers.len();
     let mut loads = vec![Vec::with_capacity(plan.load_runs); counts];
+    let mut mounted_loads = vec![Vec::with_capacity(plan.load_runs); counts];
     for _ in 0..plan.load_runs {
-        for (samples, &workers) in loads.iter_mut().zip(&plan.workers) {
-            samples.push(load_run(&exe, &server, &plan, workers)?);
+        for (i, &workers) in plan.workers.iter().enumerate() {
+            loads[i].push(load_run(&exe, Served::Native(&server), &plan, workers)?);
+            let served = Served::Mounted(&mounted, &bearer);
+            mounted_loads[i].push(load_run(&exe, served, &plan, workers)?);
         }
     }
     let mut creations: Vec<Vec<CreationSample>> = (0..counts).map(|_| Vec::new()).collect();
@@ -156,10 +185,12 @@ pub fn run(scale: Scale) -> Result<()> {
         }
     }
     let mut by_workers = Vec::with_capacity(counts);
-    for ((&workers, loads), creations) in plan.workers.iter().zip(&loads).zip(&creations) {
+    let runs = plan.workers.iter().zip(&loads).zip(&mounted_loads);
+    for (((&workers, loads), mounted_loads), creations) in runs.zip(&creations) {
         by_workers.push(WorkerFigures {
             workers,
             load: LoadSummary::of(loads)?,
+            mounted: LoadSummary::of(mounted_loads)?,
             created: spread_of(creations.iter().map(|c| c.created).collect())?,
             parked: spread_of(creations.iter().map(|c| c.parked).collect())?,
         });
@@ -185,10 +216,78 @@ pub fn start_server(
     NativeServer::start(binary, &all, None)
 }
 
+/// The binary `name` that cargo built next to `binary`, from the same package.
+fn sibling_binary(binary: &Path, name: &str) -> Result<PathBuf> {
+    let sibling = binary.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if sibling.is_file() {
+        Ok(sibling)
+    } else {
+        Err(format!("cargo built {} but not {name} beside it", binary.display()).into())
+    }
+}
+
+/// A bearer token made for one run of the bench, from the standard library's random hash
+/// keys: what [`MOUNTED`]'s bearer check wants (16 characters or more). Never printed: its
+/// `Debug` hides it.
+struct Bearer(String);
+
+impl Bearer {
+    fn new() -> Bearer {
+        let random = || RandomState::new().build_hasher().finish();
+        Bearer(format!("bench{:016x}{:016x}", random(), random()))
+    }
+
+    /// The token.
+    fn token(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Bearer(..)")
+    }
+}
+
+/// The endpoint a load run measures: the native host's own listener, or the same fixtures
+/// mounted in the `axum-app` example's service ([`MOUNTED`]), whose requests carry a bearer
+/// token.
+#[derive(Clone, Copy, Debug)]
+enum Served<'a> {
+    /// [`SERVER`], the binary.
+    Native(&'a Path),
+    /// [`MOUNTED`], the binary, and the token of its [`ANONYMOUS`] user.
+    Mounted(&'a Path, &'a Bearer),
+}
+
+impl<'a> Served<'a> {
+    /// Starts a fresh server with `workers` workers.
+    fn start(self, workers: usize) -> Result<NativeServer> {
+        match self {
+            Served::Native(binary) => start_server(binary, Some(workers), &[]),
+            Served::Mounted(binary, bearer) => {
+                let tokens = format!("{ANONYMOUS}:{}", bearer.token());
+                start_server(binary, Some(workers), &[(TOKENS_VAR, &tokens)])
+            }
+        }
+    }
+
+    /// The token every request must carry, if any.
+    fn bearer(self) -> Option<&'a str> {
+        match self {
+            Served::Native(_) => None,
+            Served::Mounted(_, bearer) => Some(bearer.token()),
+        }
+    }
+}
+
 /// The figures of one worker count.
 struct WorkerFigures {
     workers: usize,
+    /// `tasks/get` under load, on the native host's own listener.
     load: LoadSummary,
+    /// The same on the endpoint mounted in the axum service.
+    mounted: LoadSummary,
     /// Tasks created per second (until the last `tools/call` returned).
     created: Spread<f64>,
     /// Tasks created and parked per second (until the last one parked).
@@ -213,7 +312,7 @@ fn creation_run(binary: &Path, plan: &Plan, workers: usize) -> Result<CreationSa
     let server = start_server(binary, Some(workers), &[])?;
     let count = plan.creation_tasks;
     let started = Instant::now();
-    create_tasks(&server, count, CREATION_CONNECTIONS)?;
+    create_tasks(&server, None, count, CREATION_CONNECTIONS)?;
     let created_in = started.elapsed();
     wait_parked(&server, count)?;
     let parked_in = started.elapsed();
@@ -240,15 +339,22 @@ struct LoadSample {
     server_hwm_kib: u64,
 }
 
-/// One load run on a fresh server with the plan's parked tasks.
-fn load_run(exe: &Path, binary: &Path, plan: &Plan, workers: usize) -> Result<LoadSample> {
-    let server = start_server(binary, Some(workers), &[])?;
-    let ids = create_tasks(&server, plan.load_tasks, CREATORS)?;
+/// One load run on a fresh server of `served` with the plan's parked tasks.
+fn load_run(exe: &Path, served: Served<'_>, plan: &Plan, workers: usize) -> Result<LoadSample> {
+    let server = served.start(workers)?;
+    let bearer = served.bearer();
+    let ids = create_tasks(&server, bearer, plan.load_tasks, CREATORS)?;
     wait_parked(&server, plan.load_tasks)?;
     let ids_file = server.state_dir().join("task-ids.txt");
     std::fs::write(&ids_file, ids.join("\n"))?;
+    let mut generator = Command::new(exe);
+    // The token goes in the environment, where no process listing shows it.
+    match bearer {
+        Some(token) => generator.env(BEARER_VAR, token),
+        None => generator.env_remove(BEARER_VAR),
+    };
     let cpu_before = cpu_time(server.pid())?;
-    let output = Command::new(exe)
+    let output = generator
         .arg("bench-child")
         .arg("load")
         .arg(server.url())
@@ -312,7 +418,7 @@ fn memory_run(binary: &Path, parked_tasks: usize) -> Result<MemorySample> {
     let idle_rss_kib = status_kib(server.pid(), "VmRSS")?;
     let idle_hwm_kib = status_kib(server.pid(), "VmHWM")?;
     let started = Instant::now();
-    let ids = create_tasks(&server, parked_tasks, CREATORS)?;
+    let ids = create_tasks(&server, None, parked_tasks, CREATORS)?;
     let created_in = started.elapsed();
     wait_parked(&server, parked_tasks)?;
     let parked_in = started.elapsed();

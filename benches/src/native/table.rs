@@ -1,5 +1,7 @@
-//! The native benches' table: `tasks/get` under load and task creation for each worker
-//! count, against the SQLite writer's floor, and the host's memory, with their targets.
+//! The native benches' table: `tasks/get` under load for each worker count, on the host's own
+//! listener and mounted in the axum service, with the mounted endpoint's figures over the
+//! native host's; task creation for each worker count, against the SQLite writer's floor; and
+//! the host's memory, with their targets (judged on the native host's figures).
 
 use std::time::Duration;
 
@@ -7,7 +9,10 @@ use crate::scale::verdict;
 use crate::stats::{Spread, mib, micros, millis, print_row, ratio, thousands};
 
 use super::writer_floor::WriterFloor;
-use super::{CREATION_CONNECTIONS, CREATORS, MemorySample, Plan, SERVER, WorkerFigures, load};
+use super::{
+    ANONYMOUS, CREATION_CONNECTIONS, CREATORS, LoadSummary, MOUNTED, MemorySample, Plan, SERVER,
+    WorkerFigures, load,
+};
 
 /// Creation is said to be bound by the SQLite writer when the workers store tasks at this
 /// share of the writer's floor or more.
@@ -50,11 +55,19 @@ pub(super) fn print(
         plan.measured.as_secs_f64(),
         plan.load_runs
     );
+    println!(
+        "mounted: the same fixtures served by {MOUNTED}, the endpoint mounted in the axum-app \
+         example's service (request tracing, a bearer check, its tokio runtime), every request \
+         with a bearer token of its {ANONYMOUS} user; its runs interleaved with the native \
+         host's"
+    );
     println!();
     print_row("measurement", "best", "median", "peak RSS", "target");
     for figures in by_workers {
-        print_load_rows(figures);
+        print_load_rows(&figures.load, "tasks/get", figures.workers, true);
+        print_load_rows(&figures.mounted, "mounted", figures.workers, false);
     }
+    print_mounted_ratios(by_workers);
     print_creation_rows(plan, by_workers, floor);
     println!();
     let target = TARGET_RSS_MIB * 1024;
@@ -105,53 +118,80 @@ fn with_workers(workers: usize) -> String {
     format!(", {workers} worker{}", if workers == 1 { "" } else { "s" })
 }
 
-/// The `tasks/get` rows of one worker count.
-fn print_load_rows(figures: &WorkerFigures) {
-    let (load, with) = (&figures.load, with_workers(figures.workers));
+/// The `tasks/get` rows of one endpoint (`what`: `tasks/get` for the native host's,
+/// `mounted` for the axum service's) with `workers` workers; `judged`: whether its targets are
+/// shown.
+fn print_load_rows(load: &LoadSummary, what: &str, workers: usize, judged: bool) {
+    let with = with_workers(workers);
+    let target = |text: String| if judged { text } else { String::new() };
     let Spread { best, median } = load.throughput;
     print_row(
-        &format!("tasks/get throughput{with}"),
+        &format!("{what} throughput{with}"),
         &format!("{}/s", thousands(best as u64)),
         &format!("{}/s", thousands(median as u64)),
         &mib(load.server_hwm_kib),
-        &format!(
+        &target(format!(
             "at least {}/s: {}",
             thousands(TARGET_THROUGHPUT as u64),
             verdict(median >= TARGET_THROUGHPUT)
-        ),
+        )),
     );
     print_row(
-        &format!("tasks/get p50{with}"),
+        &format!("{what} p50{with}"),
         &millis(load.p50.best),
         &millis(load.p50.median),
         "",
         "",
     );
     print_row(
-        &format!("tasks/get p99{with}"),
+        &format!("{what} p99{with}"),
         &millis(load.p99.best),
         &millis(load.p99.median),
         "",
-        &format!(
+        &target(format!(
             "under {} ms: {}",
             TARGET_P99.as_millis(),
             verdict(load.p99.median < TARGET_P99)
-        ),
+        )),
     );
     print_row(
-        &format!("server CPU/tasks/get{with}"),
+        &format!("{what} server CPU{with}"),
         &micros(load.server_cpu.best),
         &micros(load.server_cpu.median),
         "",
         "",
     );
     print_row(
-        &format!("generator CPU/tasks/get{with}"),
+        &format!("{what} generator CPU{with}"),
         &micros(load.client_cpu.best),
         &micros(load.client_cpu.median),
         "",
         "",
     );
+}
+
+/// The mounted endpoint's median throughput, latencies and server CPU per request over the
+/// native host's, for each worker count.
+fn print_mounted_ratios(by_workers: &[WorkerFigures]) {
+    println!();
+    print_row(
+        "mounted / native, medians",
+        "throughput",
+        "p50",
+        "p99",
+        "server CPU/tasks/get",
+    );
+    for figures in by_workers {
+        let (mounted, native) = (&figures.mounted, &figures.load);
+        let times = |ratio: f64| format!("{ratio:.2}x");
+        print_row(
+            &format!("  tasks/get{}", with_workers(figures.workers)),
+            &times(ratio(mounted.throughput.median, native.throughput.median)),
+            &times(ratio(mounted.p50.median, native.p50.median)),
+            &times(ratio(mounted.p99.median, native.p99.median)),
+            &times(ratio(mounted.server_cpu.median, native.server_cpu.median)),
+        );
+    }
 }
 
 /// The creation rows of every worker count, and how the most workers compare with one.
@@ -216,6 +256,13 @@ fn print_creation_rows(plan: &Plan, by_workers: &[WorkerFigures], floor: &Writer
         &format!("  ceiling on {cores} shared cores"),
         &format!("{:.2}x", ceiling / one.load.throughput.median.max(1e-9)),
         &format!("{}/s", thousands(ceiling as u64)),
+        "",
+        "",
+    );
+    print_row(
+        &format!("mounted tasks/get, {} workers / 1", most.workers),
+        &format!("{:.2}x", scaled(|f| f.mounted.throughput.median)),
+        "",
         "",
         "",
     );

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use xtask::Result;
 use xtask::server::NativeServer;
 
-use super::load::endpoint;
+use super::load::{authorize, endpoint};
 
 /// How long each task sleeps, in seconds: `slow_compute` refuses more than 3,000 (50 minutes),
 /// and a run parks its tasks for a few minutes at most.
@@ -26,9 +26,11 @@ const PARK_SECONDS: u64 = 3_000;
 const PARK_LIMIT: Duration = Duration::from_secs(300);
 
 /// Creates `count` `slow_compute` tasks that sleep [`PARK_SECONDS`], over `connections`
-/// keep-alive connections (one thread each), and returns their ids.
+/// keep-alive connections (one thread each), each request with the `bearer` token if one is
+/// given, and returns their ids.
 pub(super) fn create_tasks(
     server: &NativeServer,
+    bearer: Option<&str>,
     count: usize,
     connections: usize,
 ) -> Result<Vec<String>> {
@@ -37,11 +39,12 @@ pub(super) fn create_tasks(
         .map(|creator| {
             let share = count / connections + usize::from(creator < count % connections);
             let (url, path) = (server.url().to_owned(), path.clone());
+            let bearer = bearer.map(str::to_owned);
             std::thread::spawn(move || -> Result<Vec<String>, String> {
                 let client = McpClient::new(&url);
                 let mut connection = Connection::open(address).map_err(|e| e.to_string())?;
                 (0..share)
-                    .map(|_| create_task(&client, &mut connection, &path))
+                    .map(|_| create_task(&client, &mut connection, &path, bearer.as_deref()))
                     .collect()
             })
         })
@@ -53,15 +56,18 @@ pub(super) fn create_tasks(
     Ok(ids)
 }
 
-/// Creates one task on `connection` and returns its id.
+/// Creates one task on `connection`, with the `bearer` token if one is given, and returns its
+/// id.
 fn create_task(
     client: &McpClient,
     connection: &mut Connection,
     path: &str,
+    bearer: Option<&str>,
 ) -> Result<String, String> {
     let arguments = json!({ "seconds": PARK_SECONDS, "label": "bench" });
     let params = json!({ "name": "slow_compute", "arguments": arguments });
-    let (body, headers) = client.build("tools/call", params, true);
+    let (body, mut headers) = client.build("tools/call", params, true);
+    authorize(&mut headers, bearer);
     let headers = durable_mcp_tests::http::borrowed(&headers);
     let response = connection
         .request("POST", path, &headers, body.to_string().as_bytes())
