@@ -23,7 +23,9 @@
 //!
 //! # Features
 //!
-//! A host is a feature: `native` or `cloudflare` (`testing` adds the harness). Four more are on
+//! A host is a feature: `native` or `cloudflare` (`testing` adds the harness); `tower` adds to
+//! the native host its endpoint as a tower `Service`, to mount in an application's own server
+//! (an axum `Router`: `native::NativeHost::mount`). Four more are on
 //! by default, what a server deployed for others needs: `oauth` (MCP authorization, the `auth`
 //! module), `logging` (the hosts' log output), `inspector` (the task inspector and a Worker's
 //! wake path) and `mcp-2025` (the clients of the 2025 revisions: `initialize`, sessions,

@@ -7,13 +7,14 @@
 use std::convert::Infallible;
 use std::fmt;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body::Frame;
+use http_body_util::combinators::BoxBody;
 use tokio::sync::{mpsc, oneshot};
 
 use super::exchange::{self, Inbound};
@@ -21,6 +22,7 @@ use super::http::{Handed, HttpSettings};
 use super::owners::WorkerTasks;
 use super::pool::WorkerPool;
 use super::server::{HostError, NativeHost};
+use crate::rpc::listeners::Listeners;
 use crate::rpc::sse::EventStream;
 use crate::rpc::{HttpResponse, Router};
 
@@ -37,16 +39,17 @@ impl NativeHost {
     /// ```no_run
     /// # async fn run(server: fn() -> durable_mcp::McpServer) -> Result<(), Box<dyn std::error::Error>> {
     /// # let app = |_: durable_mcp::native::Endpoint| ();
-    /// # let serve = |_: ()| async { Ok::<(), std::io::Error>(()) };
+    /// # let serve = |_: (), _: std::future::Ready<()>| async { Ok::<(), std::io::Error>(()) };
+    /// # let signal = std::future::ready(());
     /// use durable_mcp::native::NativeHost;
     ///
-    /// let host = NativeHost::new(server).from_env()?.mount().await?;
-    /// // axum: Router::new().route_service("/mcp", host.endpoint()), with the routes and
-    /// // middleware of the application.
-    /// let app = app(host.endpoint());
-    /// // axum::serve(listener, app).with_graceful_shutdown(host.graceful(signal)).await
-    /// serve(app).await?;
-    /// host.shutdown().await?;
+    /// let endpoint = NativeHost::new(server).from_env()?.mount().await?;
+    /// // axum: Router::new().route_service("/mcp", endpoint.clone()), beside the
+    /// // application's routes and behind its middleware.
+    /// let app = app(endpoint.clone());
+    /// // axum::serve(listener, app).with_graceful_shutdown(endpoint.graceful(signal))
+    /// serve(app, signal).await?;
+    /// endpoint.shutdown().await?;
     /// # Ok(()) }
     /// ```
     ///
@@ -62,85 +65,21 @@ impl NativeHost {
     ///
     /// What [`bind`](Self::bind) refuses, but a socket: the state directory in use, a store
     /// that cannot be opened (here or on a worker thread).
-    pub async fn mount(self) -> Result<Mounted, HostError> {
+    pub async fn mount(self) -> Result<Endpoint, HostError> {
         let (parts, lock) = self.prepare()?;
-        parts.announce("the application's server", "");
+        parts.announce("(mounted in the application's server)", "");
         let settings = parts.http.clone();
         let mut pool = WorkerPool::start(parts)?;
         pool.serving().await?;
-        let endpoint = Endpoint {
+        Ok(Endpoint {
             shared: Arc::new(Shared {
                 workers: pool.handed.clone(),
                 next: AtomicUsize::new(0),
                 settings,
+                listeners: pool.listeners.clone(),
+                running: Mutex::new(Some(Running { pool, _lock: lock })),
             }),
-        };
-        Ok(Mounted {
-            pool,
-            endpoint,
-            _lock: lock,
         })
-    }
-}
-
-/// A host whose endpoint the application's server serves (see [`NativeHost::mount`]): its
-/// worker threads run until [`shutdown`](Self::shutdown).
-///
-/// Dropped without `shutdown`, it tells its workers to stop and does not wait for them: their
-/// running activations are cut short, and run again after the next start.
-pub struct Mounted {
-    pool: WorkerPool,
-    endpoint: Endpoint,
-    /// The state directory's lock, released when the host is dropped.
-    _lock: std::fs::File,
-}
-
-impl fmt::Debug for Mounted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Mounted")
-            .field("workers", &self.pool.handed.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Mounted {
-    /// The MCP endpoint, to mount in the application's server: a tower `Service` that serves
-    /// `/mcp` (MCP), the Protected Resource Metadata under `/.well-known/` when the server
-    /// checks tokens, and the task inspector under `/inspector` when its token is set, and
-    /// answers 404 for any other path. It reads paths whole, so mount it where the path
-    /// reaches it unchanged: `Router::route_service("/mcp", ..)` for the endpoint alone, or
-    /// `Router::fallback_service(..)` for all of them (not `nest_service`, which cuts the
-    /// prefix off). Clones share the host.
-    pub fn endpoint(&self) -> Endpoint {
-        self.endpoint.clone()
-    }
-
-    /// The application's shutdown signal, for its server's graceful shutdown (axum's
-    /// `with_graceful_shutdown`): once `signal` completes, the endpoint's open
-    /// `subscriptions/listen` streams end with their last response, and new ones are
-    /// refused, so that the server's wait for open connections ends. Other requests in flight
-    /// keep their answers coming; call [`shutdown`](Self::shutdown) once the server returns.
-    pub fn graceful(
-        &self,
-        signal: impl Future<Output = ()> + Send + 'static,
-    ) -> impl Future<Output = ()> + Send + 'static {
-        let listeners = self.pool.listeners.clone();
-        async move {
-            signal.await;
-            listeners.close();
-        }
-    }
-
-    /// Stops the host: ends the listen streams, stops the workers (each stops taking
-    /// requests, which the endpoint then answers with HTTP 503, and gives its running
-    /// activations a few seconds to settle; one cut short runs again after the next start)
-    /// and releases the state directory.
-    ///
-    /// # Errors
-    ///
-    /// The first error a worker stopped with, if one failed while serving.
-    pub async fn shutdown(self) -> Result<(), HostError> {
-        self.pool.stop().await
     }
 }
 
@@ -170,8 +109,20 @@ impl Authenticated {
     }
 }
 
-/// The host's MCP endpoint as a tower `Service` (see [`Mounted::endpoint`]). Its futures are
-/// `Send`; it is always ready, and never fails: each refusal is an HTTP answer.
+/// A host's MCP endpoint, mounted in the application's server (see [`NativeHost::mount`]): a
+/// tower `Service` whose futures are `Send`, always ready, that never fails (each refusal is
+/// an HTTP answer). Clones share the host, whose worker threads run until
+/// [`shutdown`](Self::shutdown).
+///
+/// It serves `/mcp` (MCP), the Protected Resource Metadata under `/.well-known/` when the
+/// server checks tokens, and the task inspector under `/inspector` when its token is set, and
+/// answers 404 for any other path. It reads paths whole, so mount it where the path reaches it
+/// unchanged: `Router::route_service("/mcp", ..)` for MCP alone, or
+/// `Router::fallback_service(..)` for all of them (not `nest_service`, which cuts the prefix
+/// off).
+///
+/// Dropped without `shutdown` (its last clone), it tells the workers to stop and does not wait
+/// for them: their running activations are cut short, and run again after the next start.
 #[derive(Clone)]
 pub struct Endpoint {
     shared: Arc<Shared>,
@@ -183,6 +134,15 @@ struct Shared {
     /// write goes on to the task's owner).
     next: AtomicUsize,
     settings: HttpSettings,
+    listeners: Listeners,
+    /// The workers and the state directory's lock, until [`Endpoint::shutdown`] takes them.
+    running: Mutex<Option<Running>>,
+}
+
+struct Running {
+    pool: WorkerPool,
+    /// The state directory's lock, released when the host stops.
+    _lock: std::fs::File,
 }
 
 impl fmt::Debug for Endpoint {
@@ -193,12 +153,48 @@ impl fmt::Debug for Endpoint {
     }
 }
 
+impl Endpoint {
+    /// The application's shutdown signal, for its server's graceful shutdown (axum's
+    /// `with_graceful_shutdown`): once `signal` completes, the endpoint's open
+    /// `subscriptions/listen` streams end with their last response, and new ones are
+    /// refused, so that the server's wait for open connections ends. Other requests in flight
+    /// keep their answers coming; call [`shutdown`](Self::shutdown) once the server returns.
+    pub fn graceful(
+        &self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let listeners = self.shared.listeners.clone();
+        async move {
+            signal.await;
+            listeners.close();
+        }
+    }
+
+    /// Stops the host: ends the listen streams, stops the workers (each stops taking
+    /// requests, which every clone of the endpoint then answers with HTTP 503, and gives its
+    /// running activations a few seconds to settle; one cut short runs again after the next
+    /// start) and releases the state directory. A second call does nothing.
+    ///
+    /// # Errors
+    ///
+    /// The first error a worker stopped with, if one failed while serving.
+    pub async fn shutdown(self) -> Result<(), HostError> {
+        let running = (self.shared.running.lock())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        match running {
+            Some(Running { pool, _lock }) => pool.stop().await,
+            None => Ok(()),
+        }
+    }
+}
+
 impl<B> tower_service::Service<http::Request<B>> for Endpoint
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    type Response = http::Response<EndpointBody>;
+    type Response = http::Response<BoxBody<Bytes, Infallible>>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
 
@@ -319,8 +315,8 @@ impl Outbound {
         (outbound, events)
     }
 
-    fn into_response(self) -> http::Response<EndpointBody> {
-        let mut response = http::Response::new(self.body);
+    fn into_response(self) -> http::Response<BoxBody<Bytes, Infallible>> {
+        let mut response = http::Response::new(BoxBody::new(self.body));
         *response.status_mut() =
             http::StatusCode::from_u16(self.status).unwrap_or(http::StatusCode::OK);
         let headers = response.headers_mut();
@@ -333,9 +329,9 @@ impl Outbound {
     }
 }
 
-/// The body of an [`Endpoint`]'s answer: whole, or server-sent events as the host writes
-/// them (`subscriptions/listen`, a 2025 client's streamed call).
-pub struct EndpointBody(Body);
+/// The body of an answer: whole, or server-sent events as the host writes them
+/// (`subscriptions/listen`, a 2025 client's streamed call).
+struct EndpointBody(Body);
 
 enum Body {
     Whole(Option<Bytes>),

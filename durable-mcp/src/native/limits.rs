@@ -28,28 +28,17 @@ const LONGEST_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 
 /// The limits every connection is held to; see [`NativeHost`](super::NativeHost)'s setters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnectionLimits {
+pub(crate) struct ConnectionLimits {
     /// How long a connection may wait for a complete request head: a new connection that
     /// sends nothing, one kept alive between requests (the idle keep-alive timeout), or one
     /// sending its head too slowly, is closed after this long.
-    pub header_read_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
     /// How long a request body may take to arrive once its head has; a slower request gets
     /// HTTP 408 and its connection is closed.
-    pub body_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
     /// How many connections may be open at once; at the cap the host accepts no more until
     /// one closes (the operating system queues the rest).
-    pub max_connections: usize,
-}
-
-impl ConnectionLimits {
-    /// How long a connection may wait for a complete request head unless configured
-    /// otherwise.
-    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = DEFAULT_HEADER_READ_TIMEOUT;
-    /// How long a request body may take to arrive unless configured otherwise.
-    pub const DEFAULT_BODY_READ_TIMEOUT: Duration = DEFAULT_BODY_READ_TIMEOUT;
-    /// How many connections may be open at once unless configured otherwise: far below the
-    /// usual limit of 1,024 descriptors, which the database and the runtime share.
-    pub const DEFAULT_MAX_CONNECTIONS: usize = DEFAULT_MAX_CONNECTIONS;
+    pub(crate) max_connections: usize,
 }
 
 impl Default for ConnectionLimits {

@@ -3,6 +3,12 @@
 //!
 //! Each worker thread is a single-threaded runtime (a tokio `LocalSet`), so task bodies need no
 //! `Send` bound; see [`NativeHost`]'s threads.
+//!
+//! The host serves in one of two ways: on a listener of its own ([`NativeHost::run`], or
+//! [`NativeHost::bind`] for a program that runs its own tokio runtime), or, with the `tower`
+//! feature, mounted in the application's own server ([`NativeHost::mount`]: its endpoint is a
+//! tower `Service` for an axum `Router`, behind the application's middleware, on its runtime;
+//! `examples/axum-app` is such a service).
 
 mod activations;
 mod clock;
@@ -22,7 +28,6 @@ pub(crate) mod sqlite;
 mod worker;
 
 #[cfg(feature = "tower")]
-pub use endpoint::{Authenticated, Endpoint, EndpointBody, Mounted};
-pub use limits::ConnectionLimits;
+pub use endpoint::{Authenticated, Endpoint};
 pub use server::{HostError, Listening, NativeHost};
 pub use sqlite::SqliteStore;

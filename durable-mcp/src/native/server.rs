@@ -11,7 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::http::{HttpSettings, accept_connections};
-use super::limits::{ConnectionLimits, ConnectionSlots};
+use super::limits::{
+    ConnectionLimits, ConnectionSlots, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+};
 use super::owners::owner;
 use super::pool::{HostParts, WorkerPool};
 use super::sqlite::SqliteStore;
@@ -182,7 +185,17 @@ impl NativeHost {
     /// How many `subscriptions/listen` streams the host holds open at once unless configured
     /// otherwise, over all workers: half the default connection cap, since each stream holds
     /// a connection (see [`max_streams`](NativeHost::max_streams)).
-    pub const DEFAULT_MAX_STREAMS: usize = ConnectionLimits::DEFAULT_MAX_CONNECTIONS / 2;
+    pub const DEFAULT_MAX_STREAMS: usize = DEFAULT_MAX_CONNECTIONS / 2;
+    /// How long a connection may wait for a complete request head unless configured
+    /// otherwise (see [`header_read_timeout`](NativeHost::header_read_timeout)).
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = DEFAULT_HEADER_READ_TIMEOUT;
+    /// How long a request body may take to arrive unless configured otherwise (see
+    /// [`body_read_timeout`](NativeHost::body_read_timeout)).
+    pub const DEFAULT_BODY_READ_TIMEOUT: Duration = DEFAULT_BODY_READ_TIMEOUT;
+    /// How many connections may be open at once unless configured otherwise: far below the
+    /// usual limit of 1,024 descriptors, which the database and the runtime share (see
+    /// [`max_connections`](NativeHost::max_connections)).
+    pub const DEFAULT_MAX_CONNECTIONS: usize = DEFAULT_MAX_CONNECTIONS;
 }
 
 impl NativeHost {
@@ -383,7 +396,7 @@ impl NativeHost {
     /// a new connection that sends nothing, one kept alive idle between requests, or one
     /// sending its head too slowly (default [`DEFAULT_HEADER_READ_TIMEOUT`], 10 s).
     ///
-    /// [`DEFAULT_HEADER_READ_TIMEOUT`]: super::ConnectionLimits::DEFAULT_HEADER_READ_TIMEOUT
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`]: NativeHost::DEFAULT_HEADER_READ_TIMEOUT
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.http.limits.header_read_timeout = timeout;
@@ -393,7 +406,7 @@ impl NativeHost {
     /// Answers HTTP 408 and closes the connection when a request body takes longer than
     /// `timeout` to arrive after its head (default [`DEFAULT_BODY_READ_TIMEOUT`], 30 s).
     ///
-    /// [`DEFAULT_BODY_READ_TIMEOUT`]: super::ConnectionLimits::DEFAULT_BODY_READ_TIMEOUT
+    /// [`DEFAULT_BODY_READ_TIMEOUT`]: NativeHost::DEFAULT_BODY_READ_TIMEOUT
     #[must_use]
     pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
         self.http.limits.body_read_timeout = timeout;
@@ -405,7 +418,7 @@ impl NativeHost {
     /// one closes; the operating system queues them meanwhile. Each accepted connection goes
     /// to the worker with the fewest open.
     ///
-    /// [`DEFAULT_MAX_CONNECTIONS`]: super::ConnectionLimits::DEFAULT_MAX_CONNECTIONS
+    /// [`DEFAULT_MAX_CONNECTIONS`]: NativeHost::DEFAULT_MAX_CONNECTIONS
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.http.limits.max_connections = connections;

@@ -27,7 +27,7 @@ pub use tools::server;
 
 /// The service: the page at `/`, the health check at `/health`, and the MCP endpoint at
 /// `/mcp` behind the bearer check; every request traced. `endpoint` is the host's
-/// ([`Mounted::endpoint`](durable_mcp::native::Mounted::endpoint)), or a service around it.
+/// ([`NativeHost::mount`]), or a service around it.
 pub fn app<S>(endpoint: S, tokens: Tokens) -> Router
 where
     S: Service<Request, Error = Infallible> + Clone + Send + Sync + 'static,
@@ -61,13 +61,13 @@ pub async fn serve(
     app: impl FnOnce(Endpoint) -> Router,
     signal: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let host = host.mount().await?;
-    let app = app(host.endpoint());
+    let endpoint = host.mount().await?;
+    let app = app(endpoint.clone());
     axum::serve(listener, app)
-        .with_graceful_shutdown(host.graceful(signal))
+        .with_graceful_shutdown(endpoint.graceful(signal))
         .await
         .map_err(ServeError::Serve)?;
-    host.shutdown().await?;
+    endpoint.shutdown().await?;
     Ok(())
 }
 
