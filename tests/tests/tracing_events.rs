@@ -6,8 +6,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use common::{Setup, no_jitter, reply, task};
-use durable_mcp::{Backoff, StepError, TaskStatus};
+use common::{RegistrySetup, Setup, no_jitter, reply, task};
+use durable_mcp::{Backoff, StepError, TaskDefinition, TaskRegistry, TaskStatus};
+use serde_json::json;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
 use tracing::{Event, Subscriber};
@@ -180,7 +181,7 @@ fn a_retried_step_is_traced_and_its_replay_is_not(setup: Setup) {
     assert_eq!(
         inside[0].spans,
         [
-            format!("task{{task_id={id} tool=t}}"),
+            format!("task{{root_task_id={id} task_id={id} tool=t}}"),
             "step{attempt=1 step=fetch}".to_owned()
         ]
     );
@@ -299,6 +300,74 @@ fn a_name_used_by_two_kinds_of_operation_is_warned_of_once_a_run(setup: Setup) {
     assert_eq!(env.status(&id), TaskStatus::Completed);
 }
 
+/// A tree of three tasks: `t` starts `mid`, which asks a question (`go`) and starts `leaf`,
+/// which sleeps a minute. Each activation says what woke it (an answer, a child's end), and
+/// every event inside each task names the tree's root.
+fn an_activation_says_what_woke_it_and_each_task_names_its_root(make: RegistrySetup) {
+    let (recorder, _default) = recording();
+    let root = TaskDefinition::new("t", |cx, _| {
+        Box::pin(async move {
+            let mid = cx.start_child("mid", "mid", json!({})).await?;
+            let said = mid.output::<String>().await?;
+            Ok(reply(format!("mid said {said}")))
+        })
+    });
+    let mid = TaskDefinition::new("mid", |cx, _| {
+        Box::pin(async move {
+            cx.elicit("go", common::ask("go on?")).await?;
+            let leaf = cx.start_child("leaf", "leaf", json!({})).await?;
+            let said = leaf.output::<String>().await?;
+            Ok(reply(said))
+        })
+    });
+    let leaf = TaskDefinition::new("leaf", |cx, _| {
+        Box::pin(async move {
+            tracing::info!("leaf at work");
+            cx.sleep("work", "1m").await?;
+            Ok(reply("done"))
+        })
+    });
+    let mut env = make(TaskRegistry::new().register(root).register(mid).register(leaf));
+    let id = env.harness.create("t", json!({}));
+    env.run_until_idle();
+    let mid_id = durable_mcp::__internals::child_task_id(&id, "mid");
+    assert_eq!(env.status(&mid_id), TaskStatus::InputRequired);
+    recorder.take();
+
+    env.harness.update(&mid_id, json!({ "go": { "action": "accept", "content": { "ok": true } } }));
+    env.run_until_idle();
+    env.advance("1m");
+    assert_eq!(env.status(&id), TaskStatus::Completed);
+    let events = recorder.take();
+    let started = |task: &str| -> Vec<String> {
+        (events.iter())
+            .filter(|e| e.message == "activation started" && e.field("task_id") == Some(task))
+            .map(|e| e.field("reason").unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        started(&mid_id).first().map(String::as_str),
+        Some("run requested: an answer arrived"),
+        "{events:#?}"
+    );
+    assert!(
+        started(&id).contains(&"run requested: a child task ended".to_owned()),
+        "{events:#?}"
+    );
+    // The root's id on every activation of the tree, and on the events inside its tasks.
+    for event in events.iter().filter(|e| e.message == "activation started") {
+        assert_eq!(event.field("root_task_id"), Some(id.as_str()), "{event:?}");
+    }
+    let at_work = events
+        .iter()
+        .find(|e| e.message == "leaf at work")
+        .expect("the leaf's own event");
+    assert!(
+        at_work.spans[0].contains(&format!("root_task_id={id}")),
+        "{at_work:?}"
+    );
+}
+
 thread_local! {
     /// How many times the "fetch" closure ran on this test's thread.
     static FETCHES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
@@ -309,3 +378,10 @@ common::on_every_store!(
     a_step_that_fails_for_good_is_an_error_of_the_step,
     a_name_used_by_two_kinds_of_operation_is_warned_of_once_a_run,
 );
+
+/// The tests of a registry of several tasks, on every store.
+mod trees {
+    use super::{an_activation_says_what_woke_it_and_each_task_names_its_root, common};
+
+    common::on_every_store_of_registry!(an_activation_says_what_woke_it_and_each_task_names_its_root);
+}

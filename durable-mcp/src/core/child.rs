@@ -13,6 +13,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::journal::{StepKind, StepRow, StepStatus, TaskState, Write};
+use super::schedule::RunCause;
 use super::task::{ParentLink, TaskFailure, TaskRecord, TaskStatus};
 use super::time::Timestamp;
 
@@ -108,7 +109,7 @@ pub fn plan_child_ended(
         return Vec::new();
     }
     let mut record = task.clone();
-    record.next_run_at = Some(record.next_run_at.map_or(now, |at| at.min(now)));
+    record.request_run(now, RunCause::ChildEnded);
     vec![
         Write::PutStep(ended_row(row, outcome, now)),
         Write::PutTask(record),
@@ -205,6 +206,7 @@ mod tests {
             task_id: "p".into(),
             key: "k".into(),
             notified: false,
+            root: None,
         });
         assert!(undelivered(&task).is_none(), "still working");
         task.transition(TaskStatus::Cancelled, at(2));

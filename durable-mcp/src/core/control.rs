@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::error::EngineError;
 use super::journal::{StepKind, StepStatus, TaskState, Write};
 use super::limits::Limits;
+use super::schedule::RunCause;
 use super::task::{TaskFailure, TaskRecord, TaskStatus};
 use super::terminal::settle_cancel;
 use super::time::{Timestamp, cap_duration};
@@ -58,6 +59,7 @@ pub fn new_task_record(new: NewTask, now: Timestamp) -> TaskRecord {
         run_attempt: 0,
         generation: 0,
         next_run_at: Some(now),
+        run_cause: None,
         cut_next_sleep: false,
         principal: new.principal,
         list_scope: new.list_scope,
@@ -269,7 +271,7 @@ pub fn plan_update(
             .any(|i| i.blocking && !i.answered && !answered.contains(&i.key.as_str()));
         if !still_waiting {
             record.transition(TaskStatus::Working, now);
-            record.next_run_at = Some(earliest(record.next_run_at, now));
+            record.request_run(now, RunCause::Answer);
         }
     }
     if offer_answered && record.status == TaskStatus::Working {
@@ -287,7 +289,7 @@ pub fn plan_update(
             }
             None => record.cut_next_sleep = true,
         }
-        record.next_run_at = Some(earliest(record.next_run_at, now));
+        record.request_run(now, RunCause::Answer);
     }
     writes.push(Write::PutTask(record));
     writes
@@ -308,7 +310,7 @@ pub fn plan_cancel(state: &TaskState, now: Timestamp, settle: bool) -> Vec<Write
     }
     task.cancel_requested = true;
     task.last_updated_at = now;
-    task.next_run_at = Some(earliest(task.next_run_at, now));
+    task.request_run(now, RunCause::Cancel);
     vec![Write::PutTask(task)]
 }
 
@@ -351,14 +353,10 @@ pub fn plan_wake(state: &TaskState, now: Timestamp) -> Vec<Write> {
     if task.status == TaskStatus::Working {
         let mut task = task.clone();
         task.last_updated_at = now;
-        task.next_run_at = Some(earliest(task.next_run_at, now));
+        task.request_run(now, RunCause::Operator);
         writes.push(Write::PutTask(task));
     }
     writes
-}
-
-fn earliest(current: Option<Timestamp>, now: Timestamp) -> Timestamp {
-    current.map_or(now, |at| at.min(now))
 }
 
 #[cfg(test)]

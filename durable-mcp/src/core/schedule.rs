@@ -69,6 +69,79 @@ pub fn next_execution(state: &TaskState) -> Option<Timestamp> {
     state.task.next_run_at.into_iter().chain(pending).min()
 }
 
+/// What asked for a run of the body, kept with the request in the task row
+/// ([`TaskRecord::run_cause`](super::TaskRecord::run_cause)) until the activation it asked for
+/// starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunCause {
+    /// An answer to the task's input requests (or to an offer) arrived.
+    Answer,
+    /// An input request's deadline passed without an answer.
+    InputTimedOut,
+    /// A child task ended.
+    ChildEnded,
+    /// A cancel was asked for: the body runs to see it.
+    Cancel,
+    /// An operator woke the task (the inspector).
+    Operator,
+    /// The last activation handed off, its time on the host used up.
+    HandOff,
+    /// A step recorded its result after the last activation's body had stopped.
+    LateResult,
+    /// The last activation ended without settling (its process stopped, or its lease ran out):
+    /// the claim's redelivery.
+    LostActivation,
+}
+
+impl RunCause {
+    const ALL: [RunCause; 8] = [
+        RunCause::Answer,
+        RunCause::InputTimedOut,
+        RunCause::ChildEnded,
+        RunCause::Cancel,
+        RunCause::Operator,
+        RunCause::HandOff,
+        RunCause::LateResult,
+        RunCause::LostActivation,
+    ];
+
+    /// The name kept in the task row.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunCause::Answer => "answer",
+            RunCause::InputTimedOut => "input-timed-out",
+            RunCause::ChildEnded => "child",
+            RunCause::Cancel => "cancel",
+            RunCause::Operator => "operator",
+            RunCause::HandOff => "hand-off",
+            RunCause::LateResult => "late-result",
+            RunCause::LostActivation => "lost-activation",
+        }
+    }
+
+    /// The cause a task row names; `None` for a name this version does not know.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|cause| cause.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for RunCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RunCause::Answer => "an answer arrived",
+            RunCause::InputTimedOut => "an input request timed out",
+            RunCause::ChildEnded => "a child task ended",
+            RunCause::Cancel => "a cancel was asked for",
+            RunCause::Operator => "an operator woke the task",
+            RunCause::HandOff => "the last activation handed off (its time on the host was up)",
+            RunCause::LateResult => "a step recorded its result after the last activation stopped",
+            RunCause::LostActivation => {
+                "the last activation was lost (its process stopped, or its lease ran out)"
+            }
+        })
+    }
+}
+
 /// Why the body of a task runs: what in its rows made it due.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunReason {
@@ -80,8 +153,9 @@ pub enum RunReason {
     Retry(String),
     /// The sleep under this key is over.
     SleepEnd(String),
-    /// A run was requested (an answer, a child's end, a hand-off or a lost activation).
-    Requested,
+    /// A run was requested, by what the row names (`None`: a row written before causes
+    /// were recorded).
+    Requested(Option<RunCause>),
 }
 
 impl std::fmt::Display for RunReason {
@@ -91,7 +165,8 @@ impl std::fmt::Display for RunReason {
             RunReason::Cleanup => f.write_str("cancel requested: running compensations"),
             RunReason::Retry(key) => TimedWait::Retry(key).fmt(f),
             RunReason::SleepEnd(key) => TimedWait::SleepEnd(key).fmt(f),
-            RunReason::Requested => f.write_str(
+            RunReason::Requested(Some(cause)) => write!(f, "run requested: {cause}"),
+            RunReason::Requested(None) => f.write_str(
                 "run requested (an answer, a child's end, a hand-off or a lost activation)",
             ),
         }
@@ -117,7 +192,7 @@ pub fn execution_due(state: &TaskState, now: Timestamp) -> Option<RunReason> {
             TimedWait::Retry(key) => RunReason::Retry(key.to_owned()),
             TimedWait::SleepEnd(key) => RunReason::SleepEnd(key.to_owned()),
         },
-        _ => RunReason::Requested,
+        _ => RunReason::Requested(task.run_cause.as_deref().and_then(RunCause::parse)),
     })
 }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::schedule::RunCause;
 use super::time::Timestamp;
 
 /// Where a task is in its life.
@@ -103,6 +104,10 @@ pub struct ParentLink {
     /// The parent has taken the child's outcome; nothing is left to deliver.
     #[serde(default)]
     pub notified: bool,
+    /// The root of the parent's tree: the task no other task started (`None` in a link
+    /// recorded before roots were; the parent is then the nearest ancestor known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 /// The one row that describes a task. Values are stored as JSON text.
@@ -144,6 +149,10 @@ pub struct TaskRecord {
     pub generation: u64,
     /// An explicit request to run the body at this time (creation, an answer, a redelivery).
     pub next_run_at: Option<Timestamp>,
+    /// What asked for the run at [`next_run_at`](Self::next_run_at), as the engine names it
+    /// (`answer`, `child`, `hand-off`, ...), for the activation's log; a store keeps it as it
+    /// keeps the other fields. `None` for a row written before causes were recorded.
+    pub run_cause: Option<String>,
     /// An offer was answered while no sleep was pending: the next sleep ends at once.
     pub cut_next_sleep: bool,
     /// The principal the task is bound to; other callers are told it does not exist.
@@ -163,6 +172,37 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// The root of the task's tree: the task that no other started, this one unless it is a
+    /// child (for a child recorded before roots were, its nearest ancestor known).
+    pub fn root_id(&self) -> &str {
+        match &self.parent {
+            Some(parent) => parent.root.as_deref().unwrap_or(&parent.task_id),
+            None => &self.task_id,
+        }
+    }
+
+    /// Asks for a run of the body at `at` because of `cause`, unless one is asked for no
+    /// later: the earliest request, and its cause, stand.
+    pub(crate) fn request_run(&mut self, at: Timestamp, cause: RunCause) {
+        if self.next_run_at.is_none_or(|asked| asked > at) {
+            self.next_run_at = Some(at);
+            self.run_cause = Some(cause.as_str().to_owned());
+        }
+    }
+
+    /// Runs the body at `at` because of `cause`, whatever was asked before (a claim's
+    /// redelivery anchor, a hand-off).
+    pub(crate) fn schedule_run(&mut self, at: Timestamp, cause: RunCause) {
+        self.next_run_at = Some(at);
+        self.run_cause = Some(cause.as_str().to_owned());
+    }
+
+    /// No run is asked for any more.
+    pub(crate) fn clear_run(&mut self) {
+        self.next_run_at = None;
+        self.run_cause = None;
+    }
+
     /// When the task's retention ends, if it has one.
     pub fn deadline(&self) -> Option<Timestamp> {
         self.ttl.map(|ttl| self.created_at.saturating_add(ttl))
@@ -186,7 +226,7 @@ impl TaskRecord {
             self.last_updated_at = now;
             if next.is_terminal() {
                 self.finished_at = Some(now);
-                self.next_run_at = None;
+                self.clear_run();
                 self.cancel_requested = false;
             }
         }

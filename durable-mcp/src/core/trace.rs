@@ -52,11 +52,17 @@ pub fn name_shared(
     );
 }
 
+/// The fields of the `task` span every event inside a task carries, which the hosts' logs
+/// put at the top level of each event: its id, its tool, and the root of its tree (its own id
+/// unless another task started it), so that one filter follows a task and its children.
+pub const TASK_FIELDS: [&str; 3] = ["task_id", "tool", "root_task_id"];
+
 /// An activation claimed the task and runs its body, because of `reason`.
 pub fn activation_started(task: &TaskRecord, reason: &RunReason) {
     info!(
         target: TARGET, parent: None,
-        task_id = %task.task_id, tool = %task.tool_name, activation = task.generation, reason = %reason,
+        task_id = %task.task_id, tool = %task.tool_name, root_task_id = %task.root_id(),
+        activation = task.generation, reason = %reason,
         "activation started"
     );
 }

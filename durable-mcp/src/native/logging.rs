@@ -59,9 +59,10 @@ pub fn install_from_env() -> Result<(), HostError> {
     Ok(())
 }
 
-/// The JSON format with the task's `task_id` and `tool` at the top level of every event
-/// inside a task, the application's own included, which otherwise carry them only in
-/// `spans`: one filter on `task_id` follows a task through the log.
+/// The JSON format with the task's `task_id`, `tool` and `root_task_id` at the top level of
+/// every event inside a task, the application's own included, which otherwise carry them only
+/// in `spans`: one filter on `task_id` follows a task through the log, and one on
+/// `root_task_id` a task and every task it started, theirs included.
 struct TaskFieldsOnTop(Format<Json>);
 
 impl<S, N> FormatEvent<S, N> for TaskFieldsOnTop
@@ -88,8 +89,8 @@ where
     }
 }
 
-/// Copies `task_id` and `tool` from the innermost span of `event["spans"]` that has them to
-/// the top level, unless the event has its own.
+/// Copies `task_id`, `tool` and `root_task_id` from the innermost span of `event["spans"]`
+/// that has them to the top level, unless the event has its own.
 fn lift_task_fields(event: &mut Value) {
     let Some(task) = event["spans"].as_array().and_then(|spans| {
         spans
@@ -103,7 +104,7 @@ fn lift_task_fields(event: &mut Value) {
     let Some(fields) = event.as_object_mut() else {
         return;
     };
-    for name in ["task_id", "tool"] {
+    for name in crate::core::trace::TASK_FIELDS {
         if let Some(value) = task.get(name)
             && !fields.contains_key(name)
         {
@@ -122,12 +123,15 @@ mod tests {
     fn an_event_in_a_task_gets_its_id_and_tool_at_the_top() {
         let mut event = json!({
             "message": "calling upstream",
-            "spans": [{ "name": "task", "task_id": "t1", "tool": "trip" }, { "name": "step", "step": "book" }],
+            "spans": [
+                { "name": "task", "task_id": "t1", "tool": "trip", "root_task_id": "r0" },
+                { "name": "step", "step": "book" },
+            ],
         });
         lift_task_fields(&mut event);
         assert_eq!(
-            (&event["task_id"], &event["tool"]),
-            (&json!("t1"), &json!("trip"))
+            (&event["task_id"], &event["tool"], &event["root_task_id"]),
+            (&json!("t1"), &json!("trip"), &json!("r0"))
         );
     }
 

@@ -109,6 +109,8 @@ pub struct TaskContext {
     /// The task's principal and listing, which its children share.
     principal: Option<String>,
     list_scope: Option<String>,
+    /// The root of the task's tree, which its children name as theirs.
+    root: String,
     /// How many awaits of the context's own (a yield to the host, a call to another task) are
     /// under way: the body may still go on by itself.
     busy: Cell<u32>,
@@ -152,6 +154,7 @@ impl TaskContext {
             task_id: parts.journal.task.task_id.clone(),
             principal: parts.journal.task.principal.clone(),
             list_scope: parts.journal.task.list_scope.clone(),
+            root: parts.journal.task.root_id().to_owned(),
             tasks: parts.tasks,
             machine: RefCell::new(Activation::new(parts.journal, settings)),
             host: parts.host,

@@ -620,7 +620,8 @@ impl Engine {
         // The application's events in the body and its steps carry the task's id and tool. At
         // the highest level, so that the span is there whatever level lets an event through.
         let span = tracing::error_span!(
-            target: trace::TARGET, "task", task_id = %task_id, tool = %definition.name()
+            target: trace::TARGET, "task", task_id = %task_id, tool = %definition.name(),
+            root_task_id = %task.root_id()
         );
         run_body(
             &self.host,

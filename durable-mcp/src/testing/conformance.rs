@@ -115,6 +115,7 @@ pub(super) fn task(id: &str, created_at: u64) -> TaskRecord {
         run_attempt: 0,
         generation: 0,
         next_run_at: Some(Timestamp(created_at)),
+        run_cause: None,
         cut_next_sleep: false,
         principal: None,
         list_scope: None,
@@ -231,11 +232,13 @@ fn writes_match_reference(store: &dyn Store) {
     changed.run_attempt = 7;
     changed.generation = 4;
     changed.cut_next_sleep = true;
-    changed.next_run_at = None;
+    changed.next_run_at = Some(Timestamp(98));
+    changed.run_cause = Some("answer".into());
     changed.parent = Some(crate::core::ParentLink {
         task_id: "p1".into(),
         key: "resize#2".into(),
         notified: true,
+        root: Some("r0".into()),
     });
     let mut answered = input("approve", true, 5);
     answered.answered = true;

@@ -47,6 +47,7 @@ pub fn task_params(task: &TaskRecord) -> Vec<SqlValue> {
             .as_ref()
             .map(|parent| serde_json::to_string(parent).expect("a parent link is plain JSON"))
             .into(),
+        task.run_cause.clone().into(),
         int(task.version),
         task.list_scope.clone().into(),
         task.code_version.clone().into(),
@@ -82,9 +83,10 @@ pub fn task_from_row(row: &(impl SqlRow + ?Sized)) -> Result<TaskRecord, RowErro
         cut_next_sleep: r.flag(19)?,
         principal: r.opt_text(20)?,
         parent: r.opt_json(21)?,
-        version: r.uint(22)?,
-        list_scope: r.opt_text(23)?,
-        code_version: r.opt_text(24)?,
+        run_cause: r.opt_text(22)?,
+        version: r.uint(23)?,
+        list_scope: r.opt_text(24)?,
+        code_version: r.opt_text(25)?,
     })
 }
 

@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS task (
     version INTEGER NOT NULL,
     list_scope TEXT,
     code_version TEXT,
-    parent TEXT
+    parent TEXT,
+    run_cause TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
     task_id TEXT NOT NULL,
@@ -91,7 +92,7 @@ pub struct AddedColumn {
 }
 
 /// Every column added to `task` since the first version, oldest first.
-pub const ADDED_COLUMNS: [AddedColumn; 3] = [
+pub const ADDED_COLUMNS: [AddedColumn; 4] = [
     AddedColumn {
         name: "list_scope",
         add: "ALTER TABLE task ADD COLUMN list_scope TEXT",
@@ -103,6 +104,10 @@ pub const ADDED_COLUMNS: [AddedColumn; 3] = [
     AddedColumn {
         name: "parent",
         add: "ALTER TABLE task ADD COLUMN parent TEXT",
+    },
+    AddedColumn {
+        name: "run_cause",
+        add: "ALTER TABLE task ADD COLUMN run_cause TEXT",
     },
 ];
 
@@ -152,6 +157,7 @@ mod tests {
                 ADDED_COLUMNS[0].add,
                 ADDED_COLUMNS[1].add,
                 ADDED_COLUMNS[2].add,
+                ADDED_COLUMNS[3].add,
                 CREATE_INDEXES
             ]
         );
@@ -159,12 +165,18 @@ mod tests {
         let second = format!("{first}, list_scope TEXT)");
         assert_eq!(
             upgrade(Some(&second)),
-            [ADDED_COLUMNS[1].add, ADDED_COLUMNS[2].add, CREATE_INDEXES]
+            [
+                ADDED_COLUMNS[1].add,
+                ADDED_COLUMNS[2].add,
+                ADDED_COLUMNS[3].add,
+                CREATE_INDEXES
+            ]
         );
-        let current = format!("{first}, list_scope TEXT, code_version TEXT, parent TEXT)");
+        let current =
+            format!("{first}, list_scope TEXT, code_version TEXT, parent TEXT, run_cause TEXT)");
         assert_eq!(upgrade(Some(&current)), Vec::<&str>::new());
         // A name that only contains the column's is not the column.
         let lookalike = FIRST_TASK_TABLE.replace("principal", "old_list_scope_x");
-        assert_eq!(upgrade(Some(&lookalike)).len(), 4);
+        assert_eq!(upgrade(Some(&lookalike)).len(), 5);
     }
 }

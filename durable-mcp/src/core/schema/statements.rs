@@ -10,7 +10,7 @@
 const TASK_COLUMNS: &str = "task_id, tool_name, input, status, status_message, status_meta, \
     status_published, created_at, last_updated_at, finished_at, ttl_ms, poll_interval_ms, result, \
     error_code, error_message, cancel_requested, run_attempt, generation, next_run_at, \
-    cut_next_sleep, principal, parent, version, list_scope, code_version";
+    cut_next_sleep, principal, parent, run_cause, version, list_scope, code_version";
 
 macro_rules! select_tasks {
     ($filter:literal) => {
@@ -18,7 +18,8 @@ macro_rules! select_tasks {
             "SELECT task_id, tool_name, input, status, status_message, status_meta, \
              status_published, created_at, last_updated_at, finished_at, ttl_ms, \
              poll_interval_ms, result, error_code, error_message, cancel_requested, run_attempt, \
-             generation, next_run_at, cut_next_sleep, principal, parent, version, list_scope, code_version \
+             generation, next_run_at, cut_next_sleep, principal, parent, run_cause, version, \
+             list_scope, code_version \
              FROM task ",
             $filter
         )
@@ -55,9 +56,10 @@ pub const SELECT_EVERY_AFTER: &str = select_tasks!(
 pub const INSERT_TASK: &str = "INSERT OR IGNORE INTO task (task_id, tool_name, input, status, \
     status_message, status_meta, status_published, created_at, last_updated_at, finished_at, \
     ttl_ms, poll_interval_ms, result, error_code, error_message, cancel_requested, run_attempt, \
-    generation, next_run_at, cut_next_sleep, principal, parent, version, list_scope, code_version) \
+    generation, next_run_at, cut_next_sleep, principal, parent, run_cause, version, list_scope, \
+    code_version) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
-    ?20, ?21, ?22, ?23, ?24, ?25)";
+    ?20, ?21, ?22, ?23, ?24, ?25, ?26)";
 
 /// Replaces every column of a task row but its id, its version and what creation fixed (its
 /// listing scope and code version). Parameters: [`task_params`](super::task_params) without the
@@ -66,8 +68,8 @@ pub const PUT_TASK: &str = "UPDATE task SET tool_name = ?2, input = ?3, status =
     status_message = ?5, status_meta = ?6, status_published = ?7, created_at = ?8, \
     last_updated_at = ?9, finished_at = ?10, ttl_ms = ?11, poll_interval_ms = ?12, result = ?13, \
     error_code = ?14, error_message = ?15, cancel_requested = ?16, run_attempt = ?17, \
-    generation = ?18, next_run_at = ?19, cut_next_sleep = ?20, principal = ?21, parent = ?22 \
-    WHERE task_id = ?1";
+    generation = ?18, next_run_at = ?19, cut_next_sleep = ?20, principal = ?21, parent = ?22, \
+    run_cause = ?23 WHERE task_id = ?1";
 
 /// Checks a guard and bumps the version in one statement, for writes that change the task row.
 /// Parameters: task id, expected version (or NULL), expected generation (or NULL). Returns
@@ -158,7 +160,7 @@ mod tests {
     #[test]
     fn task_statements_list_every_column_once() {
         let columns: Vec<&str> = super::TASK_COLUMNS.split(", ").collect();
-        assert_eq!(columns.len(), 25);
+        assert_eq!(columns.len(), 26);
         for column in &columns {
             assert!(super::SELECT_TASK.contains(column), "{column}");
             assert!(super::INSERT_TASK.contains(column), "{column}");

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::core::child::undelivered;
 use crate::core::error::EngineError;
 use crate::core::journal::{TaskState, Write};
-use crate::core::schedule::{RunReason, cleanup_execution, cleanup_left, execution_due, purge_at};
+use crate::core::schedule::{RunCause, RunReason, cleanup_execution, cleanup_left, execution_due, purge_at};
 use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
 use crate::core::terminal::{finish, settle_cancel};
 use crate::core::time::Timestamp;
@@ -81,7 +81,7 @@ fn redeliver_now(task: &TaskRecord, now: Timestamp) -> Option<TaskRecord> {
         return None;
     }
     let mut task = task.clone();
-    task.next_run_at = Some(now);
+    task.schedule_run(now, RunCause::LostActivation);
     Some(task)
 }
 
@@ -110,7 +110,7 @@ fn time_out_inputs(state: &TaskState, now: Timestamp) -> Vec<Write> {
     task.last_updated_at = now;
     if task.status == TaskStatus::InputRequired && !still_waiting {
         task.transition(TaskStatus::Working, now);
-        task.next_run_at = Some(now);
+        task.request_run(now, RunCause::InputTimedOut);
     }
     writes.push(Write::PutTask(task));
     writes
@@ -122,7 +122,7 @@ pub(super) fn claim(state: &TaskState, now: Timestamp, lease: Duration) -> TaskR
     let mut task = state.task.clone();
     task.run_attempt += 1;
     task.generation += 1;
-    task.next_run_at = Some(now.saturating_add(lease));
+    task.schedule_run(now.saturating_add(lease), RunCause::LostActivation);
     task
 }
 
@@ -243,7 +243,18 @@ mod tests {
             "the earliest"
         );
         s.task.next_run_at = Some(at(200));
-        assert_eq!(decide(&s, at(500), own(&s)), Due::Run(RunReason::Requested));
+        assert_eq!(
+            decide(&s, at(500), own(&s)),
+            Due::Run(RunReason::Requested(None)),
+            "a row written before causes were recorded"
+        );
+        s.task.run_cause = Some("answer".into());
+        let answered = decide(&s, at(500), own(&s));
+        assert_eq!(answered, Due::Run(RunReason::Requested(Some(RunCause::Answer))));
+        let Due::Run(reason) = answered else {
+            unreachable!()
+        };
+        assert_eq!(reason.to_string(), "run requested: an answer arrived");
         s.task.run_attempt = 0;
         assert_eq!(decide(&s, at(500), own(&s)), Due::Run(RunReason::New));
     }
@@ -258,11 +269,14 @@ mod tests {
             panic!("expected the anchor to move");
         };
         assert!(matches!(&writes[..], [Write::PutTask(t)] if t.next_run_at == Some(at(5))));
-        s.task.next_run_at = Some(at(5));
+        let [Write::PutTask(moved)] = &writes[..] else {
+            unreachable!()
+        };
+        s.task = moved.clone();
         assert_eq!(
             decide(&s, at(5), None),
-            Due::Run(RunReason::Requested),
-            "an anchor due now stays"
+            Due::Run(RunReason::Requested(Some(RunCause::LostActivation))),
+            "an anchor due now stays, and says why"
         );
     }
 
@@ -273,6 +287,7 @@ mod tests {
         assert_eq!(claimed.generation, s.task.generation + 1);
         assert_eq!(claimed.run_attempt, 1);
         assert_eq!(claimed.next_run_at, Some(at(60_005)));
+        assert_eq!(claimed.run_cause.as_deref(), Some("lost-activation"));
         assert_eq!(
             claimed.last_updated_at, s.task.last_updated_at,
             "a claim is not a change"

@@ -3,7 +3,7 @@
 use crate::core::journal::{Guard, TaskState};
 use crate::core::limits::{Limits, to_stored_json};
 use crate::core::outcome::{BodyOutcome, Suspension};
-use crate::core::schedule::cleanup_left;
+use crate::core::schedule::{RunCause, cleanup_left};
 use crate::core::task::{TaskRecord, TaskStatus};
 use crate::core::terminal::{fail, note_unrun_cleanup, tool_error_result};
 use crate::core::time::Timestamp;
@@ -61,16 +61,20 @@ pub(super) fn settled_record(
                 if (end.rerun || end.suspension == Suspension::HandOff)
                     && task.status == TaskStatus::Working =>
             {
-                task.next_run_at = Some(now);
+                let cause = match end.suspension {
+                    Suspension::HandOff => RunCause::HandOff,
+                    _ => RunCause::LateResult,
+                };
+                task.schedule_run(now, cause);
                 cancel_if(cancel_now, &mut task, now);
             }
             Suspension::Wait | Suspension::HandOff => {
                 // The claim's redelivery anchor is spent; a wake asked for meanwhile stays.
                 if task.next_run_at == anchor {
-                    task.next_run_at = None;
+                    task.clear_run();
                 }
                 if start_cleanup {
-                    task.next_run_at = Some(now);
+                    task.schedule_run(now, RunCause::Cancel);
                 }
                 cancel_if(cancel_now, &mut task, now);
             }

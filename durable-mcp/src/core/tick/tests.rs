@@ -77,6 +77,7 @@ fn claimed(s: &TaskState, now: Timestamp) -> (TaskState, Command) {
     task.run_attempt += 1;
     task.generation += 1;
     task.next_run_at = Some(now.saturating_add(LEASE));
+    task.run_cause = Some("lost-activation".into());
     let apply = Command::Apply {
         guard: version_guard(&s.task),
         writes: put(&task),
@@ -240,6 +241,7 @@ fn a_timed_out_elicitation_resumes_the_body_in_the_same_tick() {
     let mut resumed = s.task.clone();
     resumed.transition(TaskStatus::Working, at(900));
     resumed.next_run_at = Some(at(900));
+    resumed.run_cause = Some("input-timed-out".into());
     let writes = vec![Write::PutInput(input), Write::PutTask(resumed)];
     let after = applied(&s, version_guard(&s.task), &writes);
     let (journal, claim) = claimed(&after, at(900));
@@ -264,6 +266,7 @@ fn a_claim_another_engine_made_is_run_again_at_once() {
     s.task.next_run_at = Some(at(60_000));
     let mut redelivered = s.task.clone();
     redelivered.next_run_at = Some(at(5));
+    redelivered.run_cause = Some("lost-activation".into());
     let after = applied(&s, version_guard(&s.task), &put(&redelivered));
     let (journal, claim) = claimed(&after, at(5));
     // This engine made no claim on the task: the row's claim died with an engine that is gone.
@@ -361,6 +364,7 @@ fn a_settlement_that_meets_a_concurrent_write_settles_on_the_new_row() {
     let (journal, mut script) = run_sleeping(wait());
     let mut unclaimed = journal.task.clone();
     unclaimed.next_run_at = None;
+    unclaimed.run_cause = None;
     // A cancel arrived while the body ran: the row's version moved, the lease did not.
     let mut cancelled = journal.clone();
     cancelled.task.cancel_requested = true;
@@ -399,6 +403,7 @@ fn a_body_that_waits_gives_up_its_claims_anchor_but_keeps_a_later_request() {
     let (journal, mut script) = run_sleeping(wait());
     let mut record = journal.task.clone();
     record.next_run_at = None;
+    record.run_cause = None;
     script.extend(settle_on(&journal, &record, Some(at(500))));
     play(tick(), &script);
 
@@ -406,6 +411,7 @@ fn a_body_that_waits_gives_up_its_claims_anchor_but_keeps_a_later_request() {
     let (journal, mut script) = run_sleeping(wait());
     let mut asked = journal.clone();
     asked.task.next_run_at = Some(at(550));
+    asked.task.run_cause = Some("answer".into());
     script.extend(settle_on(&asked, &asked.task, Some(at(500))));
     play(tick(), &script);
 }

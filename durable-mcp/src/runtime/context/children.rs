@@ -186,6 +186,7 @@ impl TaskContext {
             task_id: self.task_id.clone(),
             key: key.to_owned(),
             notified: false,
+            root: Some(self.root.clone()),
         });
         match self.while_busy(tasks.create(request)).await {
             Ok(_) => {
