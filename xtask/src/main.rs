@@ -28,11 +28,13 @@ commands:
   test     run every check CI runs: fmt, clippy, rustdoc, the wasm32 build, all tests, clients,
            the smoke runs, browser
   clients  run the MCP conformance suite and official MCP clients against the fixture server
+           (natively, mounted in the axum-app service, and as a Worker)
   bench    measure engine cost per step, bare SQLite insert cost, replay time and peak memory,
            and count the store reads of a tick (a test of the benches crate holds the counts);
            tasks/get throughput and latency and creation throughput over HTTP with 1 worker
-           and with one per core, host memory with 10,000 parked tasks (`bench native` runs
-           only that part); the host killed and restarted under a backlog of 10,000 and
+           and with one per core, the same tasks/get through the endpoint mounted in an axum
+           service beside the host's own listener, host memory with 10,000 parked tasks
+           (`bench native` runs only that part); the host killed and restarted under a backlog of 10,000 and
            50,000 slow tasks (`bench backlog` runs only that part); then the Cloudflare host
            under workerd, first the cold start of the Rust Workers and the JS floor (`bench
            worker` runs only that part, `bench cold` only its cold starts); then push over
