@@ -121,6 +121,17 @@ pub async fn run(
     Ok(())
 }
 
+/// The application's own log, on stderr: its requests (tower-http at `debug`) and the host's
+/// events, filtered by `RUST_LOG` (else `default`), in colour only on a terminal.
+pub fn log_to_stderr(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    (tracing_subscriber::fmt().with_env_filter(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
 /// Completes on Ctrl-C, or SIGTERM on Unix.
 async fn shutdown_signal() {
     let ctrl_c = async {

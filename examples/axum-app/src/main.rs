@@ -4,17 +4,10 @@
 
 use std::process::ExitCode;
 
-use tracing_subscriber::EnvFilter;
-
 #[tokio::main]
 async fn main() -> ExitCode {
-    // The application's own log, on stderr: its requests (tower-http) and the host's events.
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,tower_http=debug"));
-    (tracing_subscriber::fmt().with_env_filter(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    // One line per request (tower-http) and the host's events.
+    axum_app::log_to_stderr("info,tower_http=debug");
     let served = match axum_app::Tokens::from_env() {
         Ok(tokens) => {
             let app = move |endpoint| axum_app::app(endpoint, tokens);

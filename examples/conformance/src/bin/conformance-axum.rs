@@ -19,12 +19,7 @@ const ANONYMOUS: &str = "anonymous";
 async fn main() -> std::process::ExitCode {
     use tower_layer::Layer;
 
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    (tracing_subscriber::fmt().with_env_filter(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    axum_app::log_to_stderr("info");
     let served = match axum_app::Tokens::from_env() {
         Ok(tokens) => {
             let app = move |endpoint| {
