@@ -78,10 +78,17 @@ fn the_services_middleware_and_the_endpoints_own_checks_both_apply() {
 
     // The service's own routes, public.
     let health = get(&server, "/health");
-    assert_eq!((health.status, health.json()), (200, json!({ "status": "ok" })));
+    assert_eq!(
+        (health.status, health.json()),
+        (200, json!({ "status": "ok" }))
+    );
     let page = get(&server, "/");
     assert_eq!(page.status, 200);
-    assert!(page.header("content-type").unwrap_or_default().starts_with("text/html"));
+    assert!(
+        page.header("content-type")
+            .unwrap_or_default()
+            .starts_with("text/html")
+    );
 
     // The service's bearer check answers for the endpoint: no token, an unknown one.
     let (body, headers) = client.build("tools/list", json!({}), true);
@@ -111,7 +118,10 @@ fn the_services_middleware_and_the_endpoints_own_checks_both_apply() {
     // The check's user is the task's principal: alice's task is hers alone.
     let task_id = remind(&client, ALICE, "water the plants", 1);
     let strangers = send_as(&client, BOB, "tasks/get", json!({ "taskId": task_id })).json();
-    assert!(strangers.get("error").is_some(), "bob read alice's task: {strangers}");
+    assert!(
+        strangers.get("error").is_some(),
+        "bob read alice's task: {strangers}"
+    );
     let text = reminder(&client, ALICE, &task_id);
     assert_eq!(text, "Reminder for alice: water the plants");
 
@@ -143,7 +153,10 @@ fn a_graceful_shutdown_with_tasks_in_flight_leaves_each_to_resume() {
         .expect("the service stops within 30 s of SIGTERM");
     assert!(exit.success(), "the service exited with {exit}");
     let (_, end) = stream.end();
-    assert!(matches!(end, End::Complete(_)), "the stream was cut: {end:?}");
+    assert!(
+        matches!(end, End::Complete(_)),
+        "the stream was cut: {end:?}"
+    );
 
     // The same state directory: the host's lock was released, and every task resumes.
     let server = start(dir.path());

@@ -327,14 +327,22 @@ fn an_activation_says_what_woke_it_and_each_task_names_its_root(make: RegistrySe
             Ok(reply("done"))
         })
     });
-    let mut env = make(TaskRegistry::new().register(root).register(mid).register(leaf));
+    let mut env = make(
+        TaskRegistry::new()
+            .register(root)
+            .register(mid)
+            .register(leaf),
+    );
     let id = env.harness.create("t", json!({}));
     env.run_until_idle();
     let mid_id = durable_mcp::__internals::child_task_id(&id, "mid");
     assert_eq!(env.status(&mid_id), TaskStatus::InputRequired);
     recorder.take();
 
-    env.harness.update(&mid_id, json!({ "go": { "action": "accept", "content": { "ok": true } } }));
+    env.harness.update(
+        &mid_id,
+        json!({ "go": { "action": "accept", "content": { "ok": true } } }),
+    );
     env.run_until_idle();
     env.advance("1m");
     assert_eq!(env.status(&id), TaskStatus::Completed);
@@ -383,5 +391,7 @@ common::on_every_store!(
 mod trees {
     use super::{an_activation_says_what_woke_it_and_each_task_names_its_root, common};
 
-    common::on_every_store_of_registry!(an_activation_says_what_woke_it_and_each_task_names_its_root);
+    common::on_every_store_of_registry!(
+        an_activation_says_what_woke_it_and_each_task_names_its_root
+    );
 }

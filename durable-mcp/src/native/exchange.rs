@@ -161,7 +161,8 @@ pub(super) async fn answer(
             if let Some(metadata) = router.well_known(&method, &path) {
                 return metadata;
             }
-            let page = (settings.pages.as_deref()).and_then(|pages| pages(&method, &path, &headers));
+            let page =
+                (settings.pages.as_deref()).and_then(|pages| pages(&method, &path, &headers));
             page.unwrap_or_else(|| HttpResponse::empty(404))
         }
     }

@@ -92,8 +92,8 @@ impl WorkerPool {
             ..ListenLimits::DEFAULT
         });
         let (mut finished, mut ready) = (Vec::new(), Vec::new());
-        let each = (parts.stores.into_iter().zip(inboxes))
-            .zip(receivers.into_iter().zip(parts.recovered));
+        let each =
+            (parts.stores.into_iter().zip(inboxes)).zip(receivers.into_iter().zip(parts.recovered));
         for (index, ((store, inbox), (handed, recovered))) in each.enumerate() {
             let (serving, serves) = oneshot::channel();
             let worker = Worker {
@@ -136,7 +136,9 @@ impl WorkerPool {
             if ready.await.is_err() {
                 let _ = self.stop.send(true);
                 return Err(self.wait().await.err().unwrap_or_else(|| {
-                    HostError::Io(std::io::Error::other("a worker thread stopped as it started"))
+                    HostError::Io(std::io::Error::other(
+                        "a worker thread stopped as it started",
+                    ))
                 }));
             }
         }

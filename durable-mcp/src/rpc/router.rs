@@ -155,7 +155,10 @@ impl Router {
         let parsed = parse_message(&request.body);
         // The arms apart, and OAuth's checks: a request compiles only the code it runs (see
         // `apart`).
-        let caller = match self.caller(&request.headers, query, principal, &parsed).await {
+        let caller = match self
+            .caller(&request.headers, query, principal, &parsed)
+            .await
+        {
             Ok(caller) => caller,
             Err(error) => return respond(parsed.ok().as_ref().and_then(Parsed::id), Err(error)),
         };

@@ -63,7 +63,9 @@ impl Tokens {
             };
             let (user, token) = (user.trim(), token.trim());
             if user.is_empty() {
-                return Err(TokensError(format!("{TOKENS_VAR}: entry {place} names no user")));
+                return Err(TokensError(format!(
+                    "{TOKENS_VAR}: entry {place} names no user"
+                )));
             }
             if token.len() < MIN_TOKEN_LEN {
                 return Err(TokensError(format!(
@@ -108,7 +110,11 @@ fn digest(token: &str) -> [u8; 32] {
 /// The middleware: a request with a known token goes on, carrying its user as the
 /// [`Authenticated`] principal; any other is answered 401 here and never reaches the
 /// endpoint.
-pub(crate) async fn check(State(tokens): State<Tokens>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn check(
+    State(tokens): State<Tokens>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let token = (request.headers().get(header::AUTHORIZATION))
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "));

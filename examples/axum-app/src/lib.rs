@@ -13,11 +13,11 @@ mod tools;
 use std::convert::Infallible;
 use std::future::Future;
 
-use durable_mcp::McpServer;
 use axum::Router;
 use axum::extract::Request;
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
+use durable_mcp::McpServer;
 use durable_mcp::native::{Endpoint, HostError, NativeHost};
 use tower_http::trace::TraceLayer;
 use tower_service::Service;
@@ -116,7 +116,10 @@ pub async fn run(
     };
     let host = NativeHost::new(server).from_env()?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
-    println!("axum-app: serving MCP at http://{}/mcp", listener.local_addr()?);
+    println!(
+        "axum-app: serving MCP at http://{}/mcp",
+        listener.local_addr()?
+    );
     serve(listener, host, app, shutdown_signal()).await?;
     Ok(())
 }

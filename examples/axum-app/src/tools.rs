@@ -21,7 +21,8 @@ struct Remind {
 async fn remind(cx: &TaskContext, input: Remind) -> Result<String, TaskError> {
     let user = cx.principal().unwrap_or("nobody in particular").to_owned();
     let note = compose(&user, &input.text).await?; // journaled
-    cx.status(format!("reminding {user} in {} s", input.seconds)).await?;
+    cx.status(format!("reminding {user} in {} s", input.seconds))
+        .await?;
     let seconds = input.seconds.min(24 * 60 * 60);
     cx.sleep("until", Duration::from_secs(seconds)).await?;
     Ok(note)

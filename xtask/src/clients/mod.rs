@@ -224,7 +224,13 @@ fn mounted(
     let binary = match build_named_binary("conformance-server", "conformance-axum", Profile::Debug)
     {
         Ok(binary) => binary,
-        Err(error) => return record(failed, format!("conformance-axum (build){host}"), Err(error)),
+        Err(error) => {
+            return record(
+                failed,
+                format!("conformance-axum (build){host}"),
+                Err(error),
+            );
+        }
     };
     let token = MOUNTED_TOKEN;
     let users = format!("anonymous:{token},alice:{token}.alice,bob:{token}.bob");
@@ -232,14 +238,27 @@ fn mounted(
     env.push(("AXUM_APP_TOKENS", &users));
     let server = match NativeServer::start(&binary, &env, Some(&out.join("axum-app.log"))) {
         Ok(server) => server,
-        Err(error) => return record(failed, format!("conformance-axum (start){host}"), Err(error)),
+        Err(error) => {
+            return record(
+                failed,
+                format!("conformance-axum (start){host}"),
+                Err(error),
+            );
+        }
     };
     say(format_args!("mounted endpoint at {}", server.url()));
     let suite = black_box_suite(root, server.url(), &[("DURABLE_MCP_TEST_TOKEN", token)]);
     record(failed, format!("black-box suite{host}"), suite);
-    drivers.run_all(failed, server.url(), host, &[("MCP_DRIVER_BEARER_TOKEN", token)]);
+    drivers.run_all(
+        failed,
+        server.url(),
+        host,
+        &[("MCP_DRIVER_BEARER_TOKEN", token)],
+    );
     if let Some(status) = server.stop() {
-        failed.push(format!("conformance-axum exited during the checks ({status})"));
+        failed.push(format!(
+            "conformance-axum exited during the checks ({status})"
+        ));
     }
 }
 

@@ -5,7 +5,9 @@ use std::time::Duration;
 use crate::core::child::undelivered;
 use crate::core::error::EngineError;
 use crate::core::journal::{TaskState, Write};
-use crate::core::schedule::{RunCause, RunReason, cleanup_execution, cleanup_left, execution_due, purge_at};
+use crate::core::schedule::{
+    RunCause, RunReason, cleanup_execution, cleanup_left, execution_due, purge_at,
+};
 use crate::core::task::{TaskFailure, TaskRecord, TaskStatus};
 use crate::core::terminal::{finish, settle_cancel};
 use crate::core::time::Timestamp;
@@ -250,7 +252,10 @@ mod tests {
         );
         s.task.run_cause = Some("answer".into());
         let answered = decide(&s, at(500), own(&s));
-        assert_eq!(answered, Due::Run(RunReason::Requested(Some(RunCause::Answer))));
+        assert_eq!(
+            answered,
+            Due::Run(RunReason::Requested(Some(RunCause::Answer)))
+        );
         let Due::Run(reason) = answered else {
             unreachable!()
         };
