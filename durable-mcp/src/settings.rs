@@ -13,7 +13,7 @@
 //! | [`INLINE_DEADLINE_VAR`] | both | how long an optional task's call waits inline |
 //! | [`INSPECTOR_TOKEN_VAR`] | both | the task inspector's token (off without it) |
 //! | [`LOG_FILTER_VAR`] | both | the log filter (the `logging` feature) |
-//! | [`LOG_FORMAT_VAR`] | native | `compact` or `json` (the `logging` feature) |
+//! | [`LOG_FORMAT_VAR`] | both | natively `compact` or `json`, on a Worker `object` or `json` (the `logging` feature) |
 //! | `PORT`, `DURABLE_MCP_DATA` | native | the port, the state directory |
 //! | [`WORKERS_VAR`], [`MAX_ACTIVATIONS_VAR`], [`MAX_WAITING_VAR`] | native | threads and queue bounds |
 //! | [`MAX_CONNECTIONS_VAR`], [`MAX_STREAMS_VAR`] | native | open connections, and listen streams among them |
@@ -53,8 +53,11 @@ pub const INSPECTOR_TOKEN_VAR: &str = "DURABLE_MCP_INSPECTOR_TOKEN";
 /// The log filter: a level (`info`) or per-target levels (`info,durable_mcp=debug`).
 pub const LOG_FILTER_VAR: &str = "RUST_LOG";
 
-/// The native host's log format: `compact` (the default: one line per event, coloured on a
-/// terminal) or `json` (one JSON object per line, for a log collector).
+/// The log format. Natively `compact` (the default: one line per event, coloured on a
+/// terminal) or `json` (one JSON object per line, for a log collector); on a Worker `object`
+/// (the default: each event a console object, its fields indexed by Workers Logs) or `json`
+/// (each event the same object as one line of JSON text, which `wrangler dev` prints on one
+/// line).
 pub const LOG_FORMAT_VAR: &str = "DURABLE_MCP_LOG_FORMAT";
 
 /// The native host's number of worker threads.
@@ -196,6 +199,36 @@ pub(crate) fn check_inspector_token(token: &str) -> Result<(), SettingError> {
         "the inspector token ({INSPECTOR_TOKEN_VAR}) must be at least {MIN_INSPECTOR_TOKEN} \
          printable ASCII characters without spaces; generate one with `openssl rand -hex 32`"
     )))
+}
+
+/// How a Worker writes each event to the console ([`LOG_FORMAT_VAR`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(all(cloudflare_host, feature = "logging")), allow(dead_code))]
+pub(crate) enum WorkerLogFormat {
+    /// `object`: a console object, whose fields Workers Logs indexes (`wrangler dev` prints it
+    /// over several lines).
+    #[default]
+    Object,
+    /// `json`: the same object as one line of JSON text.
+    Json,
+}
+
+#[cfg_attr(not(all(cloudflare_host, feature = "logging")), allow(dead_code))]
+impl WorkerLogFormat {
+    /// The format in `source`: [`Object`](Self::Object) unless it says `json`.
+    pub(crate) fn read(source: &dyn Source) -> Result<Self, SettingError> {
+        let Some(text) = source.get(LOG_FORMAT_VAR) else {
+            return Ok(WorkerLogFormat::Object);
+        };
+        match text.trim() {
+            "" | "object" => Ok(WorkerLogFormat::Object),
+            "json" => Ok(WorkerLogFormat::Json),
+            _ => Err(SettingError(format!(
+                "{LOG_FORMAT_VAR}={text:?} is not a Worker's log format; use `object` (the \
+                 default) or `json` (one line of JSON per event)"
+            ))),
+        }
+    }
 }
 
 /// What the settings both hosts share change on a server: authorization, browser origins and
@@ -353,6 +386,28 @@ mod tests {
         assert_eq!(positive(&empty, MAX_WAITING_VAR), Ok(None));
         #[cfg(feature = "inspector")]
         assert_eq!(inspector_token(&empty), Ok(None));
+    }
+
+    #[test]
+    fn a_workers_log_format_is_object_or_json_and_nothing_else() {
+        let format = |value| WorkerLogFormat::read(&source(&[(LOG_FORMAT_VAR, value)]));
+        assert_eq!(
+            WorkerLogFormat::read(&source(&[])),
+            Ok(WorkerLogFormat::Object)
+        );
+        assert_eq!(format("object"), Ok(WorkerLogFormat::Object));
+        assert_eq!(format(""), Ok(WorkerLogFormat::Object));
+        assert_eq!(format("json"), Ok(WorkerLogFormat::Json));
+        assert_eq!(format(" json "), Ok(WorkerLogFormat::Json));
+        for other in ["compact", "JSON", "text"] {
+            let error = format(other).unwrap_err().0;
+            assert!(error.starts_with(LOG_FORMAT_VAR), "{error}");
+            assert!(error.contains(&format!("{other:?}")), "{error}");
+            assert!(
+                error.contains("`object`") && error.contains("`json`"),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -332,6 +332,11 @@ fn an_unusable_setting_refuses_every_request_to_the_endpoint() {
         ("DURABLE_MCP_INSPECTOR_TOKEN", "short", "openssl rand"),
         ("RUST_LOG", "info,=", "per-target levels"),
         (
+            "DURABLE_MCP_LOG_FORMAT",
+            "compact",
+            "use `object` (the default) or `json`",
+        ),
+        (
             "DURABLE_MCP_OAUTH_ISSUER",
             "https://issuer.example.test",
             "DURABLE_MCP_OAUTH_RESOURCE",
@@ -601,6 +606,70 @@ fn compensations_run_in_the_object_before_the_task_is_cancelled() {
             .iter()
             .any(|top| top.contains(&format!("task_id: '{id}'")) && top.contains("tool: 'trip'")),
         "no event of the application with the task's id at the top:\n{log}"
+    );
+}
+
+/// With `DURABLE_MCP_LOG_FORMAT=json` each event reaches the console as one line of JSON, the
+/// object the default format writes over several lines: every line that names a task is a
+/// whole event (after the mark wrangler puts before a warning), with the task's id and tool at
+/// its top level, so a grep for the id follows it.
+#[test]
+fn the_json_log_format_writes_each_event_on_one_line() {
+    let _one = one_worker_at_a_time();
+    let state = tempfile::tempdir().unwrap();
+    let vars = [
+        ("RUST_LOG", "warn,durable_mcp=debug"),
+        ("DURABLE_MCP_LOG_FORMAT", "json"),
+    ];
+    let (worker, client) = start(state.path(), &vars);
+    let id = booked_trip(&client, true);
+    client.result("tasks/cancel", json!({ "taskId": id }));
+    wait_until(&client, &id, |r| r["result"]["status"] == "cancelled");
+
+    // wrangler marks a warning's line (`▲ [WARNING]`, in colour): the event is the rest.
+    let log = worker.log();
+    let events: Vec<Value> = (log.lines())
+        .filter(|line| line.contains(&id))
+        .map(|line| {
+            let object = line
+                .find('{')
+                .zip(line.rfind('}'))
+                .map_or("", |(start, end)| &line[start..=end]);
+            serde_json::from_str(object)
+                .unwrap_or_else(|error| panic!("not a line of JSON ({error}): {line}\n{log}"))
+        })
+        .collect();
+    let with_message = |message: &str| -> Vec<&Value> {
+        (events.iter())
+            .filter(|event| event["message"] == message)
+            .collect()
+    };
+    let retries = with_message("step attempt failed; retry scheduled");
+    assert!(retries.len() >= 2, "the release is retried:\n{log}");
+    for retry in retries {
+        assert_eq!(retry["level"], "WARN", "{retry}");
+        assert_eq!(retry["task_id"], id.as_str(), "{retry}");
+        assert_eq!(retry["tool"], "trip", "{retry}");
+        assert_eq!(retry["step"], "$cleanup:release", "{retry}");
+        assert_eq!(retry["error"], "the hotel does not answer", "{retry}");
+        assert!(retry.get("spans").is_none(), "{retry}");
+    }
+    // The application's own event: the task's id and tool lifted to the top, as in the
+    // default format, beside the spans it is in.
+    let own = with_message("releasing the room");
+    assert!(!own.is_empty(), "no event of the application:\n{log}");
+    for event in own {
+        assert_eq!(event["task_id"], id.as_str(), "{event}");
+        assert_eq!(event["tool"], "trip", "{event}");
+        let spans = event["spans"].as_array().expect("the spans it is in");
+        assert!(
+            spans.iter().any(|span| span["task_id"] == id.as_str()),
+            "{event}"
+        );
+    }
+    assert!(
+        !log.contains("message: '"),
+        "an event written as an object:\n{log}"
     );
 }
 

@@ -1,5 +1,7 @@
 //! A Worker's log: the engine's `tracing` events, and the application's, written to the
-//! console as objects, so that `wrangler tail` shows them and Workers Logs indexes their fields.
+//! console as objects, so that `wrangler tail` shows them and Workers Logs indexes their fields,
+//! or, with `DURABLE_MCP_LOG_FORMAT=json`, as the same objects in one line of JSON text each, so
+//! that `wrangler dev` prints one line per event (see [`WorkerLogFormat`]).
 //!
 //! The subscriber is this module's own rather than `tracing-subscriber`'s: a Worker pays for
 //! every byte of its script at each cold start, and the formatter, registry and filter that
@@ -23,7 +25,7 @@ use worker::wasm_bindgen::JsValue;
 use worker::web_sys::console;
 
 use crate::log_filter::Filter;
-use crate::settings::LOG_FILTER_VAR;
+use crate::settings::{LOG_FILTER_VAR, WorkerLogFormat};
 
 /// The level when [`LOG_FILTER_VAR`] is not set, for every target.
 const DEFAULT_LEVEL: LevelFilter = crate::log_filter::DEFAULT_LEVEL;
@@ -31,8 +33,8 @@ const DEFAULT_LEVEL: LevelFilter = crate::log_filter::DEFAULT_LEVEL;
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// Writes `tracing` events to the console, once per isolate, unless the Worker installed a
-/// subscriber of its own first. A malformed filter is reported and the default used, while
-/// the fetch handler refuses every request over it (see `WorkerSettings`).
+/// subscriber of its own first. A malformed filter or format is reported and the default used,
+/// while the fetch handler refuses every request over it (see `WorkerSettings`).
 pub(crate) fn install(env: &Env) {
     if INSTALLED.swap(true, Ordering::Relaxed) {
         return;
@@ -43,20 +45,29 @@ pub(crate) fn install(env: &Env) {
         Some(Ok(filter)) => (filter, None),
         Some(Err(error)) => (Filter::default(), Some(error)),
     };
+    let (format, unknown_format) = match WorkerLogFormat::read(env) {
+        Ok(format) => (format, None),
+        Err(error) => (WorkerLogFormat::default(), Some(error)),
+    };
     let console = ConsoleLog {
         filter,
+        format,
         spans: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(1),
     };
     // An error means a subscriber is set already: the Worker's own wins.
-    if tracing::subscriber::set_global_default(console).is_ok()
-        && let Some(error) = malformed
-    {
+    if tracing::subscriber::set_global_default(console).is_err() {
+        return;
+    }
+    if let Some(error) = malformed {
         tracing::error!(
             target: crate::core::trace::TARGET,
             value = configured.as_deref().unwrap_or_default(), error,
             "{LOG_FILTER_VAR} is not a log filter; logging at {DEFAULT_LEVEL}"
         );
+    }
+    if let Some(error) = unknown_format {
+        tracing::error!(target: crate::core::trace::TARGET, "{error}; writing objects");
     }
 }
 
@@ -68,9 +79,10 @@ struct SpanData {
     handles: usize,
 }
 
-/// The subscriber: the filter, and the spans that are open.
+/// The subscriber: the filter, the format, and the spans that are open.
 struct ConsoleLog {
     filter: Filter,
+    format: WorkerLogFormat,
     spans: Mutex<HashMap<u64, SpanData>>,
     next_id: AtomicU64,
 }
@@ -179,7 +191,7 @@ impl Subscriber for ConsoleLog {
             scope.reverse();
             line.push("spans", Value::Array(scope));
         }
-        log(*metadata.level(), &line.text());
+        log(*metadata.level(), &line.text(), self.format);
     }
 
     fn enter(&self, span: &Id) {
@@ -282,10 +294,15 @@ impl Visit for Fields {
     }
 }
 
-/// Logs the JSON object `text` with the console method of `level`, as an object (its fields
-/// searchable).
-fn log(level: Level, text: &str) {
-    let line = worker::js_sys::JSON::parse(text).unwrap_or_else(|_| JsValue::from_str(text));
+/// Logs the JSON object `text` (one line: JSON's compact form) with the console method of
+/// `level`: as an object (its fields searchable), or as the text itself.
+fn log(level: Level, text: &str, format: WorkerLogFormat) {
+    let line = match format {
+        WorkerLogFormat::Object => {
+            worker::js_sys::JSON::parse(text).unwrap_or_else(|_| JsValue::from_str(text))
+        }
+        WorkerLogFormat::Json => JsValue::from_str(text),
+    };
     match level {
         Level::ERROR => console::error_1(&line),
         Level::WARN => console::warn_1(&line),

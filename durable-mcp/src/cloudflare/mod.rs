@@ -63,8 +63,10 @@
 //! The engine's `tracing` events (and the Worker's own) go to the console as objects, one per
 //! event, with the console method of its level; the variable `RUST_LOG` ([`LOG_FILTER_VAR`](crate::settings::LOG_FILTER_VAR))
 //! filters them, `warn` unless set (the per-task `info` events cost a console write each; set
-//! `RUST_LOG=info` for them). A Worker that installs a `tracing` subscriber of its own
-//! before its first request keeps it.
+//! `RUST_LOG=info` for them). With `DURABLE_MCP_LOG_FORMAT=json`
+//! ([`LOG_FORMAT_VAR`](crate::settings::LOG_FORMAT_VAR)) each is written as one line of JSON
+//! text instead, which `wrangler dev` prints on one line. A Worker that installs a `tracing`
+//! subscriber of its own before its first request keeps it.
 
 mod client;
 mod driven;

@@ -10,6 +10,8 @@ use worker::Env;
 
 #[cfg(feature = "logging")]
 use crate::log_filter::Filter;
+#[cfg(feature = "logging")]
+use crate::settings::WorkerLogFormat;
 use crate::settings::{
     self, HAND_OFF_VAR, LEASE_VAR, LOG_FILTER_VAR, ServerSettings, SettingError, Source,
 };
@@ -100,7 +102,11 @@ impl WorkerSettings {
         // Checked here too, so that a bad value shows at the first request, not at an alarm.
         RunnerSettings::read(source)?;
         #[cfg(not(feature = "logging"))]
-        settings::refuse_without("logging", source, &[LOG_FILTER_VAR])?;
+        settings::refuse_without(
+            "logging",
+            source,
+            &[LOG_FILTER_VAR, settings::LOG_FORMAT_VAR],
+        )?;
         #[cfg(not(feature = "inspector"))]
         settings::refuse_without("inspector", source, &settings::INSPECTOR_TOKEN_VARS)?;
         #[cfg(feature = "logging")]
@@ -112,6 +118,8 @@ impl WorkerSettings {
                  (`info`) or per-target levels (`info,durable_mcp=debug`)"
             )));
         }
+        #[cfg(feature = "logging")]
+        WorkerLogFormat::read(source)?;
         Ok(WorkerSettings {
             server: ServerSettings::read(source)?,
             #[cfg(feature = "inspector")]
