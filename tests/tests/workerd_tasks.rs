@@ -654,13 +654,15 @@ fn the_json_log_format_writes_each_event_on_one_line() {
         assert_eq!(retry["error"], "the hotel does not answer", "{retry}");
         assert!(retry.get("spans").is_none(), "{retry}");
     }
-    // The application's own event: the task's id and tool lifted to the top, as in the
+    // The application's own event: the task's id, tool and root lifted to the top, as in the
     // default format, beside the spans it is in.
     let own = with_message("releasing the room");
     assert!(!own.is_empty(), "no event of the application:\n{log}");
     for event in own {
         assert_eq!(event["task_id"], id.as_str(), "{event}");
         assert_eq!(event["tool"], "trip", "{event}");
+        // A task no other started is the root of its tree.
+        assert_eq!(event["root_task_id"], id.as_str(), "{event}");
         let spans = event["spans"].as_array().expect("the spans it is in");
         assert!(
             spans.iter().any(|span| span["task_id"] == id.as_str()),

@@ -173,10 +173,11 @@ impl Subscriber for ConsoleLog {
         let spans = self.spans();
         let mut next = self.parent_of(event.parent(), event.is_root());
         while let Some(span) = next.and_then(|id| spans.get(&id)) {
-            // The innermost task's id and tool at the top too: one filter on `task_id` follows
-            // a task, the application's own events included.
+            // The innermost task's id, tool and root at the top too: one filter on `task_id`
+            // follows a task, the application's own events included, and one on
+            // `root_task_id` a task and its children.
             for (name, value) in &span.fields.0 {
-                if matches!(*name, "task_id" | "tool") && !line.has(name) {
+                if crate::core::trace::TASK_FIELDS.contains(name) && !line.has(name) {
                     line.push(name, value.clone());
                 }
             }

@@ -55,6 +55,7 @@ pub fn name_shared(
 /// The fields of the `task` span every event inside a task carries, which the hosts' logs
 /// put at the top level of each event: its id, its tool, and the root of its tree (its own id
 /// unless another task started it), so that one filter follows a task and its children.
+#[cfg(all(any_host, feature = "logging"))]
 pub const TASK_FIELDS: [&str; 3] = ["task_id", "tool", "root_task_id"];
 
 /// An activation claimed the task and runs its body, because of `reason`.
