@@ -1,6 +1,6 @@
 //! The host's worker threads, started and stopped as one: what both ways of serving share,
 //! the host's own listener ([`Listening`](super::Listening)) and an endpoint mounted in the
-//! application's server ([`Mounted`](super::Mounted)).
+//! application's server (`NativeHost::mount`, feature `tower`).
 
 use std::sync::Arc;
 
