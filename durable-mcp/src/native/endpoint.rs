@@ -92,7 +92,8 @@ impl NativeHost {
 ///
 /// A server that checks tokens itself ([`McpServer::oauth`](crate::McpServer::oauth)) still
 /// checks every request's token, and binds tasks to the token's principal: this extension
-/// does not let a request past that check.
+/// does not let a request past that check. A client cannot set it (extensions are not
+/// headers): only the application's own code, which therefore must have checked the caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Authenticated(String);
 
