@@ -5,7 +5,7 @@
 //!
 //! `src/main.rs` runs it with [`run`]; the service is [`app`], and [`serve`] runs it for a
 //! host, so that a test (or another binary) serves another
-//! [`McpServer`](durable_mcp::McpServer) in the same service.
+//! [`McpServer`] in the same service.
 
 mod bearer;
 mod tools;
