@@ -13,10 +13,10 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use http_body::Frame;
 use http_body_util::combinators::BoxBody;
 use tokio::sync::{mpsc, oneshot};
 
+use super::body::{self, Body};
 use super::exchange::{self, Inbound};
 use super::http::{Handed, HttpSettings};
 use super::owners::WorkerTasks;
@@ -205,12 +205,15 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         let shared = Arc::clone(&self.shared);
-        Box::pin(async move { Ok(shared.answer(request).await.into_response()) })
+        Box::pin(async move { Ok(shared.answer(request).await.map(BoxBody::new)) })
     }
 }
 
+/// An answer on its way back to the application's server.
+type Answer = http::Response<Body<Received>>;
+
 impl Shared {
-    async fn answer<B>(&self, request: http::Request<B>) -> Outbound
+    async fn answer<B>(&self, request: http::Request<B>) -> Answer
     where
         B: http_body::Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -219,16 +222,21 @@ impl Shared {
             .map(|authenticated| authenticated.0.clone());
         let request = match exchange::read(request, &self.settings, principal).await {
             Ok(request) => request,
-            Err(refused) => return Outbound::whole(refused),
+            Err(refused) => return whole(refused),
         };
         let worker = self.next.fetch_add(1, Ordering::Relaxed) % self.workers.len();
         let (reply, answer) = oneshot::channel();
         let job = Job { request, reply };
         if self.workers[worker].send(Handed::Request(job)).is_err() {
-            return Outbound::whole(stopped());
+            return whole(stopped());
         }
-        answer.await.unwrap_or_else(|_| Outbound::whole(stopped()))
+        answer.await.unwrap_or_else(|_| whole(stopped()))
     }
+}
+
+/// A whole answer, made before (or instead of) a worker's: it streams nothing.
+fn whole(response: HttpResponse) -> Answer {
+    body::respond(response, |_| Received(mpsc::channel(1).1))
 }
 
 /// HTTP 503 for a request the host can no longer answer: it is stopping, or has stopped.
@@ -245,7 +253,7 @@ fn stopped() -> HttpResponse {
 /// A request handed to a worker, with where its answer goes.
 pub(super) struct Job {
     request: Inbound,
-    reply: oneshot::Sender<Outbound>,
+    reply: oneshot::Sender<Answer>,
 }
 
 /// Answers `job` on the worker thread it was handed to; a streamed answer is pumped across
@@ -257,9 +265,14 @@ pub(super) async fn serve_job(
     settings: &HttpSettings,
 ) {
     let response = exchange::answer(router, inspected, settings, job.request).await;
-    let (outbound, events) = Outbound::split(response);
-    if job.reply.send(outbound).is_ok()
-        && let Some((events, sender)) = events
+    let mut stream = None;
+    let answer = body::respond(response, |events| {
+        let (sender, receiver) = mpsc::channel(EVENTS_IN_FLIGHT);
+        stream = Some((events, sender));
+        Received(receiver)
+    });
+    if job.reply.send(answer).is_ok()
+        && let Some((events, sender)) = stream
     {
         tokio::task::spawn_local(pump(events, sender));
     }
@@ -280,102 +293,13 @@ async fn pump(mut events: EventStream, sender: mpsc::Sender<Bytes>) {
     }
 }
 
-/// An answer on its way back to the application's server.
-struct Outbound {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    body: EndpointBody,
-}
+/// The events of a streamed answer, as the worker's pump sends them across.
+struct Received(mpsc::Receiver<Bytes>);
 
-impl Outbound {
-    /// A whole answer (a refusal made before any worker saw the request).
-    fn whole(response: HttpResponse) -> Self {
-        Outbound::split(response).0
-    }
+impl futures_util::Stream for Received {
+    type Item = Bytes;
 
-    /// The answer, and for a stream, the events still to send and where to send them.
-    fn split(response: HttpResponse) -> (Self, Option<(EventStream, mpsc::Sender<Bytes>)>) {
-        let HttpResponse {
-            status,
-            headers,
-            body,
-            events,
-        } = response;
-        let (body, events) = match events {
-            None => (Body::Whole(Some(Bytes::from(body))), None),
-            Some(events) => {
-                let (sender, receiver) = mpsc::channel(EVENTS_IN_FLIGHT);
-                (Body::Events(receiver), Some((events, sender)))
-            }
-        };
-        let outbound = Outbound {
-            status,
-            headers,
-            body: EndpointBody(body),
-        };
-        (outbound, events)
-    }
-
-    fn into_response(self) -> http::Response<BoxBody<Bytes, Infallible>> {
-        let mut response = http::Response::new(BoxBody::new(self.body));
-        *response.status_mut() =
-            http::StatusCode::from_u16(self.status).unwrap_or(http::StatusCode::OK);
-        let headers = response.headers_mut();
-        for (name, value) in self.headers {
-            if let Ok(value) = http::HeaderValue::try_from(value) {
-                headers.append(name, value);
-            }
-        }
-        response
-    }
-}
-
-/// The body of an answer: whole, or server-sent events as the host writes them
-/// (`subscriptions/listen`, a 2025 client's streamed call).
-struct EndpointBody(Body);
-
-enum Body {
-    Whole(Option<Bytes>),
-    Events(mpsc::Receiver<Bytes>),
-}
-
-impl fmt::Debug for EndpointBody {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self.0 {
-            Body::Whole(_) => "EndpointBody::Whole",
-            Body::Events(_) => "EndpointBody::Events",
-        })
-    }
-}
-
-impl http_body::Body for EndpointBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match &mut self.get_mut().0 {
-            Body::Whole(body) => Poll::Ready(body.take().map(|bytes| Ok(Frame::data(bytes)))),
-            Body::Events(events) => events
-                .poll_recv(cx)
-                .map(|event| event.map(|bytes| Ok(Frame::data(bytes)))),
-        }
-    }
-
-    // A whole body has a known size, so the server frames it with Content-Length.
-    fn size_hint(&self) -> http_body::SizeHint {
-        match &self.0 {
-            Body::Whole(body) => {
-                let len = body.as_ref().map_or(0, Bytes::len);
-                http_body::SizeHint::with_exact(u64::try_from(len).unwrap_or(u64::MAX))
-            }
-            Body::Events(_) => http_body::SizeHint::default(),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self.0, Body::Whole(None))
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        self.0.poll_recv(cx)
     }
 }

@@ -2,26 +2,23 @@
 //! connections under the host's limits, and the translation of the router's responses into
 //! hyper's.
 
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use hyper::body::Frame;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use super::body;
 #[cfg(feature = "tower")]
 use super::endpoint::{self, Job};
 use super::exchange;
 use super::limits::{AcceptBackoff, ConnectionLimits, ConnectionSlots, Slot};
 use super::owners::WorkerTasks;
-use crate::rpc::sse::EventStream;
 use crate::rpc::{Headers, HttpResponse, Router};
 
 /// Answers requests outside the MCP endpoint: see [`NativeHost::pages`](super::NativeHost::pages).
@@ -146,64 +143,12 @@ async fn serve_connection(
                 Ok(request) => exchange::answer(&router, &inspected, &settings, request).await,
                 Err(refused) => refused,
             };
-            Ok::<_, std::convert::Infallible>(reply(response))
+            Ok::<_, std::convert::Infallible>(body::respond(response, |events| {
+                events.map(Bytes::from)
+            }))
         }
     });
     // A client that goes away mid-request is not an error worth reporting.
     let _ = http.serve_connection(TokioIo::new(stream), service).await;
     drop(slot);
-}
-
-/// A response body: the whole of it, or server-sent events written as they come (dropped
-/// with the connection when the client goes away, which ends the stream's work).
-enum ResponseBody {
-    Full(Option<Bytes>),
-    Events(EventStream),
-}
-
-impl hyper::body::Body for ResponseBody {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let frame = |bytes: Bytes| Ok(Frame::data(bytes));
-        match self.get_mut() {
-            ResponseBody::Full(body) => Poll::Ready(body.take().map(frame)),
-            ResponseBody::Events(events) => events
-                .poll_next_unpin(cx)
-                .map(|event| event.map(|event| frame(Bytes::from(event)))),
-        }
-    }
-
-    // A whole body has a known size, so hyper frames it with Content-Length, not chunks.
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match self {
-            ResponseBody::Full(body) => {
-                let len = body.as_ref().map_or(0, Bytes::len);
-                hyper::body::SizeHint::with_exact(u64::try_from(len).unwrap_or(u64::MAX))
-            }
-            ResponseBody::Events(_) => hyper::body::SizeHint::default(),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, ResponseBody::Full(None))
-    }
-}
-
-fn reply(response: HttpResponse) -> hyper::Response<ResponseBody> {
-    let mut builder = hyper::Response::builder().status(response.status);
-    for (name, value) in response.headers {
-        builder = builder.header(name, value);
-    }
-    let body = match response.events {
-        Some(events) => ResponseBody::Events(events),
-        None => ResponseBody::Full(Some(Bytes::from(response.body))),
-    };
-    builder
-        .body(body)
-        .unwrap_or_else(|_| hyper::Response::new(ResponseBody::Full(None)))
 }

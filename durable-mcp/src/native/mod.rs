@@ -11,6 +11,7 @@
 //! `examples/axum-app` is such a service).
 
 mod activations;
+mod body;
 mod clock;
 #[cfg(feature = "tower")]
 mod endpoint;

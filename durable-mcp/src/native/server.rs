@@ -115,7 +115,8 @@ impl std::fmt::Debug for HostError {
 /// The host runs [`workers`](NativeHost::workers) threads (one per core unless configured
 /// otherwise), each a single-threaded runtime, so task bodies need no `Send` bound. Each
 /// builds its own [`McpServer`] with the function given to [`NativeHost::new`], serves the
-/// connections the host's accept loop hands it and answers reads itself; each task is owned
+/// connections the host's accept loop hands it (or, mounted in the application's server, the
+/// requests its endpoint hands it) and answers reads itself; each task is owned
 /// by one worker (by its id), which runs its activations and carries out every write to it.
 /// At most
 /// [`max_activations`](NativeHost::max_activations) activations run at once; due tasks beyond
